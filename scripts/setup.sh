@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# setup.sh -- install everything luaload's build, tests and benchmarks need.
+#
+# Idempotent: safe to run again. On Debian 12 (bookworm) it enables
+# bookworm-backports when missing, because luaload needs a libcurl built with
+# HTTP/2 and HTTP/3 (libcurl4-gnutls-dev 8.x from backports). On another
+# system it prints what to install and exits 1.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake pkg-config git ca-certificates
+  luajit libluajit-5.1-dev libcjson-dev libssl-dev libnghttp2-dev libjwt-dev
+  nginx wrk nghttp2-client jq time curl clang
+)
+BACKPORT_PKGS=(libcurl4-gnutls-dev)
+
+other_system() {
+  cat >&2 <<'MSG'
+setup.sh: this is not Debian 12; install these yourself, then build with CMake:
+  a C11 compiler, cmake >= 3.16, pkg-config,
+  LuaJIT 2.1 (headers), libcurl >= 8 built with HTTP/2 and HTTP/3,
+  cJSON, OpenSSL 3, nghttp2, libjwt;
+  for the tests: nginx, jq, curl; for the benchmarks: wrk, h2load (nghttp2), GNU time.
+MSG
+  exit 1
+}
+
+[[ -r /etc/os-release ]] || other_system
+. /etc/os-release
+[[ ${ID:-} == debian && ${VERSION_CODENAME:-} == bookworm ]] || other_system
+
+SUDO=
+if [[ $(id -u) != 0 ]]; then SUDO=sudo; fi
+
+if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  echo "setup.sh: enabling bookworm-backports" >&2
+  $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# apt-get update fails when an unrelated third-party source is unreachable;
+# the install below is what must succeed.
+$SUDO apt-get update -qq || echo "setup.sh: apt-get update reported errors, continuing" >&2
+$SUDO apt-get install -y -qq --no-install-recommends "${PKGS[@]}" >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends -t bookworm-backports "${BACKPORT_PKGS[@]}" >/dev/null
+
+ver=$(pkg-config --modversion libcurl)
+case $ver in
+  7.*) echo "setup.sh: libcurl $ver is too old (need 8.x from bookworm-backports)" >&2; exit 1 ;;
+esac
+echo "setup.sh: ready (libcurl $ver, $(luajit -v | cut -d' ' -f1-2))" >&2

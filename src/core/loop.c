@@ -1,0 +1,190 @@
+/* loop.c -- epoll event loop with an indexed timer heap (see loop.h). */
+#include "loop.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    ll_fd_fn *fn;
+    void *ud;
+    int events;
+} fd_slot;
+
+struct ll_loop {
+    int epfd;
+    fd_slot *fds;
+    int nfds;
+    ll_timer **heap;
+    int heap_len, heap_cap;
+    uint64_t now;
+    struct epoll_event ev[256];
+};
+
+uint64_t ll_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ll_loop_now(ll_loop *loop) { return loop->now; }
+
+ll_loop *ll_loop_new(void) {
+    ll_loop *loop = calloc(1, sizeof(*loop));
+    if (!loop) return NULL;
+    loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (loop->epfd < 0) {
+        free(loop);
+        return NULL;
+    }
+    loop->now = ll_now_ns();
+    return loop;
+}
+
+void ll_loop_free(ll_loop *loop) {
+    if (!loop) return;
+    close(loop->epfd);
+    free(loop->fds);
+    free(loop->heap);
+    free(loop);
+}
+
+int ll_loop_watch(ll_loop *loop, int fd, int events, ll_fd_fn *fn, void *ud) {
+    if (fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    if (fd >= loop->nfds) {
+        int n = loop->nfds ? loop->nfds : 64;
+        while (n <= fd) n *= 2;
+        fd_slot *fds = realloc(loop->fds, (size_t)n * sizeof(*fds));
+        if (!fds) return -1;
+        memset(fds + loop->nfds, 0, (size_t)(n - loop->nfds) * sizeof(*fds));
+        loop->fds = fds;
+        loop->nfds = n;
+    }
+    fd_slot *s = &loop->fds[fd];
+    struct epoll_event ev = {0};
+    ev.data.fd = fd;
+    if (events & LL_READABLE) ev.events |= EPOLLIN;
+    if (events & LL_WRITABLE) ev.events |= EPOLLOUT;
+    int op = events == 0 ? EPOLL_CTL_DEL : (s->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD);
+    if (op == EPOLL_CTL_DEL && s->events == 0) return 0;
+    if (epoll_ctl(loop->epfd, op, fd, &ev) < 0) {
+        /* A descriptor closed and reused behind our back: start afresh. */
+        if (op == EPOLL_CTL_MOD && errno == ENOENT) op = EPOLL_CTL_ADD;
+        else if (op == EPOLL_CTL_ADD && errno == EEXIST) op = EPOLL_CTL_MOD;
+        else if (op == EPOLL_CTL_DEL && (errno == ENOENT || errno == EBADF)) op = -1;
+        else return -1;
+        if (op >= 0 && epoll_ctl(loop->epfd, op, fd, &ev) < 0) return -1;
+    }
+    s->fn = fn;
+    s->ud = ud;
+    s->events = events;
+    return 0;
+}
+
+/* ---- timer heap (min-heap on deadline, each timer knows its index) ---- */
+
+static void heap_set(ll_loop *loop, int i, ll_timer *t) {
+    loop->heap[i] = t;
+    t->heap_index = i;
+}
+
+static void heap_up(ll_loop *loop, int i) {
+    ll_timer *t = loop->heap[i];
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (loop->heap[p]->deadline_ns <= t->deadline_ns) break;
+        heap_set(loop, i, loop->heap[p]);
+        i = p;
+    }
+    heap_set(loop, i, t);
+}
+
+static void heap_down(ll_loop *loop, int i) {
+    ll_timer *t = loop->heap[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= loop->heap_len) break;
+        if (c + 1 < loop->heap_len && loop->heap[c + 1]->deadline_ns < loop->heap[c]->deadline_ns) c++;
+        if (loop->heap[c]->deadline_ns >= t->deadline_ns) break;
+        heap_set(loop, i, loop->heap[c]);
+        i = c;
+    }
+    heap_set(loop, i, t);
+}
+
+void ll_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud) {
+    t->deadline_ns = 0;
+    t->fn = fn;
+    t->ud = ud;
+    t->heap_index = -1;
+}
+
+int ll_timer_armed(const ll_timer *t) { return t->heap_index >= 0; }
+
+void ll_timer_stop(ll_loop *loop, ll_timer *t) {
+    int i = t->heap_index;
+    if (i < 0) return;
+    t->heap_index = -1;
+    loop->heap_len--;
+    if (i == loop->heap_len) return;
+    ll_timer *moved = loop->heap[loop->heap_len];
+    heap_set(loop, i, moved);
+    heap_up(loop, i);
+    heap_down(loop, moved->heap_index);
+}
+
+void ll_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us) {
+    ll_timer_stop(loop, t);
+    if (loop->heap_len == loop->heap_cap) {
+        int cap = loop->heap_cap ? loop->heap_cap * 2 : 64;
+        ll_timer **h = realloc(loop->heap, (size_t)cap * sizeof(*h));
+        if (!h) abort(); /* out of memory on the event loop: nothing sane to do */
+        loop->heap = h;
+        loop->heap_cap = cap;
+    }
+    t->deadline_ns = ll_now_ns() + after_us * 1000ull;
+    heap_set(loop, loop->heap_len++, t);
+    heap_up(loop, t->heap_index);
+}
+
+static int fire_timers(ll_loop *loop) {
+    int n = 0;
+    loop->now = ll_now_ns();
+    while (loop->heap_len > 0 && loop->heap[0]->deadline_ns <= loop->now) {
+        ll_timer *t = loop->heap[0];
+        ll_timer_stop(loop, t);
+        t->fn(loop, t->ud);
+        n++;
+    }
+    return n;
+}
+
+int ll_loop_turn(ll_loop *loop, int max_wait_ms) {
+    int wait = max_wait_ms;
+    loop->now = ll_now_ns();
+    if (loop->heap_len > 0) {
+        uint64_t d = loop->heap[0]->deadline_ns;
+        int64_t ms = d <= loop->now ? 0 : (int64_t)((d - loop->now + 999999) / 1000000);
+        if (wait < 0 || ms < wait) wait = (int)ms;
+    }
+    int n = epoll_wait(loop->epfd, loop->ev, (int)(sizeof(loop->ev) / sizeof(loop->ev[0])), wait);
+    int ran = 0;
+    loop->now = ll_now_ns();
+    for (int i = 0; i < n; i++) {
+        int fd = loop->ev[i].data.fd;
+        if (fd >= loop->nfds || !loop->fds[fd].fn || !loop->fds[fd].events) continue;
+        uint32_t e = loop->ev[i].events;
+        int events = 0;
+        if (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) events |= LL_READABLE;
+        if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) events |= LL_WRITABLE;
+        loop->fds[fd].fn(loop, fd, events, loop->fds[fd].ud);
+        ran++;
+    }
+    return ran + fire_timers(loop);
+}

@@ -1,0 +1,47 @@
+/* loop.h -- epoll event loop with a timer heap (like wrk's ae), nothing else.
+ *
+ * One loop per thread. File descriptors are watched with a callback; timers
+ * are caller-owned structs kept in an indexed binary heap, so starting,
+ * restarting and stopping a timer is O(log n) and allocates nothing. */
+#ifndef LL_LOOP_H
+#define LL_LOOP_H
+
+#include <stdint.h>
+
+#define LL_READABLE 1
+#define LL_WRITABLE 2
+
+typedef struct ll_loop ll_loop;
+typedef void ll_fd_fn(ll_loop *loop, int fd, int events, void *ud);
+typedef void ll_timer_fn(ll_loop *loop, void *ud);
+
+typedef struct ll_timer {
+    uint64_t deadline_ns; /* absolute, CLOCK_MONOTONIC */
+    ll_timer_fn *fn;
+    void *ud;
+    int heap_index;       /* -1 when not armed */
+} ll_timer;
+
+ll_loop *ll_loop_new(void);
+void ll_loop_free(ll_loop *loop);
+
+/* Watch fd for events (LL_READABLE|LL_WRITABLE); calling again changes the
+ * events and callback. events == 0 stops watching. Returns 0 or -1 (errno). */
+int ll_loop_watch(ll_loop *loop, int fd, int events, ll_fd_fn *fn, void *ud);
+
+void ll_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud);
+/* Arm (or re-arm) t to fire after after_us microseconds (0: next turn). */
+void ll_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us);
+void ll_timer_stop(ll_loop *loop, ll_timer *t);
+int ll_timer_armed(const ll_timer *t);
+
+/* One turn: wait for events at most max_wait_ms (or until the next timer),
+ * dispatch them, then fire due timers. Returns the number of callbacks run. */
+int ll_loop_turn(ll_loop *loop, int max_wait_ms);
+
+/* Monotonic clock, nanoseconds; ll_loop_now() is the time cached at the
+ * start of the current turn (cheap). */
+uint64_t ll_now_ns(void);
+uint64_t ll_loop_now(ll_loop *loop);
+
+#endif
