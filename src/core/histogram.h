@@ -9,6 +9,7 @@
 #ifndef LL_HISTOGRAM_H
 #define LL_HISTOGRAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct ll_histogram {

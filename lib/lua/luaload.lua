@@ -1,0 +1,51 @@
+-- luaload: check, group, sleep, the running VU, environment variables.
+-- The control flow lives here, in Lua, so that a check or group function may
+-- itself wait (HTTP, sleep): LuaJIT can yield across pcall, not across C.
+local core = require("luaload.core")
+
+local M = {}
+
+M.sleep = core.sleep
+M.env = __ENV
+
+-- check(value, { name = fn_or_bool, ... }) -> true when all passed
+function M.check(value, sets)
+  if type(sets) ~= "table" then
+    error("check: expected a table of named checks as second argument, got " .. type(sets), 2)
+  end
+  local all = true
+  for name, c in pairs(sets) do
+    local ok = c
+    if type(c) == "function" then ok = c(value) end
+    ok = ok and true or false
+    core.check(tostring(name), ok)
+    if not ok then all = false end
+  end
+  return all
+end
+
+-- group(name, fn) runs fn inside a named group and records group_duration
+function M.group(name, fn)
+  if type(fn) ~= "function" then
+    error("group: expected a function as second argument, got " .. type(fn), 2)
+  end
+  local prev, start = core.group_enter(name)
+  local r = { pcall(fn) }
+  core.group_leave(prev, start)
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, table.maxn(r))
+end
+
+-- vu.id (1-based in the test, 0 in setup/teardown), vu.iteration (0-based),
+-- vu.worker (the worker thread's index)
+M.vu = setmetatable({}, {
+  __index = function(_, k)
+    if k == "id" then return core.vu_id() end
+    if k == "iteration" then return core.vu_iteration() end
+    if k == "worker" then return core.worker_id() end
+    return nil
+  end,
+  __newindex = function() error("luaload.vu is read-only", 2) end,
+})
+
+return M

@@ -1,0 +1,43 @@
+/* config.h -- one run's configuration, merged k6-style: CLI flags win over
+ * LUALOAD_* environment variables, which win over the script's options. */
+#ifndef LL_CONFIG_H
+#define LL_CONFIG_H
+
+#include <stdint.h>
+
+#define LL_EXIT_OK 0
+#define LL_EXIT_THRESHOLDS 99
+#define LL_EXIT_CONFIG 104
+#define LL_EXIT_EXTERNAL_ABORT 105
+#define LL_EXIT_SCRIPT 107
+#define LL_EXIT_ABORTED 108
+
+typedef struct ll_config {
+    const char *script_path;    /* a script, or */
+    const char *quick_url;      /* a URL to hit with GET (quick mode) */
+    int64_t vus;
+    int vus_set;
+    uint64_t duration_us;
+    int duration_set;
+    int64_t iterations;
+    int iterations_set;
+    uint64_t graceful_stop_us;
+    int graceful_stop_set;
+    int workers;                /* 0: one per core */
+    char **env;                 /* -e KEY=VALUE */
+    int nenv;
+    const char *summary_export;
+    int quiet;
+    int no_summary;
+} ll_config;
+
+/* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when
+ * help was printed, or LL_EXIT_CONFIG after printing a one-line error. */
+int ll_cli_parse_run(int argc, char **argv, ll_config *cfg);
+void ll_config_free(ll_config *cfg);
+
+/* Fills what the CLI left unset from LUALOAD_VUS, LUALOAD_DURATION,
+ * LUALOAD_ITERATIONS. Returns 0 or LL_EXIT_CONFIG (error printed). */
+int ll_config_from_env(ll_config *cfg);
+
+#endif

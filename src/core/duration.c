@@ -1,0 +1,58 @@
+/* duration.c -- duration and integer parsing shared by the CLI, script
+ * options and the built-in server. */
+#include "duration.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double unit_us(const char *s, size_t *len) {
+    static const struct { const char *name; double us; } units[] = {
+        {"ns", 0.001}, {"us", 1}, {"\xC2\xB5s", 1}, {"ms", 1000},
+        {"s", 1e6}, {"m", 60e6}, {"h", 3600e6},
+    };
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        size_t n = strlen(units[i].name);
+        if (strncmp(s, units[i].name, n) != 0) continue;
+        /* "m" must not match the start of "ms" */
+        if (n == 1 && s[0] == 'm' && s[1] == 's') continue;
+        *len = n;
+        return units[i].us;
+    }
+    return -1;
+}
+
+int ll_duration_parse(const char *s, uint64_t *us) {
+    if (!s || !*s) return -1;
+    if (strcmp(s, "0") == 0) {
+        *us = 0;
+        return 0;
+    }
+    double total = 0;
+    const char *p = s;
+    while (*p) {
+        if (!((*p >= '0' && *p <= '9') || *p == '.')) return -1;
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || v < 0) return -1;
+        size_t ulen;
+        double u = unit_us(end, &ulen);
+        if (u < 0) return -1;
+        total += v * u;
+        p = end + ulen;
+    }
+    if (total > 9.2e18) return -1;
+    *us = (uint64_t)total;
+    return 0;
+}
+
+int ll_parse_int(const char *s, int64_t *out) {
+    if (!s || *s < '0' || *s > '9') return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}

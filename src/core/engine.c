@@ -1,0 +1,296 @@
+/* engine.c -- one run, start to end: load the script in a lifecycle state
+ * (init code, options), merge the config, run setup(), start the workers
+ * with their share of the VUs and iterations, wait, merge their shards, run
+ * teardown(), print and export the summary, and choose the exit code. */
+#include "engine.h"
+
+#include <cJSON.h>
+#include <curl/curl.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "options.h"
+#include "summary.h"
+#include "worker.h"
+
+#define DEFAULT_GRACEFUL_STOP_US 30000000ull
+#define DEFAULT_MAX_DURATION_US 600000000ull /* shared-iterations: 10m, as k6 */
+
+static ll_run *g_run; /* for the signal handler */
+
+static void on_signal(int sig) {
+    (void)sig;
+    if (!g_run) return;
+    if (atomic_exchange(&g_run->interrupt, 1)) _exit(LL_EXIT_EXTERNAL_ABORT);
+}
+
+static int file_exists(const char *path) { return access(path, R_OK) == 0; }
+
+/* The shipped lib/lua: next to the binary (build tree or install prefix),
+ * then the source tree and install paths compiled in. */
+static const char *find_lib_dir(char *buf, size_t len) {
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = 0;
+        const char *rel[] = {"/../lib/lua", "/../share/luaload/lua"};
+        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+            char probe[4400];
+            snprintf(buf, len, "%s%s", exe, rel[i]);
+            snprintf(probe, sizeof(probe), "%s/luaload.lua", buf);
+            if (file_exists(probe)) return buf;
+        }
+    }
+    const char *fixed[] = {LUALOAD_SOURCE_LUA_DIR, LUALOAD_INSTALL_LUA_DIR};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        char probe[4400];
+        snprintf(probe, sizeof(probe), "%s/luaload.lua", fixed[i]);
+        if (file_exists(probe)) return fixed[i];
+    }
+    return LUALOAD_SOURCE_LUA_DIR;
+}
+
+/* Raises the open-file limit to the hard limit; warns when the VUs asked
+ * for (one connection each) cannot fit. */
+static void check_fd_limit(int64_t vus) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    int64_t need = vus + 64;
+    if (rl.rlim_cur != RLIM_INFINITY && (int64_t)rl.rlim_cur < need)
+        fprintf(stderr,
+                "luaload: warning: %lld VUs need about %lld open files but the limit is %llu "
+                "(raise it: ulimit -Hn / LimitNOFILE); connections beyond it will fail\n",
+                (long long)vus, (long long)need, (unsigned long long)rl.rlim_cur);
+}
+
+static char *quick_script(const char *url) {
+    const char *fmt = "local http = require(\"luaload.http\")\n"
+                      "local client = http.Client{}\n"
+                      "local req = http.Request([==[%s]==], { response_type = \"none\" })\n"
+                      "function default() client:get(req) end\n";
+    size_t n = strlen(fmt) + strlen(url) + 1;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, fmt, url);
+    return s;
+}
+
+static void print_banner(const ll_config *cfg, int nworkers) {
+    char shape[256], dur[64];
+    snprintf(dur, sizeof(dur), "%.6gs", (double)cfg->duration_us / 1e6);
+    if (cfg->iterations_set)
+        snprintf(shape, sizeof(shape), "%lld iterations shared by %lld VUs", (long long)cfg->iterations,
+                 (long long)cfg->vus);
+    else
+        snprintf(shape, sizeof(shape), "%lld VUs for %s", (long long)cfg->vus, dur);
+    printf("\n  luaload v%s\n\n", LUALOAD_VERSION);
+    printf("     script: %s\n", cfg->script_path ? cfg->script_path : cfg->quick_url);
+    printf("   scenario: %s (%d worker%s)\n\n", shape, nworkers, nworkers == 1 ? "" : "s");
+    fflush(stdout);
+}
+
+/* Prints each distinct script error once with how often it happened. */
+static void report_errors(ll_worker *workers, int n) {
+    for (int i = 0; i < n; i++) {
+        for (int e = 0; e < workers[i].nerrors; e++) {
+            const char *msg = workers[i].errors[e].msg;
+            int64_t count = 0;
+            int first = 1;
+            for (int j = 0; j < n && first; j++)
+                for (int f = 0; f < workers[j].nerrors && (j < i || (j == i && f < e)); f++)
+                    if (strcmp(workers[j].errors[f].msg, msg) == 0) first = 0;
+            if (!first) continue;
+            for (int j = 0; j < n; j++)
+                for (int f = 0; f < workers[j].nerrors; f++)
+                    if (strcmp(workers[j].errors[f].msg, msg) == 0) count += workers[j].errors[f].count;
+            fprintf(stderr, "luaload: script error in %lld iteration%s: %s\n", (long long)count,
+                    count == 1 ? "" : "s", msg);
+        }
+    }
+}
+
+static void print_summary(lua_State *L, const cJSON *data) {
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "luaload.summary");
+    if (lua_pcall(L, 1, 1, 0) == 0) {
+        lua_getfield(L, -1, "text");
+        ll_json_push_cjson(L, data);
+        if (lua_pcall(L, 1, 1, 0) == 0) {
+            fputs(lua_tostring(L, -1), stdout);
+            fflush(stdout);
+            lua_settop(L, 0);
+            return;
+        }
+    }
+    fprintf(stderr, "luaload: cannot format the summary: %s\n", lua_tostring(L, -1));
+    lua_settop(L, 0);
+}
+
+int ll_engine_run(ll_config *cfg) {
+    char libbuf[4200], err[1024];
+    ll_run run;
+    memset(&run, 0, sizeof(run));
+    run.script_path = cfg->script_path;
+    run.chunkname = "=quick";
+    run.lib_dir = find_lib_dir(libbuf, sizeof(libbuf));
+    run.env = cfg->env;
+    run.nenv = cfg->nenv;
+    run.exec = "default";
+    run.reg = ll_registry_new(3);
+    char *quick = cfg->quick_url ? quick_script(cfg->quick_url) : NULL;
+    run.script_source = quick;
+
+    int rc = 0, nworkers = 0;
+    ll_worker life, *workers = NULL;
+    memset(&life, 0, sizeof(life));
+    ll_shard *total = NULL;
+    cJSON *data = NULL;
+    char *teardown_out = NULL;
+
+    if (!run.reg || (cfg->quick_url && !quick)) {
+        fprintf(stderr, "luaload: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    if (cfg->script_path && !file_exists(cfg->script_path)) {
+        fprintf(stderr, "luaload: cannot read script %s\n", cfg->script_path);
+        rc = LL_EXIT_SCRIPT;
+        goto done;
+    }
+    rc = ll_worker_init(&life, &run, -1, 0, 0);
+    if (rc) {
+        fprintf(stderr, "luaload: %s\n", life.errmsg);
+        goto done;
+    }
+    rc = ll_options_read(life.L, cfg, err, sizeof(err));
+    if (!rc) rc = ll_config_from_env(cfg) ? LL_EXIT_CONFIG : 0;
+    if (rc) {
+        if (rc == LL_EXIT_CONFIG && err[0]) fprintf(stderr, "luaload: %s\n", err);
+        goto done;
+    }
+    lua_getglobal(life.L, run.exec);
+    int has_exec = lua_isfunction(life.L, -1);
+    lua_pop(life.L, 1);
+    if (!has_exec) {
+        fprintf(stderr, "luaload: %s defines no function %s() to run as the iteration\n",
+                cfg->script_path ? cfg->script_path : "the script", run.exec);
+        rc = LL_EXIT_SCRIPT;
+        goto done;
+    }
+
+    /* The implicit scenario, as k6: -i -> shared-iterations, -d -> constant-vus,
+     * neither -> one iteration of one VU. */
+    if (!cfg->vus_set) cfg->vus = 1;
+    if (!cfg->iterations_set && !cfg->duration_set) cfg->iterations = 1, cfg->iterations_set = 1;
+    if (cfg->iterations_set && cfg->vus > cfg->iterations) cfg->vus = cfg->iterations;
+    if (!cfg->graceful_stop_set) cfg->graceful_stop_us = DEFAULT_GRACEFUL_STOP_US;
+    uint64_t max_us = cfg->duration_set ? cfg->duration_us : DEFAULT_MAX_DURATION_US;
+    if (!cfg->duration_set) cfg->duration_us = max_us;
+    check_fd_limit(cfg->vus);
+
+    nworkers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nworkers < 1) nworkers = 1;
+    if (nworkers > cfg->vus) nworkers = (int)cfg->vus;
+    if (!cfg->quiet) print_banner(cfg, nworkers);
+
+    g_run = &run;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+
+    rc = ll_worker_call(&life, "setup", NULL, &run.setup_json);
+    if (rc) {
+        fprintf(stderr, "luaload: setup() failed: %s\n", life.errmsg);
+        goto done;
+    }
+
+    workers = calloc((size_t)nworkers, sizeof(*workers));
+    if (!workers) {
+        rc = 1;
+        goto done;
+    }
+    int first_id = 1;
+    int64_t iters_given = 0;
+    for (int i = 0; i < nworkers; i++) {
+        int nvus = (int)(cfg->vus / nworkers + (i < cfg->vus % nworkers));
+        rc = ll_worker_init(&workers[i], &run, i, nvus, first_id);
+        if (rc) {
+            fprintf(stderr, "luaload: worker %d: %s\n", i, workers[i].errmsg);
+            nworkers = i + 1;
+            goto done;
+        }
+        first_id += nvus;
+        if (cfg->iterations_set) { /* proportional to the worker's VUs, remainder first */
+            int64_t upto = cfg->iterations * (first_id - 1) / cfg->vus;
+            workers[i].iters_left = upto - iters_given;
+            iters_given = upto;
+        }
+    }
+
+    uint64_t t0 = ll_now_ns();
+    ll_shard_set(life.shard, LL_M_VUS, (double)cfg->vus, t0);
+    ll_shard_set(life.shard, LL_M_VUS_MAX, (double)cfg->vus, t0);
+    for (int i = 0; i < nworkers; i++) {
+        workers[i].end_ns = t0 + max_us * 1000;
+        workers[i].hard_end_ns = workers[i].end_ns + cfg->graceful_stop_us * 1000;
+        if (ll_worker_start_thread(&workers[i]) != 0) {
+            fprintf(stderr, "luaload: cannot start worker thread %d\n", i);
+            atomic_store(&run.interrupt, 1);
+            nworkers = i;
+            rc = 1;
+            break;
+        }
+    }
+    for (int i = 0; i < nworkers; i++) ll_worker_join(&workers[i]);
+    double elapsed = (double)(ll_now_ns() - t0) / 1e9;
+    if (rc) goto done;
+    report_errors(workers, nworkers);
+
+    total = ll_shard_new(run.reg);
+    if (!total) {
+        rc = 1;
+        goto done;
+    }
+    for (int i = 0; i < nworkers; i++) ll_shard_merge(total, workers[i].shard);
+
+    int interrupted = atomic_load(&run.interrupt);
+    if (!interrupted) {
+        rc = ll_worker_call(&life, "teardown", run.setup_json, &teardown_out);
+        if (rc) fprintf(stderr, "luaload: teardown() failed: %s\n", life.errmsg);
+    }
+    ll_shard_merge(total, life.shard);
+
+    data = ll_summary_data(run.reg, total, elapsed);
+    if (!cfg->no_summary) print_summary(life.L, data);
+    if (cfg->summary_export && ll_summary_export(data, cfg->summary_export, err, sizeof(err)) != 0) {
+        fprintf(stderr, "luaload: %s\n", err);
+        if (!rc) rc = 1;
+    }
+    if (!rc && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
+
+done:
+    g_run = NULL;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    cJSON_Delete(data);
+    free(teardown_out);
+    ll_shard_free(total);
+    for (int i = 0; workers && i < nworkers; i++) ll_worker_free(&workers[i]);
+    free(workers);
+    ll_worker_free(&life);
+    free(run.setup_json);
+    ll_registry_free(run.reg);
+    free(quick);
+    return rc;
+}

@@ -1,0 +1,207 @@
+/* summary.c -- turns the merged shard into k6's summary data (the object
+ * handle_summary receives; the text summary is formatted from it in
+ * lib/lua/luaload/summary.lua) and writes the --summary-export file. */
+#include "summary.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const TREND_STATS[] = {"avg", "min", "med", "max", "p(90)", "p(95)"};
+
+static const char *type_name(ll_metric_type t) {
+    switch (t) {
+    case LL_COUNTER: return "counter";
+    case LL_GAUGE: return "gauge";
+    case LL_RATE: return "rate";
+    default: return "trend";
+    }
+}
+
+static const char *contains_name(ll_contains c) {
+    return c == LL_CONTAINS_TIME ? "time" : c == LL_CONTAINS_DATA ? "data" : "default";
+}
+
+/* k6 identifies groups and checks by the md5 of their path. */
+static void md5_id(const char *path, char out[33]) {
+    unsigned char d[16];
+    unsigned int n = 0;
+    EVP_Digest(path, strlen(path), d, &n, EVP_md5(), NULL);
+    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+static double trend_stat(const ll_histogram *h, const char *st, double scale) {
+    if (strcmp(st, "avg") == 0) return ll_hist_mean(h) / scale;
+    if (strcmp(st, "min") == 0) return (double)ll_hist_min(h) / scale;
+    if (strcmp(st, "max") == 0) return (double)ll_hist_max(h) / scale;
+    if (strcmp(st, "med") == 0) return (double)ll_hist_percentile(h, 50) / scale;
+    double p = 0;
+    sscanf(st, "p(%lf)", &p);
+    return (double)ll_hist_percentile(h, p) / scale;
+}
+
+static cJSON *metric_values(const ll_metric *m, const ll_value *v, double duration_s) {
+    cJSON *o = cJSON_CreateObject();
+    switch (m->type) {
+    case LL_COUNTER:
+        cJSON_AddNumberToObject(o, "count", v->sum);
+        cJSON_AddNumberToObject(o, "rate", duration_s > 0 ? v->sum / duration_s : 0);
+        break;
+    case LL_GAUGE:
+        cJSON_AddNumberToObject(o, "value", v->sum);
+        cJSON_AddNumberToObject(o, "min", v->min);
+        cJSON_AddNumberToObject(o, "max", v->max);
+        break;
+    case LL_RATE:
+        cJSON_AddNumberToObject(o, "rate", v->total ? (double)v->passes / (double)v->total : 0);
+        cJSON_AddNumberToObject(o, "passes", (double)v->passes);
+        cJSON_AddNumberToObject(o, "fails", (double)(v->total - v->passes));
+        break;
+    case LL_TREND: {
+        double scale = m->contains == LL_CONTAINS_TIME ? 1000.0 : 1.0;
+        for (size_t i = 0; i < sizeof(TREND_STATS) / sizeof(TREND_STATS[0]); i++)
+            cJSON_AddNumberToObject(o, TREND_STATS[i], trend_stat(v->hist, TREND_STATS[i], scale));
+        break;
+    }
+    }
+    return o;
+}
+
+static cJSON *new_group(const char *name, const char *path) {
+    char id[33];
+    md5_id(path, id);
+    cJSON *g = cJSON_CreateObject();
+    cJSON_AddStringToObject(g, "name", name);
+    cJSON_AddStringToObject(g, "path", path);
+    cJSON_AddStringToObject(g, "id", id);
+    cJSON_AddItemToObject(g, "groups", cJSON_CreateArray());
+    cJSON_AddItemToObject(g, "checks", cJSON_CreateArray());
+    return g;
+}
+
+/* The group object for path ("" = root), created along the way. */
+static cJSON *find_group(cJSON *root, const char *path) {
+    cJSON *g = root;
+    const char *p = path;
+    while (*p) {
+        const char *name = p + 2; /* skip "::" */
+        const char *next = strstr(name, "::");
+        size_t n = next ? (size_t)(next - name) : strlen(name);
+        size_t plen = (size_t)(name + n - path);
+        cJSON *child = NULL;
+        cJSON *kids = cJSON_GetObjectItem(g, "groups");
+        cJSON_ArrayForEach(child, kids) {
+            const char *cp = cJSON_GetObjectItem(child, "path")->valuestring;
+            if (strlen(cp) == plen && strncmp(cp, path, plen) == 0) break;
+        }
+        if (!child) {
+            char nm[512], pth[1024];
+            snprintf(nm, sizeof(nm), "%.*s", (int)n, name);
+            snprintf(pth, sizeof(pth), "%.*s", (int)plen, path);
+            child = new_group(nm, pth);
+            cJSON_AddItemToArray(kids, child);
+        }
+        g = child;
+        p = name + n;
+    }
+    return g;
+}
+
+static cJSON *root_group(ll_registry *reg, const ll_shard *total) {
+    cJSON *root = new_group("", "");
+    pthread_mutex_lock(&reg->mu);
+    for (int i = 0; i < reg->ngroups; i++) find_group(root, reg->groups[i]);
+    for (int i = 0; i < reg->nchecks; i++) {
+        const ll_check *c = &reg->checks[i];
+        int64_t passes = i < total->nchecks ? total->checks[i][0] : 0;
+        int64_t fails = i < total->nchecks ? total->checks[i][1] : 0;
+        char path[1024], id[33];
+        snprintf(path, sizeof(path), "%s::%s", c->group_path, c->name);
+        md5_id(path, id);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", c->name);
+        cJSON_AddStringToObject(o, "path", path);
+        cJSON_AddStringToObject(o, "id", id);
+        cJSON_AddNumberToObject(o, "passes", (double)passes);
+        cJSON_AddNumberToObject(o, "fails", (double)fails);
+        cJSON_AddItemToArray(cJSON_GetObjectItem(find_group(root, c->group_path), "checks"), o);
+    }
+    pthread_mutex_unlock(&reg->mu);
+    return root;
+}
+
+cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_s) {
+    cJSON *data = cJSON_CreateObject();
+    cJSON *metrics = cJSON_AddObjectToObject(data, "metrics");
+    for (int i = 0; i < reg->nmetrics && i < total->nvalues; i++) {
+        const ll_value *v = &total->values[i];
+        const ll_metric *m = &reg->metrics[i];
+        if (m->type == LL_TREND ? !v->hist || v->hist->total_count == 0 : v->total == 0) continue;
+        cJSON *o = cJSON_AddObjectToObject(metrics, m->name);
+        cJSON_AddStringToObject(o, "type", type_name(m->type));
+        cJSON_AddStringToObject(o, "contains", contains_name(m->contains));
+        cJSON_AddItemToObject(o, "values", metric_values(m, v, duration_s));
+    }
+    cJSON_AddItemToObject(data, "root_group", root_group(reg, total));
+    cJSON *opts = cJSON_AddObjectToObject(data, "options");
+    cJSON *stats = cJSON_AddArrayToObject(opts, "summaryTrendStats");
+    for (size_t i = 0; i < sizeof(TREND_STATS) / sizeof(TREND_STATS[0]); i++)
+        cJSON_AddItemToArray(stats, cJSON_CreateString(TREND_STATS[i]));
+    cJSON_AddStringToObject(opts, "summaryTimeUnit", "");
+    cJSON_AddBoolToObject(opts, "noColor", 0);
+    cJSON *state = cJSON_AddObjectToObject(data, "state");
+    cJSON_AddBoolToObject(state, "isStdOutTTY", isatty(1));
+    cJSON_AddBoolToObject(state, "isStdErrTTY", isatty(2));
+    cJSON_AddNumberToObject(state, "testRunDurationMs", duration_s * 1000);
+    return data;
+}
+
+/* k6's export keys groups and checks by name instead of listing them. */
+static cJSON *export_group(const cJSON *g) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "name", cJSON_Duplicate(cJSON_GetObjectItem(g, "name"), 1));
+    cJSON_AddItemToObject(o, "path", cJSON_Duplicate(cJSON_GetObjectItem(g, "path"), 1));
+    cJSON_AddItemToObject(o, "id", cJSON_Duplicate(cJSON_GetObjectItem(g, "id"), 1));
+    cJSON *groups = cJSON_AddObjectToObject(o, "groups");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(g, "groups"))
+        cJSON_AddItemToObject(groups, cJSON_GetObjectItem(c, "name")->valuestring, export_group(c));
+    cJSON *checks = cJSON_AddObjectToObject(o, "checks");
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(g, "checks"))
+        cJSON_AddItemToObject(checks, cJSON_GetObjectItem(c, "name")->valuestring, cJSON_Duplicate(c, 1));
+    return o;
+}
+
+int ll_summary_export(const cJSON *data, const char *path, char *err, size_t errlen) {
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(out, "root_group", export_group(cJSON_GetObjectItem(data, "root_group")));
+    cJSON *metrics = cJSON_AddObjectToObject(out, "metrics");
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(data, "metrics")) {
+        const char *type = cJSON_GetObjectItem(m, "type")->valuestring;
+        const cJSON *values = cJSON_GetObjectItem(m, "values");
+        cJSON *o = cJSON_Duplicate(values, 1);
+        if (strcmp(type, "rate") == 0) { /* k6 calls the rate "value" here */
+            cJSON *rate = cJSON_DetachItemFromObject(o, "rate");
+            cJSON_AddItemToObject(o, "value", rate);
+        }
+        cJSON_AddItemToObject(metrics, m->string, o);
+    }
+    char *text = cJSON_Print(out);
+    cJSON_Delete(out);
+    FILE *f = text ? fopen(path, "w") : NULL;
+    int rc = 0;
+    if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (f && fclose(f) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    cJSON_free(text);
+    return rc;
+}

@@ -1,0 +1,119 @@
+/* worker.h -- a worker thread: its LuaJIT state, its VUs (coroutines), its
+ * event loop, curl multi handles and metrics shard. The engine also uses one
+ * worker on the main thread to run init, setup() and teardown(). */
+#ifndef LL_WORKER_H
+#define LL_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "metrics.h"
+#include "transport.h"
+
+typedef struct lua_State lua_State;
+typedef struct ll_worker ll_worker;
+
+/* What every worker of a run shares (read-only once the workers start). */
+typedef struct ll_run {
+    const char *script_path;    /* NULL in quick mode */
+    const char *script_source;  /* quick mode: the generated script */
+    const char *chunkname;      /* "@script.lua" */
+    const char *lib_dir;        /* the shipped lib/lua */
+    char **env;                 /* KEY=VALUE, from -e */
+    int nenv;
+    const char *exec;           /* the iteration function, "default" */
+    ll_registry *reg;
+    char *setup_json;           /* setup()'s return value, NULL when none */
+    atomic_int interrupt;       /* set on SIGINT: stop now */
+} ll_run;
+
+typedef struct ll_vu {
+    ll_worker *w;
+    int id;                     /* 1-based, unique in the test */
+    int index;                  /* in its worker */
+    int64_t iteration;          /* 0-based, of this VU */
+    lua_State *co;
+    int co_ref;
+    int in_iteration;
+    int yielded;                /* the current iteration waited at least once */
+    uint64_t iter_start_ns;
+    ll_timer timer;             /* sleep() and deferred starts */
+    ll_transfer **xfers;        /* one per http.Client, by client id */
+    int nxfers;
+    int alive;                  /* will run (or is running) iterations */
+    int group_id;               /* current group, -1 for the root */
+    const char *group_path;     /* "" or "::a::b" (owned by the registry) */
+    uint64_t group_start_ns;
+    ll_http_req *oneoff;        /* scratch request of one-off http calls */
+    int response_type;          /* of the request in flight */
+    int result_ref;             /* single-call mode: return value */
+    const char *last_error;     /* message of the last failed iteration */
+} ll_vu;
+
+typedef struct ll_error_count {
+    char *msg;
+    int64_t count;
+} ll_error_count;
+
+struct ll_worker {
+    int index;
+    ll_run *run;
+    lua_State *L;
+    ll_loop *loop;
+    ll_transport *tp;
+    ll_shard *shard;
+    ll_vu *vus;
+    int nvus;
+    int first_vu_id;
+    ll_vu *current;             /* the VU whose coroutine is running */
+    int64_t iters_left;         /* -1: unlimited */
+    uint64_t end_ns;            /* 0: no end; stop starting iterations then */
+    uint64_t hard_end_ns;       /* interrupt iterations still running then */
+    int active;                 /* VUs inside an iteration */
+    int stopping;
+    int single;                 /* running one call (setup/teardown) */
+    int setup_ref;              /* setup data in this state */
+    int exec_ref;               /* the iteration function */
+    int nclients;               /* http.Client ids handed out */
+    ll_error_count *errors;
+    int nerrors;
+    int64_t interrupted;        /* iterations cut by the hard end */
+    _Atomic int64_t done_iters; /* for the progress line */
+    pthread_t thread;
+    int rc;                     /* exit code on failure (107...) */
+    char errmsg[1024];
+};
+
+/* Creates the worker's loop, state and shard, and runs the script's init
+ * code. Returns 0, or an exit code with w->errmsg set. */
+int ll_worker_init(ll_worker *w, ll_run *run, int index, int nvus, int first_vu_id);
+void ll_worker_free(ll_worker *w);
+
+/* Runs fname once in a VU of this worker with data_json (may be NULL) as its
+ * argument; *out_json gets its return value as JSON (NULL for nil). A missing
+ * function is not an error (returns 0, *out_json NULL). */
+int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char **out_json);
+
+/* Runs the worker's VUs until its iterations or duration are done. */
+int ll_worker_start_thread(ll_worker *w);
+int ll_worker_join(ll_worker *w);
+
+/* VU lifecycle (vu.c). */
+void ll_vu_init(ll_vu *vu, ll_worker *w, int index, int id);
+void ll_vu_free(ll_vu *vu);
+void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
+void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
+/* Called by vu.c when an iteration ended; the worker decides what's next. */
+void ll_worker_vu_idle(ll_worker *w, ll_vu *vu);
+
+/* VU glue used by the Lua API. */
+void ll_vu_resume(ll_vu *vu, int nargs); /* the values are on vu->co */
+void ll_vu_sleep(ll_vu *vu, uint64_t us);
+ll_transfer *ll_vu_transfer(ll_vu *vu, int client_id, const ll_client_opts *opts);
+/* Counts a script error under its message (the engine prints each distinct
+ * message once with its count); returns the worker's stored copy of msg. */
+const char *ll_worker_error(ll_worker *w, const char *msg);
+
+#endif

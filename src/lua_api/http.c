@@ -1,0 +1,519 @@
+/* http.c -- luaload.http: Client, Request, the one-off http.get/post/...,
+ * checkstatus, and the Response table. A request made by a VU yields its
+ * coroutine; the transport's completion records the HTTP metrics and
+ * resumes the VU with the response. */
+#include <curl/curl.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+#include "json.h"
+#include "modules.h"
+#include "state.h"
+#include "transport.h"
+#include "worker.h"
+
+#define CLIENT_MT "luaload.Client"
+#define REQUEST_MT "luaload.Request"
+#define RESPONSE_MT "luaload.Response"
+
+typedef struct client {
+    int id;
+    ll_client_opts opts;
+} client;
+
+typedef struct request {
+    ll_http_req req;
+} request;
+
+static const char *const METHODS[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", NULL};
+
+/* ---- option parsing helpers ---- */
+
+/* A duration from a string ("1.5s") or a number of milliseconds (k6). */
+static long opt_ms(lua_State *L, int idx, const char *where, const char *key) {
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        double ms = lua_tonumber(L, idx);
+        if (ms < 0) luaL_error(L, "%s: %s must not be negative", where, key);
+        return (long)ms;
+    }
+    uint64_t us;
+    const char *s = lua_tostring(L, idx);
+    if (!s || ll_duration_parse(s, &us) != 0)
+        luaL_error(L, "%s: %s must be a duration such as \"10s\" or a number of milliseconds", where, key);
+    return (long)(us / 1000);
+}
+
+static char *opt_str(lua_State *L, int idx, const char *where, const char *key) {
+    if (lua_type(L, idx) != LUA_TSTRING) luaL_error(L, "%s: %s must be a string", where, key);
+    char *s = strdup(lua_tostring(L, idx));
+    if (!s) luaL_error(L, "out of memory");
+    return s;
+}
+
+/* ---- Client ---- */
+
+static void client_opts_default(ll_client_opts *o) {
+    memset(o, 0, sizeof(*o));
+    o->timeout_ms = 60000; /* k6's default request timeout */
+    o->max_redirects = -1;
+}
+
+static void client_opts_free(ll_client_opts *o) {
+    free(o->ca);
+    free(o->certificate);
+    free(o->private_key);
+    free(o->proxy);
+    free(o->user_agent);
+    memset(o, 0, sizeof(*o));
+}
+
+static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
+    const char *W = "http.Client tls";
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        int v = lua_gettop(L);
+        if (strcmp(k, "insecure_skip_verify") == 0) o->insecure_skip_verify = lua_toboolean(L, v);
+        else if (strcmp(k, "ca") == 0) o->ca = opt_str(L, v, W, k);
+        else if (strcmp(k, "certificate") == 0) o->certificate = opt_str(L, v, W, k);
+        else if (strcmp(k, "private_key") == 0) o->private_key = opt_str(L, v, W, k);
+        else luaL_error(L, "%s: unknown option '%s' (expected insecure_skip_verify, ca, certificate, private_key)", W, k);
+        lua_pop(L, 1);
+    }
+}
+
+static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
+    const char *W = "http.Client";
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        int v = lua_gettop(L);
+        if (strcmp(k, "dial_timeout") == 0) o->dial_timeout_ms = opt_ms(L, v, W, k);
+        else if (strcmp(k, "timeout") == 0 || strcmp(k, "read_timeout") == 0 || strcmp(k, "write_timeout") == 0) {
+            long ms = opt_ms(L, v, W, k);
+            if (strcmp(k, "timeout") == 0 || ms > o->timeout_ms || o->timeout_ms == 60000) o->timeout_ms = ms;
+        } else if (strcmp(k, "max_conn_duration") == 0) o->max_conn_duration_s = (opt_ms(L, v, W, k) + 999) / 1000;
+        else if (strcmp(k, "user_agent") == 0) o->user_agent = opt_str(L, v, W, k);
+        else if (strcmp(k, "proxy") == 0) o->proxy = opt_str(L, v, W, k);
+        else if (strcmp(k, "max_redirects") == 0) o->max_redirects = (int)luaL_checkinteger(L, v);
+        else if (strcmp(k, "max_conns_per_host") == 0) {
+            if (luaL_checkinteger(L, v) < 1) luaL_error(L, "%s: max_conns_per_host must be at least 1", W);
+        } else if (strcmp(k, "tls") == 0) parse_tls(L, v, o);
+        else if (strcmp(k, "http_version") == 0) {
+            const char *s = lua_tostring(L, v);
+            if (s && strcmp(s, "1.1") == 0) o->http_version = 11;
+            else if (s && strcmp(s, "2") == 0) o->http_version = 2;
+            else if (s && strcmp(s, "3") == 0) o->http_version = 3;
+            else luaL_error(L, "%s: http_version must be \"1.1\", \"2\" or \"3\"", W);
+        } else {
+            luaL_error(L, "%s: unknown option '%s'", W, k);
+        }
+        lua_pop(L, 1);
+    }
+}
+
+static client *push_client(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    client *c = lua_newuserdata(L, sizeof(*c));
+    memset(c, 0, sizeof(*c));
+    client_opts_default(&c->opts);
+    luaL_getmetatable(L, CLIENT_MT);
+    lua_setmetatable(L, -2);
+    c->id = w->nclients++;
+    return c;
+}
+
+static int l_client_new(lua_State *L) {
+    lua_settop(L, 1);
+    client *c = push_client(L);
+    if (!lua_isnoneornil(L, 1)) parse_client(L, 1, &c->opts);
+    return 1;
+}
+
+static int l_client_gc(lua_State *L) {
+    client *c = luaL_checkudata(L, 1, CLIENT_MT);
+    client_opts_free(&c->opts);
+    return 0;
+}
+
+/* ---- Request ---- */
+
+static void add_header(lua_State *L, ll_http_req *r, const char *name, const char *value) {
+    lua_pushfstring(L, "%s: %s", name, value);
+    struct curl_slist *h = curl_slist_append(r->headers, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (!h) luaL_error(L, "out of memory");
+    r->headers = h;
+}
+
+static void set_body(lua_State *L, ll_http_req *r, int idx) {
+    size_t len;
+    const char *b = lua_tolstring(L, idx, &len);
+    if (!b) luaL_error(L, "http: body must be a string, got %s", luaL_typename(L, idx));
+    free(r->body);
+    r->body = malloc(len + 1);
+    if (!r->body) luaL_error(L, "out of memory");
+    memcpy(r->body, b, len);
+    r->body[len] = 0;
+    r->body_len = len;
+    r->has_body = 1;
+}
+
+static void parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
+    if (lua_isnoneornil(L, idx)) return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        int v = lua_gettop(L);
+        if (strcmp(k, "method") == 0) {
+            free(r->method);
+            r->method = opt_str(L, v, W, k);
+            for (char *p = r->method; *p; p++)
+                if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 32);
+        } else if (strcmp(k, "headers") == 0) {
+            luaL_checktype(L, v, LUA_TTABLE);
+            lua_pushnil(L);
+            while (lua_next(L, v)) {
+                if (!lua_isstring(L, -2) || !lua_isstring(L, -1))
+                    luaL_error(L, "%s: headers must map strings to strings", W);
+                add_header(L, r, lua_tostring(L, -2), lua_tostring(L, -1));
+                lua_pop(L, 1);
+            }
+        } else if (strcmp(k, "body") == 0) set_body(L, r, v);
+        else if (strcmp(k, "host") == 0) add_header(L, r, "Host", luaL_checkstring(L, v));
+        else if (strcmp(k, "disable_keep_alive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
+        else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
+        else if (strcmp(k, "redirects") == 0) r->max_redirects = (int)luaL_checkinteger(L, v);
+        else if (strcmp(k, "response_type") == 0) {
+            const char *s = lua_tostring(L, v);
+            if (s && strcmp(s, "text") == 0) r->response_type = LL_RESPONSE_TEXT;
+            else if (s && strcmp(s, "binary") == 0) r->response_type = LL_RESPONSE_BINARY;
+            else if (s && strcmp(s, "none") == 0) r->response_type = LL_RESPONSE_NONE;
+            else luaL_error(L, "%s: response_type must be \"text\", \"binary\" or \"none\"", W);
+        } else {
+            luaL_error(L, "%s: unknown parameter '%s'", W, k);
+        }
+        lua_pop(L, 1);
+    }
+}
+
+static void req_init(ll_http_req *r) {
+    memset(r, 0, sizeof(*r));
+    r->id = ll_http_req_next_id();
+    r->max_redirects = -1;
+}
+
+static void set_url(lua_State *L, ll_http_req *r, int idx) {
+    const char *url = luaL_checkstring(L, idx);
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+        luaL_error(L, "http: invalid URL '%s' (expected http:// or https://)", url);
+    free(r->url);
+    r->url = strdup(url);
+    if (!r->url) luaL_error(L, "out of memory");
+}
+
+static int l_request_new(lua_State *L) {
+    lua_settop(L, 2);
+    request *q = lua_newuserdata(L, sizeof(*q));
+    req_init(&q->req);
+    luaL_getmetatable(L, REQUEST_MT);
+    lua_setmetatable(L, -2);
+    set_url(L, &q->req, 1);
+    parse_params(L, 2, &q->req, "http.Request");
+    return 1;
+}
+
+static int l_request_gc(lua_State *L) {
+    request *q = luaL_checkudata(L, 1, REQUEST_MT);
+    ll_http_req_clear(&q->req);
+    return 0;
+}
+
+/* ---- Response ---- */
+
+static void record_metrics(ll_worker *w, const ll_http_res *r) {
+    ll_shard *s = w->shard;
+    ll_shard_add(s, LL_M_HTTP_REQS, 1);
+    ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration);
+    ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked);
+    ll_shard_trend(s, LL_M_HTTP_REQ_CONNECTING, r->t.connecting);
+    ll_shard_trend(s, LL_M_HTTP_REQ_TLS_HANDSHAKING, r->t.tls_handshaking);
+    ll_shard_trend(s, LL_M_HTTP_REQ_SENDING, r->t.sending);
+    ll_shard_trend(s, LL_M_HTTP_REQ_WAITING, r->t.waiting);
+    ll_shard_trend(s, LL_M_HTTP_REQ_RECEIVING, r->t.receiving);
+    ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, r->status < 200 || r->status >= 400);
+    ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent);
+    ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received);
+}
+
+static void set_ms(lua_State *L, const char *k, int64_t us) {
+    lua_pushnumber(L, (double)us / 1000.0);
+    lua_setfield(L, -2, k);
+}
+
+/* Pushes the Response table on L: status, proto, body, error, error_code,
+ * url, timings; headers are parsed on first access from the raw block. */
+static void push_response(lua_State *L, const ll_http_res *r, ll_response_type type) {
+    lua_createtable(L, 1, 8);
+    lua_pushinteger(L, r->status);
+    lua_setfield(L, -2, "status");
+    lua_pushstring(L, r->proto);
+    lua_setfield(L, -2, "proto");
+    if (type != LL_RESPONSE_NONE) {
+        lua_pushlstring(L, r->body, r->body_len);
+        lua_setfield(L, -2, "body");
+    }
+    lua_pushstring(L, r->error);
+    lua_setfield(L, -2, "error");
+    lua_pushinteger(L, r->error_code);
+    lua_setfield(L, -2, "error_code");
+    if (r->effective_url) {
+        lua_pushstring(L, r->effective_url);
+        lua_setfield(L, -2, "url");
+    }
+    lua_createtable(L, 0, 7);
+    set_ms(L, "blocked", r->t.blocked);
+    set_ms(L, "connecting", r->t.connecting);
+    set_ms(L, "tls_handshaking", r->t.tls_handshaking);
+    set_ms(L, "sending", r->t.sending);
+    set_ms(L, "waiting", r->t.waiting);
+    set_ms(L, "receiving", r->t.receiving);
+    set_ms(L, "duration", r->t.duration);
+    lua_setfield(L, -2, "timings");
+    lua_pushlstring(L, r->headers, r->headers_len);
+    lua_rawseti(L, -2, 1);
+    luaL_getmetatable(L, RESPONSE_MT);
+    lua_setmetatable(L, -2);
+}
+
+static void push_headers(lua_State *L, const char *p, size_t len) {
+    const char *end = p + len;
+    lua_newtable(L);
+    const char *nl = memchr(p, '\n', len); /* skip the status line */
+    p = nl ? nl + 1 : end;
+    while (p < end) {
+        nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *colon = memchr(p, ':', (size_t)(le - p));
+        if (colon && colon > p) {
+            const char *v = colon + 1, *ve = le;
+            while (v < ve && (*v == ' ' || *v == '\t')) v++;
+            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
+            lua_pushlstring(L, p, (size_t)(colon - p));
+            lua_pushvalue(L, -1);
+            lua_rawget(L, -3);
+            if (lua_isstring(L, -1)) { /* repeated header: join like Go's */
+                lua_pushliteral(L, ", ");
+                lua_pushlstring(L, v, (size_t)(ve - v));
+                lua_concat(L, 3);
+            } else {
+                lua_pop(L, 1);
+                lua_pushlstring(L, v, (size_t)(ve - v));
+            }
+            lua_rawset(L, -3);
+        }
+        p = nl ? nl + 1 : end;
+    }
+}
+
+static int l_response_json(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "body");
+    size_t len;
+    const char *body = lua_tolstring(L, -1, &len);
+    if (!body) return luaL_error(L, "res:json(): the response has no body (response_type \"none\"?)");
+    char err[128];
+    if (ll_json_push(L, body, len, err, sizeof(err)) != 0) return luaL_error(L, "res:json(): %s", err);
+    return 1;
+}
+
+static int l_response_index(lua_State *L) {
+    const char *k = lua_tostring(L, 2);
+    if (k && strcmp(k, "headers") == 0) {
+        lua_rawgeti(L, 1, 1);
+        size_t len;
+        const char *raw = lua_tolstring(L, -1, &len);
+        push_headers(L, raw ? raw : "", raw ? len : 0);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, 1, "headers");
+        return 1;
+    }
+    if (k && strcmp(k, "json") == 0) {
+        lua_pushcfunction(L, l_response_json);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- making requests ---- */
+
+static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
+    (void)x;
+    ll_vu *vu = ud;
+    record_metrics(vu->w, r);
+    push_response(vu->co, r, (ll_response_type)vu->response_type);
+    ll_vu_resume(vu, 1);
+}
+
+static const char *known_method(const char *m) {
+    for (int i = 0; METHODS[i]; i++)
+        if (strcasecmp(METHODS[i], m) == 0) return METHODS[i];
+    return NULL;
+}
+
+static void copy_request(lua_State *L, ll_http_req *dst, const ll_http_req *src) {
+    dst->url = strdup(src->url);
+    dst->method = src->method ? strdup(src->method) : NULL;
+    if (!dst->url || (src->method && !dst->method)) luaL_error(L, "out of memory");
+    for (struct curl_slist *h = src->headers; h; h = h->next) {
+        struct curl_slist *n = curl_slist_append(dst->headers, h->data);
+        if (!n) luaL_error(L, "out of memory");
+        dst->headers = n;
+    }
+    if (src->has_body) {
+        dst->body = malloc(src->body_len + 1);
+        if (!dst->body) luaL_error(L, "out of memory");
+        memcpy(dst->body, src->body, src->body_len + 1);
+        dst->body_len = src->body_len;
+        dst->has_body = 1;
+    }
+    dst->response_type = src->response_type;
+    dst->timeout_ms = src->timeout_ms;
+    dst->max_redirects = src->max_redirects;
+    dst->disable_keep_alive = src->disable_keep_alive;
+}
+
+/* Sends method to target (a URL or a Request) with an optional body and
+ * params (stack indexes; body 0: the call takes none), then yields the VU until the response is in. method NULL: the
+ * Request's own method, or GET. */
+static int do_request(lua_State *L, client *c, const char *method, int target, int body, int params) {
+    ll_vu *vu = ll_lua_vu(L, "making HTTP requests");
+    request *q = luaL_testudata(L, target, REQUEST_MT);
+    const ll_http_req *req = q ? &q->req : NULL;
+    int plain = method == NULL || known_method(method) != NULL;
+    int has_body = body > 0 && !lua_isnoneornil(L, body);
+    if (!q || !plain || has_body || !lua_isnoneornil(L, params)) {
+        if (!vu->oneoff && !(vu->oneoff = calloc(1, sizeof(ll_http_req)))) return luaL_error(L, "out of memory");
+        ll_http_req *o = vu->oneoff;
+        ll_http_req_clear(o);
+        req_init(o);
+        if (q) copy_request(L, o, &q->req);
+        else set_url(L, o, target);
+        if (has_body) set_body(L, o, body);
+        if (params > 0) parse_params(L, params, o, "http");
+        if (method && !known_method(method)) {
+            free(o->method);
+            if (!(o->method = strdup(method))) return luaL_error(L, "out of memory");
+        }
+        req = o;
+    }
+    const char *m = method ? known_method(method) : NULL;
+    if (!m) m = req->method ? req->method : "GET";
+    ll_transfer *x = ll_vu_transfer(vu, c->id, &c->opts);
+    if (!x) return luaL_error(L, "out of memory creating a connection");
+    const char *err = NULL;
+    vu->response_type = req->response_type;
+    if (ll_transfer_start(x, req, m, on_done, vu, &err) < 0) return luaL_error(L, "http: %s", err);
+    return lua_yield(L, 0);
+}
+
+static client *check_client(lua_State *L) { return luaL_checkudata(L, 1, CLIENT_MT); }
+
+static int c_get(lua_State *L) { return do_request(L, check_client(L), "GET", 2, 0, 3); }
+static int c_head(lua_State *L) { return do_request(L, check_client(L), "HEAD", 2, 0, 3); }
+static int c_post(lua_State *L) { return do_request(L, check_client(L), "POST", 2, 3, 4); }
+static int c_put(lua_State *L) { return do_request(L, check_client(L), "PUT", 2, 3, 4); }
+static int c_patch(lua_State *L) { return do_request(L, check_client(L), "PATCH", 2, 3, 4); }
+static int c_delete(lua_State *L) { return do_request(L, check_client(L), "DELETE", 2, 3, 4); }
+static int c_options(lua_State *L) { return do_request(L, check_client(L), "OPTIONS", 2, 3, 4); }
+
+/* client:request(req) or client:request(method, target, body, params) */
+static int c_request(lua_State *L) {
+    client *c = check_client(L);
+    if (luaL_testudata(L, 2, REQUEST_MT)) return do_request(L, c, NULL, 2, 0, 3);
+    return do_request(L, c, luaL_checkstring(L, 2), 3, 4, 5);
+}
+
+/* ---- module functions: the default client ---- */
+
+static client *default_client(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.default_client");
+    client *c = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return c;
+}
+
+static int m_get(lua_State *L) { return do_request(L, default_client(L), "GET", 1, 0, 2); }
+static int m_head(lua_State *L) { return do_request(L, default_client(L), "HEAD", 1, 0, 2); }
+static int m_post(lua_State *L) { return do_request(L, default_client(L), "POST", 1, 2, 3); }
+static int m_put(lua_State *L) { return do_request(L, default_client(L), "PUT", 1, 2, 3); }
+static int m_patch(lua_State *L) { return do_request(L, default_client(L), "PATCH", 1, 2, 3); }
+static int m_del(lua_State *L) { return do_request(L, default_client(L), "DELETE", 1, 2, 3); }
+static int m_options(lua_State *L) { return do_request(L, default_client(L), "OPTIONS", 1, 2, 3); }
+static int m_request(lua_State *L) {
+    if (luaL_testudata(L, 1, REQUEST_MT)) return do_request(L, default_client(L), NULL, 1, 0, 2);
+    return do_request(L, default_client(L), luaL_checkstring(L, 1), 2, 3, 4);
+}
+
+/* checkstatus(status, res): records the check "status is <status>" */
+static int m_checkstatus(lua_State *L) {
+    int want = (int)luaL_checkinteger(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    ll_vu *vu = ll_lua_vu(L, "checkstatus()");
+    lua_getfield(L, 2, "status");
+    int ok = lua_tointeger(L, -1) == want;
+    lua_pop(L, 1);
+    char name[48];
+    snprintf(name, sizeof(name), "status is %d", want);
+    ll_lua_record_check(L, vu, name, ok);
+    lua_pushboolean(L, ok);
+    return 1;
+}
+
+static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc) {
+    luaL_newmetatable(L, name);
+    if (methods) {
+        lua_newtable(L);
+        luaL_register(L, NULL, methods);
+        lua_setfield(L, -2, "__index");
+    }
+    if (gc) {
+        lua_pushcfunction(L, gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_pop(L, 1);
+}
+
+int luaopen_luaload_http(lua_State *L) {
+    static const luaL_Reg client_methods[] = {
+        {"get", c_get}, {"head", c_head}, {"post", c_post}, {"put", c_put}, {"patch", c_patch},
+        {"delete", c_delete}, {"del", c_delete}, {"options", c_options}, {"request", c_request},
+        {NULL, NULL},
+    };
+    static const luaL_Reg fns[] = {
+        {"Client", l_client_new}, {"Request", l_request_new}, {"get", m_get}, {"head", m_head},
+        {"post", m_post}, {"put", m_put}, {"patch", m_patch}, {"del", m_del}, {"delete", m_del},
+        {"options", m_options}, {"request", m_request}, {"checkstatus", m_checkstatus},
+        {NULL, NULL},
+    };
+    new_metatable(L, CLIENT_MT, client_methods, l_client_gc);
+    new_metatable(L, REQUEST_MT, NULL, l_request_gc);
+    luaL_newmetatable(L, RESPONSE_MT);
+    lua_pushcfunction(L, l_response_index);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+
+    push_client(L); /* the default client of http.get & co */
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.default_client");
+
+    lua_newtable(L);
+    luaL_register(L, NULL, fns);
+    return 1;
+}

@@ -1,0 +1,124 @@
+/* luaload.c -- luaload.core, the C half of require("luaload"): sleep, check
+ * recording, group enter/leave, the running VU's id and iteration. The
+ * user-facing module (check, group with their Lua control flow) is
+ * lib/lua/luaload.lua. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <string.h>
+
+#include "modules.h"
+#include "state.h"
+#include "worker.h"
+
+ll_vu *ll_lua_vu(lua_State *L, const char *what) {
+    ll_worker *w = ll_state_worker(L);
+    if (!w || !w->current) luaL_error(L, "%s is not available in the init context", what);
+    return w->current;
+}
+
+/* Check ids are cached per worker in registry["luaload.checks"]:
+ * [group id + 2] -> { check name -> id }. */
+void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
+    ll_worker *w = vu->w;
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.checks");
+    lua_rawgeti(L, -1, vu->group_id + 2);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, vu->group_id + 2);
+    }
+    lua_getfield(L, -1, name);
+    int id;
+    if (lua_isnumber(L, -1)) {
+        id = (int)lua_tointeger(L, -1);
+    } else {
+        id = ll_registry_check(w->run->reg, vu->group_path, name);
+        lua_pushinteger(L, id);
+        lua_setfield(L, -3, name);
+    }
+    lua_pop(L, 3);
+    if (id >= 0) ll_shard_check(w->shard, id, ok);
+}
+
+static int l_sleep(lua_State *L) {
+    double s = luaL_checknumber(L, 1);
+    ll_vu *vu = ll_lua_vu(L, "sleep()");
+    if (s < 0) s = 0;
+    ll_vu_sleep(vu, (uint64_t)(s * 1e6));
+    return lua_yield(L, 0);
+}
+
+static int l_check(lua_State *L) {
+    const char *name = luaL_checkstring(L, 1);
+    ll_vu *vu = ll_lua_vu(L, "check()");
+    ll_lua_record_check(L, vu, name, lua_toboolean(L, 2));
+    return 0;
+}
+
+/* group_enter(name) -> previous group id, start time (ns) */
+static int l_group_enter(lua_State *L) {
+    size_t len;
+    const char *name = luaL_checklstring(L, 1, &len);
+    ll_vu *vu = ll_lua_vu(L, "group()");
+    if (len == 0 || strstr(name, "::")) return luaL_error(L, "group name must be non-empty and not contain '::'");
+    ll_registry *reg = vu->w->run->reg;
+    lua_pushfstring(L, "%s::%s", vu->group_path, name);
+    const char *path = lua_tostring(L, -1);
+    int id = ll_registry_group(reg, path);
+    if (id < 0) return luaL_error(L, "out of memory registering group %s", name);
+    lua_pushinteger(L, vu->group_id);
+    lua_pushnumber(L, (double)ll_now_ns());
+    vu->group_id = id;
+    vu->group_path = ll_registry_group_path(reg, id);
+    return 2;
+}
+
+/* group_leave(previous id, start time) records group_duration */
+static int l_group_leave(lua_State *L) {
+    int prev = (int)luaL_checkinteger(L, 1);
+    double start = luaL_checknumber(L, 2);
+    ll_vu *vu = ll_lua_vu(L, "group()");
+    ll_worker *w = vu->w;
+    double us = ((double)ll_now_ns() - start) / 1000;
+    ll_shard_trend(w->shard, LL_M_GROUP_DURATION, (int64_t)us);
+    vu->group_id = prev;
+    vu->group_path = ll_registry_group_path(w->run->reg, prev);
+    return 0;
+}
+
+static int l_vu_id(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    lua_pushinteger(L, w && w->current ? w->current->id : 0);
+    return 1;
+}
+
+static int l_vu_iteration(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    lua_pushinteger(L, w && w->current ? (lua_Integer)w->current->iteration : 0);
+    return 1;
+}
+
+static int l_worker_id(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    lua_pushinteger(L, w ? w->index : 0);
+    return 1;
+}
+
+int luaopen_luaload_core(lua_State *L) {
+    static const luaL_Reg fns[] = {
+        {"sleep", l_sleep},
+        {"check", l_check},
+        {"group_enter", l_group_enter},
+        {"group_leave", l_group_leave},
+        {"vu_id", l_vu_id},
+        {"vu_iteration", l_vu_iteration},
+        {"worker_id", l_worker_id},
+        {NULL, NULL},
+    };
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.checks");
+    lua_newtable(L);
+    luaL_register(L, NULL, fns);
+    return 1;
+}

@@ -1,0 +1,127 @@
+/* state.c -- builds a worker's Lua state: standard libraries, the C modules
+ * (luaload.core, luaload.http, luaload.json) in package.preload, the require
+ * path (script dir, LUALOAD_PATH, shipped lib/lua), __ENV, then runs the
+ * script's init code once. */
+#include "state.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "modules.h"
+#include "worker.h"
+
+extern char **environ;
+
+static char worker_key;
+
+ll_worker *ll_state_worker(lua_State *L) {
+    lua_pushlightuserdata(L, &worker_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    ll_worker *w = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return w;
+}
+
+/* Pushes "dir/?.lua;dir/?/init.lua;" for dir, or "dir;" when dir is already
+ * a template containing '?'. Returns the number of values pushed. */
+static int push_dir(lua_State *L, const char *dir, size_t len) {
+    if (len == 0) return 0;
+    if (memchr(dir, '?', len)) {
+        lua_pushlstring(L, dir, len);
+        lua_pushliteral(L, ";");
+        lua_concat(L, 2);
+        return 1;
+    }
+    lua_pushlstring(L, dir, len);
+    const char *d = lua_tostring(L, -1);
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", d, d);
+    lua_remove(L, -2);
+    return 1;
+}
+
+static void set_package_path(lua_State *L, const ll_run *run) {
+    int top = lua_gettop(L);
+    if (run->script_path) {
+        const char *slash = strrchr(run->script_path, '/');
+        if (slash) push_dir(L, run->script_path, (size_t)(slash - run->script_path));
+        else push_dir(L, ".", 1);
+    }
+    const char *extra = getenv("LUALOAD_PATH");
+    while (extra && *extra) {
+        const char *sep = strpbrk(extra, ":;");
+        size_t n = sep ? (size_t)(sep - extra) : strlen(extra);
+        push_dir(L, extra, n);
+        extra = sep ? sep + 1 : NULL;
+    }
+    push_dir(L, run->lib_dir, strlen(run->lib_dir));
+    lua_getglobal(L, "package");
+    lua_getfield(L, -1, "path");
+    lua_remove(L, -2);
+    lua_concat(L, lua_gettop(L) - top);
+    lua_getglobal(L, "package");
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "path");
+    lua_settop(L, top);
+}
+
+static void preload(lua_State *L, const char *name, lua_CFunction open) {
+    lua_getglobal(L, "package");
+    lua_getfield(L, -1, "preload");
+    lua_pushcfunction(L, open);
+    lua_setfield(L, -2, name);
+    lua_pop(L, 2);
+}
+
+/* __ENV: the process environment, then -e KEY=VALUE on top (k6's order). */
+static void set_env(lua_State *L, const ll_run *run) {
+    lua_newtable(L);
+    for (int pass = 0; pass < 2; pass++) {
+        char **list = pass == 0 ? environ : run->env;
+        int n = pass == 0 ? -1 : run->nenv;
+        for (int i = 0; list && (n < 0 ? list[i] != NULL : i < n); i++) {
+            const char *eq = strchr(list[i], '=');
+            if (!eq) continue;
+            lua_pushlstring(L, list[i], (size_t)(eq - list[i]));
+            lua_pushstring(L, eq + 1);
+            lua_rawset(L, -3);
+        }
+    }
+    lua_setglobal(L, "__ENV");
+}
+
+int ll_state_open(ll_worker *w, char *err, size_t errlen) {
+    const ll_run *run = w->run;
+    lua_State *L = luaL_newstate();
+    if (!L) {
+        snprintf(err, errlen, "cannot create a Lua state (out of memory)");
+        return 1;
+    }
+    w->L = L;
+    luaL_openlibs(L);
+    lua_pushlightuserdata(L, &worker_key);
+    lua_pushlightuserdata(L, w);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+    set_package_path(L, run);
+    preload(L, "luaload.core", luaopen_luaload_core);
+    preload(L, "luaload.http", luaopen_luaload_http);
+    preload(L, "luaload.json", luaopen_luaload_json);
+    set_env(L, run);
+
+    int rc = run->script_source
+           ? luaL_loadbuffer(L, run->script_source, strlen(run->script_source), run->chunkname)
+           : luaL_loadfile(L, run->script_path);
+    if (rc == 0) rc = lua_pcall(L, 0, 0, 0);
+    if (rc != 0) {
+        const char *msg = lua_tostring(L, -1);
+        if (msg) snprintf(err, errlen, "%s", msg);
+        else snprintf(err, errlen, "(error object is a %s value)", luaL_typename(L, -1));
+        return 107;
+    }
+    lua_settop(L, 0);
+    return 0;
+}

@@ -1,0 +1,18 @@
+/* state.h -- creating a worker's Lua state: standard libraries, the luaload
+ * modules, require paths, __ENV, and running the script's init code. */
+#ifndef LL_STATE_H
+#define LL_STATE_H
+
+#include <stddef.h>
+
+typedef struct lua_State lua_State;
+typedef struct ll_worker ll_worker;
+
+/* Creates w->L and runs the script's init code in it. Returns 0, or 107
+ * with the Lua error (file:line: message) in err. */
+int ll_state_open(ll_worker *w, char *err, size_t errlen);
+
+/* The ll_worker a Lua state belongs to. */
+ll_worker *ll_state_worker(lua_State *L);
+
+#endif
