@@ -174,10 +174,11 @@ int ll_engine_run(ll_config *cfg) {
         fprintf(stderr, "luaload: %s\n", life.errmsg);
         goto done;
     }
+    rc = ll_config_from_env(cfg); /* prints its own error */
+    if (rc) goto done;
     rc = ll_options_read(life.L, cfg, err, sizeof(err));
-    if (!rc) rc = ll_config_from_env(cfg) ? LL_EXIT_CONFIG : 0;
     if (rc) {
-        if (rc == LL_EXIT_CONFIG && err[0]) fprintf(stderr, "luaload: %s\n", err);
+        fprintf(stderr, "luaload: %s\n", err);
         goto done;
     }
     lua_getglobal(life.L, run.exec);

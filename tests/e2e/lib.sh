@@ -1,0 +1,59 @@
+# lib.sh -- helpers for luaload's end-to-end tests (sourced by test_*.sh).
+# Usage in a test: LUALOAD=$1; source lib.sh; start_serve; ...; finish
+set -u
+LUALOAD=${LUALOAD:-$1}
+T=$(mktemp -d -t luaload-e2e.XXXXXX)
+PASS=0
+FAIL=0
+SERVE_PID=
+PORT=
+
+cleanup() {
+  if [[ -n $SERVE_PID ]]; then kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+# start_serve [serve flags...]: starts `luaload serve` on a free loopback port; sets PORT and URL.
+start_serve() {
+  "$LUALOAD" serve --port 0 --threads 1 "$@" >"$T/serve.out" 2>&1 &
+  SERVE_PID=$!
+  for _ in $(seq 100); do
+    PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/serve.out")
+    [[ -n $PORT ]] && break
+    sleep 0.05
+  done
+  [[ -n $PORT ]] || { echo "serve did not start: $(cat "$T/serve.out")"; exit 1; }
+  URL=http://127.0.0.1:$PORT
+}
+
+# free_port: a loopback port nothing listens on
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# run_ll ARGS...: runs luaload with a time cap; sets RC, OUT (stdout file), ERR (stderr file)
+run_ll() {
+  OUT=$T/out.txt ERR=$T/err.txt
+  timeout -k 5 60 "$LUALOAD" "$@" >"$OUT" 2>"$ERR"
+  RC=$?
+}
+
+ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
+not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; [[ $# -gt 1 ]] && echo "       $2"; }
+
+# expect_eq NAME GOT WANT
+expect_eq() { if [[ "$2" == "$3" ]]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }
+# expect_match NAME FILE REGEX
+expect_match() { if grep -Eq -- "$3" "$2"; then ok "$1"; else not_ok "$1" "no /$3/ in: $(head -c 600 "$2")"; fi; }
+# expect_cmp NAME "awk-condition on x" VALUE   e.g. expect_cmp "rate" "x > 0.5" 0.7
+expect_cmp() { if awk -v x="$3" "BEGIN { exit !($2) }"; then ok "$1"; else not_ok "$1" "value $3 fails $2"; fi; }
+# jqv FILE FILTER
+jqv() { jq -r "$2" "$1"; }
+
+script() { cat >"$T/$1"; echo "$T/$1"; }
+
+finish() {
+  echo "$PASS passed, $FAIL failed"
+  [[ $FAIL -eq 0 ]]
+}

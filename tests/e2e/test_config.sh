@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Options from the script, LUALOAD_* env and flags (CLI > env > script);
+# bad flags and options exit 104 with a one-line error.
+source "$(dirname "$0")/lib.sh"
+start_serve
+S=$(script opts.lua <<LUA
+local http = require("luaload.http")
+options = { vus = 3, iterations = 12 }
+function default() http.get("$URL/") end
+LUA
+)
+run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "script options: 12 iterations" "$(jqv "$T/s.json" .metrics.iterations.count)" 12
+expect_eq "script options: 3 VUs" "$(jqv "$T/s.json" .metrics.vus.value)" 3
+LUALOAD_ITERATIONS=5 run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "env beats script" "$(jqv "$T/s.json" .metrics.iterations.count)" 5
+LUALOAD_ITERATIONS=5 run_ll run "$S" -i 7 -u 2 -q --summary-export "$T/s.json"
+expect_eq "CLI beats env" "$(jqv "$T/s.json" .metrics.iterations.count)" 7
+expect_eq "CLI vus" "$(jqv "$T/s.json" .metrics.vus.value)" 2
+
+run_ll run "$S" -u abc
+expect_eq "bad --vus: exit 104" "$RC" 104
+expect_match "bad --vus: message" "$ERR" "invalid value for -u: 'abc' \(expected an integer >= 1\)"
+expect_eq "bad --vus: one line" "$(wc -l <"$ERR")" 1
+run_ll run "$S" -d 10parsecs
+expect_eq "bad --duration: exit 104" "$RC" 104
+expect_match "bad --duration: message" "$ERR" "invalid value for -d: '10parsecs'"
+run_ll run "$S" --frobnicate
+expect_eq "unknown flag: exit 104" "$RC" 104
+expect_match "unknown flag: message" "$ERR" "unknown flag --frobnicate"
+LUALOAD_VUS=-3 run_ll run "$S"
+expect_eq "bad LUALOAD_VUS: exit 104" "$RC" 104
+expect_match "bad LUALOAD_VUS: message" "$ERR" "LUALOAD_VUS"
+S2=$(script badopts.lua <<'LUA'
+options = { duration = "forever" }
+function default() end
+LUA
+)
+run_ll run "$S2"
+expect_eq "bad options.duration: exit 104" "$RC" 104
+expect_match "bad options.duration: message" "$ERR" "options.duration: expected a duration"
+
+# duration mode: constant VUs for -d, iterations keep going until the end
+S3=$(script dur.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+function default() http.get("$URL/") ll.sleep(0.1) end
+LUA
+)
+start=$(date +%s.%N)
+run_ll run "$S3" -u 5 -d 1500ms -q --summary-export "$T/s.json"
+end=$(date +%s.%N)
+expect_eq "duration run: exit 0" "$RC" 0
+expect_cmp "duration run took ~1.5 s" "x >= 1.4 && x < 4" "$(awk -v a="$start" -v b="$end" 'BEGIN{print b-a}')"
+# 5 VUs x (1.5 s / ~0.1 s) = ~75 iterations
+expect_cmp "duration run: ~75 iterations" "x >= 55 && x <= 80" "$(jqv "$T/s.json" .metrics.iterations.count)"
+expect_cmp "sleep shows in iteration_duration" "x >= 100" "$(jqv "$T/s.json" '.metrics.iteration_duration.med')"
+finish

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Script errors: iteration errors are counted and reported once; init, setup
+# and parse errors stop the run with exit 107; a refused connection is an error
+# in the metrics, not a crash.
+source "$(dirname "$0")/lib.sh"
+start_serve
+S=$(script iter_err.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+function default()
+  http.get("$URL/")
+  if ll.vu.iteration % 2 == 0 then
+    error("boom")
+  end
+end
+LUA
+)
+run_ll run "$S" -u 2 -i 20 -q --summary-export "$T/s.json"
+expect_eq "iteration error: exit 0" "$RC" 0
+expect_match "error names file and line" "$ERR" "iter_err.lua:6: boom"
+expect_eq "reported once" "$(grep -c 'boom' "$ERR")" 1
+expect_match "with its count" "$ERR" "in 10 iterations"
+expect_eq "the VUs went on: 20 requests" "$(jqv "$T/s.json" .metrics.http_reqs.count)" 20
+
+S=$(script parse_err.lua <<'LUA'
+function default()
+  local x = = 1
+end
+LUA
+)
+run_ll run "$S" -i 1
+expect_eq "parse error: exit 107" "$RC" 107
+expect_match "parse error names file and line" "$ERR" "parse_err.lua:2:"
+
+S=$(script init_err.lua <<'LUA'
+local t = nil
+local y = t.field
+function default() end
+LUA
+)
+run_ll run "$S" -i 1
+expect_eq "init error: exit 107" "$RC" 107
+expect_match "init error names file and line" "$ERR" "init_err.lua:2:"
+
+S=$(script setup_err.lua <<'LUA'
+function setup() error("no token") end
+function default() end
+LUA
+)
+run_ll run "$S" -i 1
+expect_eq "setup error: exit 107" "$RC" 107
+expect_match "setup error message" "$ERR" "setup\(\) failed: .*setup_err.lua:1: no token"
+
+S=$(script nodefault.lua <<'LUA'
+local x = 1
+LUA
+)
+run_ll run "$S" -i 1
+expect_eq "no default function: exit 107" "$RC" 107
+expect_match "no default function: message" "$ERR" "no function default"
+
+run_ll run "$T/missing.lua"
+expect_eq "missing script: exit 107" "$RC" 107
+expect_match "missing script: message" "$ERR" "cannot read script .*missing.lua"
+
+FREE=$(free_port)
+S=$(script refused.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+function default()
+  local res = http.get("http://127.0.0.1:$FREE/")
+  ll.check(res, { ["status 0"] = function(r) return r.status == 0 end,
+                  ["error_code 1212"] = function(r) return r.error_code == 1212 end,
+                  ["error text"] = function(r) return #r.error > 0 end })
+end
+LUA
+)
+run_ll run "$S" -u 2 -i 10 -q --summary-export "$T/s.json"
+expect_eq "refused: exit 0" "$RC" 0
+expect_eq "refused: 10 requests" "$(jqv "$T/s.json" .metrics.http_reqs.count)" 10
+expect_eq "refused: all failed" "$(jqv "$T/s.json" .metrics.http_req_failed.value)" 1
+expect_eq "refused: checks all passed" "$(jqv "$T/s.json" .metrics.checks.fails)" 0
+finish

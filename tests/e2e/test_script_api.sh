@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# require paths, -e/__ENV, setup data to iterations and teardown, vu ids,
+# POST bodies, headers, response_type "none", quick mode.
+source "$(dirname "$0")/lib.sh"
+start_serve
+mkdir -p "$T/lib1" "$T/proj/helpers"
+cat >"$T/lib1/extlib.lua" <<'LUA'
+return { answer = function() return 42 end }
+LUA
+cat >"$T/proj/helpers/util.lua" <<'LUA'
+return { twice = function(x) return 2 * x end }
+LUA
+cat >"$T/proj/main.lua" <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local json = require("luaload.json")
+local util = require("helpers.util")   -- next to the script
+local ext = require("extlib")          -- from LUALOAD_PATH
+local client = http.Client{ user_agent = "e2e-agent" }
+local echo = http.Request("$URL/echo", { method = "POST", body = "from-request",
+                                          headers = { ["X-Test"] = "1" } })
+function setup()
+  local res = http.get("$URL/")
+  return { token = ll.env.TOKEN, twice = util.twice(ext.answer()), setup_status = res.status }
+end
+function default(data)
+  local r1 = client:post("$URL/echo", json.encode({ n = ll.vu.id }))
+  local r2 = client:request(echo)
+  local r3 = client:get("$URL/bytes/5000", { response_type = "none" })
+  local r4 = client:head("$URL/")
+  ll.check(data, {
+    ["setup data token"] = function(d) return d.token == "s3cret" end,
+    ["setup data computed"] = function(d) return d.twice == 84 end,
+    ["setup made a request"] = function(d) return d.setup_status == 200 end,
+  })
+  ll.check(r1, { ["post echo json"] = function(r) return r:json().n == ll.vu.id end })
+  ll.check(r2, { ["prepared post"] = function(r) return r.body == "from-request" end,
+                 ["headers parsed"] = function(r) return r.headers["Content-Length"] == "12" end,
+                 ["proto"] = function(r) return r.proto == "HTTP/1.1" end })
+  ll.check(r3, { ["none: no body"] = function(r) return r.body == nil and r.status == 200 end })
+  ll.check(r4, { ["head"] = function(r) return r.status == 200 and r.body == "" end })
+  ll.check(ll.vu, { ["vu id in range"] = function(v) return v.id >= 1 and v.id <= 4 end })
+end
+function teardown(data)
+  local f = assert(io.open(ll.env.OUTFILE, "w"))
+  f:write(data.token, " ", data.twice)
+  f:close()
+end
+LUA
+LUALOAD_PATH=$T/lib1 run_ll run "$T/proj/main.lua" -u 4 -i 20 -e TOKEN=s3cret -e OUTFILE="$T/teardown.txt" -q --summary-export "$T/s.json"
+expect_eq "exit 0" "$RC" 0
+[[ -s $ERR ]] && cat "$ERR"
+expect_eq "all checks passed" "$(jqv "$T/s.json" .metrics.checks.fails)" 0
+expect_eq "checks ran" "$(jqv "$T/s.json" .metrics.checks.passes)" 200
+expect_eq "teardown got setup data" "$(cat "$T/teardown.txt" 2>/dev/null)" "s3cret 84"
+expect_eq "setup's request is counted" "$(jqv "$T/s.json" .metrics.http_reqs.count)" 81
+expect_cmp "response_type none still counts bytes" "x > 100000" "$(jqv "$T/s.json" .metrics.data_received.count)"
+
+# keep-alive: each VU holds its own connection
+S=$(script ka.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local client = http.Client{}
+local req = http.Request("$URL/")
+function default() client:get(req) ll.sleep(0.05) end
+LUA
+)
+timeout 30 "$LUALOAD" run "$S" -u 25 -d 3s -q --summary-export "$T/ka.json" >/dev/null 2>&1 &
+LL=$!
+sleep 1.5
+CONNS=$(ss -Htn state established "( dport = :$PORT )" | wc -l)
+wait $LL
+expect_eq "25 VUs hold 25 keep-alive connections" "$CONNS" 25
+
+# quick mode: no script
+run_ll run "$URL/" -c 3 -i 30 -q --summary-export "$T/q.json"
+expect_eq "quick mode: exit 0" "$RC" 0
+expect_eq "quick mode: 30 requests" "$(jqv "$T/q.json" .metrics.http_reqs.count)" 30
+finish

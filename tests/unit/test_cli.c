@@ -1,0 +1,82 @@
+/* test_cli.c -- `luaload run` flag parsing and LUALOAD_* env (src/core/cli.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "test_util.h"
+
+static int parse(ll_config *cfg, const char *line) {
+    static char buf[512]; /* cfg points into it */
+    char *argv[32];
+    int argc = 0;
+    snprintf(buf, sizeof(buf), "%s", line);
+    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w"); /* the one-line errors are checked end to end */
+    int rc = ll_cli_parse_run(argc, argv, cfg);
+    fclose(stderr);
+    stderr = saved;
+    return rc;
+}
+
+int main(void) {
+    ll_config c;
+    int rc = parse(&c, "run s.lua -u 250 -d 10s");
+    tu_check(rc == 0 && c.vus == 250 && c.vus_set && c.duration_us == 10000000 && !c.iterations_set,
+             "-u 250 -d 10s");
+    tu_check(c.script_path && strcmp(c.script_path, "s.lua") == 0 && !c.quick_url, "script path");
+    ll_config_free(&c);
+
+    rc = parse(&c, "run --vus=3 --iterations=7 --workers=2 s.lua");
+    tu_check(rc == 0 && c.vus == 3 && c.iterations == 7 && c.iterations_set && c.workers == 2, "--flag=value forms");
+    ll_config_free(&c);
+
+    rc = parse(&c, "run http://127.0.0.1:8080/ -c 125 -d 30s");
+    tu_check(rc == 0 && c.quick_url && c.vus == 125 && c.duration_us == 30000000, "quick mode with -c");
+    ll_config_free(&c);
+
+    rc = parse(&c, "run s.lua -e A=1 -e B=x=y --env C=");
+    tu_check(rc == 0 && c.nenv == 3 && strcmp(c.env[1], "B=x=y") == 0, "-e repeated");
+    ll_config_free(&c);
+
+    rc = parse(&c, "run s.lua -q --no-summary --summary-export out.json --graceful-stop 5s");
+    tu_check(rc == 0 && c.quiet && c.no_summary && strcmp(c.summary_export, "out.json") == 0 &&
+                 c.graceful_stop_us == 5000000,
+             "summary flags");
+    ll_config_free(&c);
+
+    const char *bad[] = {
+        "run s.lua -u 0", "run s.lua -u x", "run s.lua -d 0", "run s.lua -d 5", "run s.lua -i -1",
+        "run s.lua -w 0", "run s.lua -e NOVALUE", "run s.lua -e =x", "run s.lua --bogus", "run s.lua -u",
+        "run", "run a.lua b.lua",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rc = parse(&c, bad[i]);
+        tu_check(rc == LL_EXIT_CONFIG, "'%s' -> 104 (got %d)", bad[i], rc);
+        ll_config_free(&c);
+    }
+    rc = parse(&c, "run --help");
+    tu_check(rc == -1, "--help");
+    ll_config_free(&c);
+
+    /* env fills only what the CLI left unset */
+    parse(&c, "run s.lua -u 4");
+    setenv("LUALOAD_VUS", "9", 1);
+    setenv("LUALOAD_ITERATIONS", "11", 1);
+    setenv("LUALOAD_DURATION", "2s", 1);
+    rc = ll_config_from_env(&c);
+    tu_check(rc == 0 && c.vus == 4 && c.iterations == 11 && c.duration_us == 2000000, "env under CLI");
+    ll_config_free(&c);
+    parse(&c, "run s.lua");
+    setenv("LUALOAD_DURATION", "soon", 1);
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    rc = ll_config_from_env(&c);
+    fclose(stderr);
+    stderr = saved;
+    tu_check(rc == LL_EXIT_CONFIG, "bad LUALOAD_DURATION -> 104");
+    ll_config_free(&c);
+    return tu_summary();
+}

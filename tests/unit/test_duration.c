@@ -1,0 +1,53 @@
+/* test_duration.c -- duration and integer parsing (src/core/duration.c). */
+#include <stdint.h>
+#include <string.h>
+
+#include "duration.h"
+#include "test_util.h"
+
+static void good(const char *s, uint64_t want_us) {
+    uint64_t us = 12345;
+    int rc = ll_duration_parse(s, &us);
+    tu_check(rc == 0 && us == want_us, "duration '%s' = %llu us (got rc %d, %llu)", s,
+             (unsigned long long)want_us, rc, (unsigned long long)us);
+}
+
+static void bad(const char *s) {
+    uint64_t us;
+    tu_check(ll_duration_parse(s, &us) != 0, "duration '%s' rejected", s ? s : "(null)");
+}
+
+int main(void) {
+    good("0", 0);
+    good("10s", 10000000);
+    good("1.5s", 1500000);
+    good("250ms", 250000);
+    good("100us", 100);
+    good("100µs", 100);
+    good("1500ns", 1);
+    good("2m", 120000000);
+    good("1m30s", 90000000);
+    good("1h", 3600000000ull);
+    good("1h2m3s", 3723000000ull);
+    good("0.5m", 30000000);
+    good("1m500ms", 60500000);
+    bad(NULL);
+    bad("");
+    bad("10");
+    bad("s");
+    bad("10x");
+    bad("-5s");
+    bad("5 s");
+    bad("1.2.3s");
+    bad("10s ");
+    bad("ms");
+
+    int64_t v;
+    tu_check(ll_parse_int("42", &v) == 0 && v == 42, "int 42");
+    tu_check(ll_parse_int("0", &v) == 0 && v == 0, "int 0");
+    tu_check(ll_parse_int("-1", &v) != 0, "int -1 rejected");
+    tu_check(ll_parse_int("12abc", &v) != 0, "int 12abc rejected");
+    tu_check(ll_parse_int("", &v) != 0, "int empty rejected");
+    tu_check(ll_parse_int("99999999999999999999", &v) != 0, "int overflow rejected");
+    return tu_summary();
+}
