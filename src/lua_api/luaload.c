@@ -16,8 +16,8 @@ ll_vu *ll_lua_vu(lua_State *L, const char *what) {
     return w->current;
 }
 
-/* Check ids are cached per worker in registry["luaload.checks"]:
- * [group id + 2] -> { check name -> id }. */
+/* Check ids are cached per worker in registry["luaload.checks"] (made by
+ * ll_state_open): [group id + 2] -> { check name -> id }. */
 void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
     ll_worker *w = vu->w;
     lua_getfield(L, LUA_REGISTRYINDEX, "luaload.checks");
@@ -116,8 +116,6 @@ int luaopen_luaload_core(lua_State *L) {
         {"worker_id", l_worker_id},
         {NULL, NULL},
     };
-    lua_newtable(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.checks");
     lua_newtable(L);
     luaL_register(L, NULL, fns);
     return 1;

@@ -36,4 +36,14 @@ expect_eq "error_code for a 404" "$(jqv "$T/s.json" '.root_group.groups.api.chec
 expect_cmp "group_duration recorded" "x > 0" "$(jqv "$T/s.json" '.metrics.group_duration.max')"
 run_ll run "$S" -u 1 -i 2
 expect_match "failed check shown with counts" "$OUT" "✗ status is 200"
+
+# checkstatus in a script that never requires "luaload"
+S=$(script bare.lua <<LUA
+local http = require("luaload.http")
+function default() http.checkstatus(200, http.get("$URL/")) end
+LUA
+)
+run_ll run "$S" -u 2 -i 6 -q --summary-export "$T/s.json"
+expect_eq "bare checkstatus: exit 0" "$RC" 0
+expect_eq "bare checkstatus: 6 passes" "$(jqv "$T/s.json" .metrics.checks.passes)" 6
 finish

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# compare.sh -- luaload against wrk and the libcurl floor, measured in one run.
+#
+# Starts nginx pinned to SERVER_CPU (config written here, loopback only),
+# builds the libcurl floor client from ../shared/bench/curlfloor.c into a
+# scratch dir (it is never copied into the project), then runs, pinned to
+# CLIENT_CPU and alternating REPS times:
+#   wrk            -t1 -c CONNS
+#   floor          curlfloor -c CONNS (socket_action + epoll)
+#   floor-lua      curlfloor -l -L -c CONNS (lazy epoll + a LuaJIT coroutine per handle)
+#   luaload        bench/get.lua, -u CONNS -w 1: client:get(req) + http.checkstatus
+#                  per iteration, all metrics on
+#   luaload-2000   the same with 2000 VUs (and floor-2000: -c 2000 -P 20)
+# and a memory case: luaload with MEM_VUS VUs doing GET + sleep(1), each VU
+# holding a keep-alive connection; peak RSS per VU.
+# For each: requests/s, client CPU µs per request (user+sys / requests) and
+# peak RSS; then luaload's ratios and the targets of issue 2.
+#
+# Knobs: DUR(10) CONNS(50) REPS(2) SCALE_VUS(2000) MEM_VUS(10000) CLIENT_CPU(1)
+#   SERVER_CPU(0) PORT(18480) LUALOAD(build/luaload) SHARED(../shared/bench)
+#   CASES="wrk floor floor-lua luaload scale mem" (subset)
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+SHARED=${SHARED:-$ROOT/../shared/bench}
+LUALOAD=${LUALOAD:-$ROOT/build/luaload}
+DUR=${DUR:-10}
+CONNS=${CONNS:-50}
+REPS=${REPS:-2}
+SCALE_VUS=${SCALE_VUS:-2000}
+MEM_VUS=${MEM_VUS:-10000}
+CLIENT_CPU=${CLIENT_CPU:-1}
+SERVER_CPU=${SERVER_CPU:-0}
+PORT=${PORT:-18480}
+CASES=${CASES:-wrk floor floor-lua luaload scale mem}
+URL=http://127.0.0.1:$PORT/
+
+die() { echo "compare.sh: $*" >&2; exit 2; }
+for t in nginx wrk taskset timeout jq /usr/bin/time cc pkg-config; do
+  command -v "$t" >/dev/null || die "$t not found (scripts/setup.sh installs it)"
+done
+[[ -x $LUALOAD ]] || die "luaload not built at $LUALOAD"
+[[ -f $SHARED/curlfloor.c ]] || die "no $SHARED/curlfloor.c"
+((DUR >= 1 && DUR <= 30)) || die "DUR must be 1..30"
+
+SCR=$(mktemp -d -t luaload-bench.XXXXXX)
+NGINX_PID=
+cleanup() {
+  [[ -n $NGINX_PID ]] && kill -QUIT "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
+  [[ ${KEEP:-0} == 1 ]] && echo "scratch kept: $SCR" >&2 || rm -rf "$SCR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+want() { [[ " $CASES " == *" $1 "* ]]; }
+
+# ---- the floor client, built at bench time from shared/ ----
+cc -O2 -o "$SCR/curlfloor" "$SHARED/curlfloor.c" $(pkg-config --cflags --libs libcurl luajit) \
+  || die "cannot build curlfloor"
+
+# ---- target: nginx on one core ----
+mkdir -p "$SCR/nginx/temp"
+cat >"$SCR/nginx/nginx.conf" <<CONF
+worker_processes 1;
+worker_rlimit_nofile 65536;
+daemon off;
+pid $SCR/nginx/nginx.pid;
+error_log $SCR/nginx/error.log warn;
+events { worker_connections 32768; }
+http {
+  access_log off; keepalive_requests 10000000; keepalive_timeout 300s;
+  default_type text/plain;
+  client_body_temp_path $SCR/nginx/temp; proxy_temp_path $SCR/nginx/temp;
+  fastcgi_temp_path $SCR/nginx/temp; uwsgi_temp_path $SCR/nginx/temp; scgi_temp_path $SCR/nginx/temp;
+  server { listen 127.0.0.1:$PORT; location / { return 200 "hello world\n"; } }
+}
+CONF
+ulimit -n "$(ulimit -Hn)"
+taskset -c "$SERVER_CPU" nginx -p "$SCR/nginx/" -e "$SCR/nginx/error.log" -c "$SCR/nginx/nginx.conf" &
+NGINX_PID=$!
+for _ in $(seq 50); do curl -s -o /dev/null "$URL" && break; sleep 0.1; done
+curl -s -o /dev/null "$URL" || die "nginx did not start ($(cat "$SCR/nginx/error.log"))"
+
+cat >"$SCR/get.lua" <<'LUA'
+local http = require("luaload.http")
+local client = http.Client{}
+local req = http.Request(__ENV.URL)
+function default()
+  local res = client:get(req)
+  http.checkstatus(200, res)
+end
+LUA
+cat >"$SCR/mem.lua" <<'LUA'
+local http = require("luaload.http")
+local ll = require("luaload")
+local client = http.Client{}
+local req = http.Request(__ENV.URL, { response_type = "none" })
+function default()
+  client:get(req)
+  ll.sleep(1)
+end
+LUA
+
+RESULTS=$SCR/results.tsv
+: >"$RESULTS"
+# run NAME PARSER CMD...: prints and records "name rps reqs cpu_us_per_req rss_kb"
+run() {
+  local name=$1 parser=$2; shift 2
+  local base=$SCR/$name.$REP
+  /usr/bin/time -f '%e %U %S %M' -o "$base.time" \
+    timeout -k 2 $((DUR + 40)) taskset -c "$CLIENT_CPU" "$@" >"$base.out" 2>"$base.err"
+  local wall usr sys rss reqs rps
+  read -r wall usr sys rss < <(tail -n 1 "$base.time")
+  read -r reqs rps < <($parser "$base")
+  local us
+  us=$(awk -v u="$usr" -v s="$sys" -v r="${reqs:-0}" 'BEGIN { if (r > 0) printf "%.1f", (u + s) * 1e6 / r; else print "-" }')
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "${rps:--}" "${reqs:--}" "$us" "$rss" | tee -a "$RESULTS"
+  sleep 1
+}
+p_wrk() { awk '/ requests in / {r=$1} /^Requests\/sec/ {s=$2} END {print r, s}' "$1.out"; }
+p_floor() { sed -n 's/.*requests=\([0-9]*\) errors=\([0-9]*\).* rps=\([0-9.]*\).*/\1 \3/p' "$1.out" | tail -1; }
+p_luaload() { jq -r '"\(.metrics.http_reqs.count) \(.metrics.http_reqs.rate)"' "$1.json" 2>/dev/null; }
+
+echo "# nginx on cpu $SERVER_CPU, clients on cpu $CLIENT_CPU, $CONNS connections, ${DUR}s per run, $REPS reps" >&2
+printf 'case\treq/s\trequests\tcpu_us/req\tpeak_rss_KB\n'
+for ((REP = 1; REP <= REPS; REP++)); do
+  want wrk && run wrk p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$URL"
+  want floor && run floor p_floor "$SCR/curlfloor" -u "$URL" -c "$CONNS" -d "$DUR"
+  want floor-lua && run floor-lua p_floor "$SCR/curlfloor" -l -L -u "$URL" -c "$CONNS" -d "$DUR"
+  want luaload && run luaload p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$CONNS" \
+    -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload.$REP.json"
+  if want scale; then
+    run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
+    run luaload-$SCALE_VUS p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$SCALE_VUS" \
+      -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload-$SCALE_VUS.$REP.json"
+  fi
+done
+if want mem; then
+  REP=1
+  run luaload-mem-100 p_luaload "$LUALOAD" run "$SCR/mem.lua" -e URL="$URL" -u 100 -d "${DUR}s" -w 1 \
+    -q --no-summary --summary-export "$SCR/luaload-mem-100.1.json"
+  run luaload-mem-$MEM_VUS p_luaload "$LUALOAD" run "$SCR/mem.lua" -e URL="$URL" -u "$MEM_VUS" -d "${DUR}s" -w 1 \
+    -q --no-summary --summary-export "$SCR/luaload-mem-$MEM_VUS.1.json"
+fi
+
+# ---- medians and ratios ----
+med() {
+  awk -F'\t' -v n="$1" -v c="$2" '$1 == n && $c != "-" {print $c}' "$RESULTS" | sort -g |
+    awk '{v[NR] = $1} END { if (!NR) print "-"; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else print "-" }'; }
+verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2) print \"ok\"; else print \"MISSED\" }"; }
+
+echo
+echo "medians over $REPS reps:"
+for c in wrk floor floor-lua luaload floor-$SCALE_VUS luaload-$SCALE_VUS; do
+  printf '  %-16s %10s req/s  %8s µs/req  %8s KB\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" "$(med "$c" 5)"
+done
+L_RPS=$(med luaload 2) L_US=$(med luaload 4)
+for floor in floor floor-lua; do
+  r1=$(ratio "$L_RPS" "$(med $floor 2)") r2=$(ratio "$L_US" "$(med $floor 4)")
+  echo "luaload / $floor: req/s x$r1 (target >= 0.9: $(verdict "$r1" '>= 0.9')), CPU/req x$r2 (target <= 1.15: $(verdict "$r2" '<= 1.15'))"
+done
+echo "luaload / wrk: req/s x$(ratio "$L_RPS" "$(med wrk 2)"), CPU/req x$(ratio "$L_US" "$(med wrk 4)")"
+r=$(ratio "$(med luaload-$SCALE_VUS 4)" "$L_US")
+echo "luaload CPU/req at $SCALE_VUS VUs / at $CONNS VUs: x$r (target <= 1.5: $(verdict "$r" '<= 1.5'))"
+if want mem; then
+  big=$(med luaload-mem-$MEM_VUS 5) small=$(med luaload-mem-100 5)
+  per=$(awk -v b="$big" -v n="$MEM_VUS" 'BEGIN { if (b != "-") printf "%.1f", b / n; else print "-" }')
+  marg=$(awk -v b="$big" -v s="$small" -v n="$MEM_VUS" 'BEGIN { if (b != "-" && s != "-") printf "%.1f", (b - s) / (n - 100); else print "-" }')
+  echo "luaload RSS at $MEM_VUS VUs: $big KB = $per KB/VU total, $marg KB/VU marginal (target <= 32: $(verdict "$per" '<= 32'))"
+  echo "  (requests in the memory run: $(med luaload-mem-$MEM_VUS 3); each VU holds one keep-alive connection)"
+fi
