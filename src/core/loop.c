@@ -67,6 +67,11 @@ int ll_loop_watch(ll_loop *loop, int fd, int events, ll_fd_fn *fn, void *ud) {
         loop->nfds = n;
     }
     fd_slot *s = &loop->fds[fd];
+    if (events == s->events && events != 0) {
+        s->fn = fn;
+        s->ud = ud;
+        return 0;
+    }
     struct epoll_event ev = {0};
     ev.data.fd = fd;
     if (events & LL_READABLE) ev.events |= EPOLLIN;
@@ -85,6 +90,10 @@ int ll_loop_watch(ll_loop *loop, int fd, int events, ll_fd_fn *fn, void *ud) {
     s->ud = ud;
     s->events = events;
     return 0;
+}
+
+void ll_loop_forget(ll_loop *loop, int fd) {
+    if (fd >= 0 && fd < loop->nfds) memset(&loop->fds[fd], 0, sizeof(loop->fds[fd]));
 }
 
 /* ---- timer heap (min-heap on deadline, each timer knows its index) ---- */

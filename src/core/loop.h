@@ -26,8 +26,12 @@ ll_loop *ll_loop_new(void);
 void ll_loop_free(ll_loop *loop);
 
 /* Watch fd for events (LL_READABLE|LL_WRITABLE); calling again changes the
- * events and callback. events == 0 stops watching. Returns 0 or -1 (errno). */
+ * events and callback (no system call when the events stay the same).
+ * events == 0 stops watching. Returns 0 or -1 (errno). */
 int ll_loop_watch(ll_loop *loop, int fd, int events, ll_fd_fn *fn, void *ud);
+/* Forgets fd without a system call: for a descriptor about to be closed
+ * (closing removes it from epoll). */
+void ll_loop_forget(ll_loop *loop, int fd);
 
 void ll_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud);
 /* Arm (or re-arm) t to fire after after_us microseconds (0: next turn). */

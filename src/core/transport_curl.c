@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct multi_ctx {
     CURLM *multi;
@@ -20,9 +21,13 @@ typedef struct multi_ctx {
     ll_transport *tp;
 } multi_ctx;
 
+/* A socket libcurl asked us to watch. When libcurl lets go of an idle
+ * keep-alive socket it stays registered in epoll, parked, so that reusing it
+ * for the next request costs no epoll_ctl; an event on a parked socket (the
+ * server closed it) unregisters it, and closing forgets it. */
 typedef struct sock_ctx {
-    curl_socket_t fd;
     multi_ctx *mc;
+    int parked;
 } sock_ctx;
 
 struct ll_transport {
@@ -30,6 +35,8 @@ struct ll_transport {
     multi_ctx *multis;
     int nmultis;
     int active;
+    sock_ctx *socks; /* by fd */
+    int nsocks;
 };
 
 typedef struct buf {
@@ -197,8 +204,12 @@ static void drain_done(multi_ctx *mc, uint64_t t_end) {
 /* ---- libcurl <-> loop glue ---- */
 
 static void on_fd(ll_loop *loop, int fd, int events, void *ud) {
-    (void)loop;
     sock_ctx *sc = ud;
+    if (sc->parked) {
+        ll_loop_watch(loop, fd, 0, NULL, NULL);
+        sc->parked = 0;
+        return;
+    }
     multi_ctx *mc = sc->mc;
     int running, flags = 0;
     if (events & LL_READABLE) flags |= CURL_CSELECT_IN;
@@ -215,27 +226,44 @@ static void on_timer(ll_loop *loop, void *ud) {
     drain_done(mc, ll_now_ns());
 }
 
+static sock_ctx *sock_of(ll_transport *tp, int fd) {
+    if (fd < 0) return NULL;
+    if (fd >= tp->nsocks) {
+        int n = tp->nsocks ? tp->nsocks : 256;
+        while (n <= fd) n *= 2;
+        sock_ctx *s = realloc(tp->socks, (size_t)n * sizeof(*s));
+        if (!s) return NULL;
+        memset(s + tp->nsocks, 0, (size_t)(n - tp->nsocks) * sizeof(*s));
+        tp->socks = s;
+        tp->nsocks = n;
+    }
+    return &tp->socks[fd];
+}
+
 static int socket_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp) {
     (void)e;
+    (void)socketp;
     multi_ctx *mc = userp;
-    sock_ctx *sc = socketp;
+    sock_ctx *sc = sock_of(mc->tp, fd);
+    if (!sc) return -1;
     if (what == CURL_POLL_REMOVE) {
-        ll_loop_watch(mc->tp->loop, fd, 0, NULL, NULL);
-        free(sc);
-        curl_multi_assign(mc->multi, fd, NULL);
+        sc->parked = 1;
         return 0;
     }
-    if (!sc) {
-        sc = calloc(1, sizeof(*sc));
-        if (!sc) return -1;
-        sc->fd = fd;
-        sc->mc = mc;
-        curl_multi_assign(mc->multi, fd, sc);
-    }
+    sc->mc = mc;
+    sc->parked = 0;
     int events = 0;
     if (what & CURL_POLL_IN) events |= LL_READABLE;
     if (what & CURL_POLL_OUT) events |= LL_WRITABLE;
     return ll_loop_watch(mc->tp->loop, fd, events, on_fd, sc) < 0 ? -1 : 0;
+}
+
+/* libcurl closes a socket: forget it in the loop (closing unregisters it). */
+static int close_cb(void *ud, curl_socket_t fd) {
+    ll_transport *tp = ud;
+    ll_loop_forget(tp->loop, fd);
+    if (fd < tp->nsocks) tp->socks[fd].parked = 0;
+    return close(fd);
 }
 
 static int timer_cb(CURLM *multi, long timeout_ms, void *userp) {
@@ -281,6 +309,7 @@ void ll_transport_free(ll_transport *tp) {
         curl_multi_cleanup(tp->multis[i].multi);
     }
     free(tp->multis);
+    free(tp->socks);
     free(tp);
 }
 
@@ -305,8 +334,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
     if (len > 5 && memcmp(p, "HTTP/", 5) == 0) {
         x->hdrs.len = 0;
         x->t_first = ll_now_ns();
+    } else if (len <= 2) { /* the blank line ending the header block */
+        x->t_last = ll_now_ns();
     }
-    x->t_last = ll_now_ns();
     return buf_append(&x->hdrs, p, len) < 0 ? 0 : len;
 }
 
@@ -343,6 +373,8 @@ ll_transfer *ll_transfer_new(ll_transport *tp, int multi_index, const ll_client_
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, close_cb);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, tp);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
     if (o->dial_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->dial_timeout_ms);
