@@ -26,6 +26,9 @@ end
 
 -- group(name, fn) runs fn inside a named group and records group_duration
 function M.group(name, fn)
+  if type(name) ~= "string" or name == "" or name:find("::", 1, true) then
+    error("group: the name must be a non-empty string without '::'", 2)
+  end
   if type(fn) ~= "function" then
     error("group: expected a function as second argument, got " .. type(fn), 2)
   end

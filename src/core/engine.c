@@ -232,7 +232,7 @@ int ll_engine_run(ll_config *cfg) {
             goto done;
         }
         first_id += nvus;
-        if (cfg->iterations_set) { /* proportional to the worker's VUs, remainder first */
+        if (cfg->iterations_set) { /* proportional to the worker's VUs (floor of the running total) */
             int64_t upto = cfg->iterations * (first_id - 1) / cfg->vus;
             workers[i].iters_left = upto - iters_given;
             iters_given = upto;
@@ -257,6 +257,11 @@ int ll_engine_run(ll_config *cfg) {
     double elapsed = (double)(ll_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
+    int64_t cut = 0;
+    for (int i = 0; i < nworkers; i++) cut += workers[i].interrupted;
+    if (cut > 0)
+        fprintf(stderr, "luaload: %lld iteration%s still running at the end were interrupted (not counted)\n",
+                (long long)cut, cut == 1 ? "" : "s");
 
     total = ll_shard_new(run.reg);
     if (!total) {

@@ -121,19 +121,15 @@ static void fill_result(ll_transfer *x, CURLcode rc, uint64_t t_end) {
     CURL *e = x->easy;
     ll_http_res *r = &x->res;
     long status = 0, version = 0, os_errno = 0, req_size = 0;
-    curl_off_t q = 0, dns = 0, conn = 0, tls = 0, pre = 0, post = 0, start = 0, total = 0, up = 0;
+    curl_off_t dns = 0, conn = 0, tls = 0, pre = 0, post = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &version);
-    curl_easy_getinfo(e, CURLINFO_QUEUE_TIME_T, &q);
     curl_easy_getinfo(e, CURLINFO_NAMELOOKUP_TIME_T, &dns);
     curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &conn);
     curl_easy_getinfo(e, CURLINFO_APPCONNECT_TIME_T, &tls);
     curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre);
     curl_easy_getinfo(e, CURLINFO_POSTTRANSFER_TIME_T, &post);
-    curl_easy_getinfo(e, CURLINFO_STARTTRANSFER_TIME_T, &start);
-    curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &total);
     curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &req_size);
-    curl_easy_getinfo(e, CURLINFO_SIZE_UPLOAD_T, &up);
     curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &r->effective_url);
 
     /* libcurl's timestamps are cached per socket_action call and can lag
@@ -141,8 +137,6 @@ static void fill_result(ll_transfer *x, CURLcode rc, uint64_t t_end) {
      * phases come from our clock (submit, prereq callback, first header
      * byte, completion); only the connect and TLS handshake, which span
      * several calls, and the tiny send phase come from libcurl. */
-    (void)q;
-    (void)start;
     if (x->t_last && x->t_last < t_end) t_end = x->t_last;
     uint64_t t_pre = x->t_pre ? x->t_pre : t_end;
     uint64_t t_first = x->t_first ? x->t_first : t_end;
@@ -150,26 +144,26 @@ static void fill_result(ll_transfer *x, CURLcode rc, uint64_t t_end) {
     int fresh = conn > 0;
     r->t.connecting = fresh ? clamp_diff(conn, dns) : 0;
     r->t.tls_handshaking = fresh && tls > 0 ? clamp_diff(tls, conn) : 0;
-    int64_t before = (int64_t)(t_pre - x->t_start) / 1000;
-    r->t.blocked = before - r->t.connecting - r->t.tls_handshaking;
-    if (r->t.blocked < 0) r->t.blocked = 0;
+    /* k6's blocked runs from asking for a connection to getting one: it
+     * includes DNS, connecting and the TLS handshake of a new connection. */
+    r->t.blocked = (int64_t)(t_pre - x->t_start) / 1000;
     int64_t to_first = (int64_t)(t_first - t_pre) / 1000;
     r->t.sending = clamp_diff(post, pre);
     if (r->t.sending > to_first) r->t.sending = to_first;
     r->t.waiting = to_first - r->t.sending;
     r->t.receiving = (int64_t)(t_end - t_first) / 1000;
     r->t.duration = r->t.sending + r->t.waiting + r->t.receiving;
-    (void)total;
 
     r->status = rc == CURLE_OK ? (int)status : 0;
-    r->proto = version == CURL_HTTP_VERSION_3 ? "HTTP/3.0"
+    r->proto = r->status == 0 ? ""
+             : version == CURL_HTTP_VERSION_3 ? "HTTP/3.0"
              : version == CURL_HTTP_VERSION_2_0 ? "HTTP/2.0"
              : version == CURL_HTTP_VERSION_1_0 ? "HTTP/1.0" : "HTTP/1.1";
     r->body = x->body.p ? x->body.p : "";
     r->body_len = x->body.len;
     r->headers = x->hdrs.p ? x->hdrs.p : "";
     r->headers_len = x->hdrs.len;
-    r->bytes_sent = req_size + up;
+    r->bytes_sent = req_size; /* headers and the body given in memory */
     r->bytes_received = x->header_bytes + x->body_bytes;
     r->error_code = 0;
     r->error = "";
@@ -415,18 +409,20 @@ void ll_transfer_cancel(ll_transfer *x) {
 /* Applies the options of req to the easy handle (only when it changed). */
 static void apply_request(ll_transfer *x, const ll_http_req *req, const char *m) {
     CURL *e = x->easy;
+    int head = strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
+    int plain_get = strcmp(m, "GET") == 0 && !req->has_body;
     curl_easy_setopt(e, CURLOPT_URL, req->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* resets body and NOBODY */
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
-    if (strcmp(m, "HEAD") == 0) {
+    if (head) {
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    } else if (req->has_body || strcmp(m, "POST") == 0) {
+    } else if (req->has_body || post) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body ? req->body : "");
     }
-    if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0 && strcmp(m, "POST") != 0)
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
+    /* any other method, and a GET that carries a body */
+    if (!head && !post && !plain_get) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
     long t = req->timeout_ms > 0 ? req->timeout_ms : x->timeout_default;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, t > 0 ? t : 0L);
     curl_easy_setopt(e, CURLOPT_FORBID_REUSE, req->disable_keep_alive ? 1L : 0L);

@@ -39,6 +39,7 @@ void ll_vu_free(ll_vu *vu) {
     ll_timer_stop(vu->w->loop, &vu->timer);
     for (int i = 0; i < vu->nxfers; i++) ll_transfer_free(vu->xfers[i]);
     free(vu->xfers);
+    free(vu->xfer_owner);
     if (vu->oneoff) ll_http_req_clear(vu->oneoff);
     free(vu->oneoff);
     drop_coroutine(vu);
@@ -134,16 +135,28 @@ void ll_vu_interrupt(ll_vu *vu) {
     vu->group_path = "";
 }
 
-ll_transfer *ll_vu_transfer(ll_vu *vu, int client_id, const ll_client_opts *opts) {
-    if (client_id >= vu->nxfers) {
-        int n = client_id + 4;
+ll_transfer *ll_vu_transfer(ll_vu *vu, int slot, uint64_t uid, const ll_client_opts *opts) {
+    if (slot >= vu->nxfers) {
+        int n = slot + 4;
         ll_transfer **x = realloc(vu->xfers, (size_t)n * sizeof(*x));
         if (!x) return NULL;
-        for (int i = vu->nxfers; i < n; i++) x[i] = NULL;
         vu->xfers = x;
+        uint64_t *o = realloc(vu->xfer_owner, (size_t)n * sizeof(*o));
+        if (!o) return NULL;
+        vu->xfer_owner = o;
+        for (int i = vu->nxfers; i < n; i++) {
+            x[i] = NULL;
+            o[i] = 0;
+        }
         vu->nxfers = n;
     }
-    if (!vu->xfers[client_id])
-        vu->xfers[client_id] = ll_transfer_new(vu->w->tp, vu->index / 100, opts);
-    return vu->xfers[client_id];
+    if (vu->xfers[slot] && vu->xfer_owner[slot] != uid) { /* a collected client's */
+        ll_transfer_free(vu->xfers[slot]);
+        vu->xfers[slot] = NULL;
+    }
+    if (!vu->xfers[slot]) {
+        vu->xfers[slot] = ll_transfer_new(vu->w->tp, vu->index / 100, opts);
+        vu->xfer_owner[slot] = uid;
+    }
+    return vu->xfers[slot];
 }

@@ -40,7 +40,8 @@ typedef struct ll_vu {
     int yielded;                /* the current iteration waited at least once */
     uint64_t iter_start_ns;
     ll_timer timer;             /* sleep() and deferred starts */
-    ll_transfer **xfers;        /* one per http.Client, by client id */
+    ll_transfer **xfers;        /* one per http.Client, by client slot */
+    uint64_t *xfer_owner;       /* the client (uid) each transfer was made for */
     int nxfers;
     int alive;                  /* will run (or is running) iterations */
     int group_id;               /* current group, -1 for the root */
@@ -76,7 +77,8 @@ struct ll_worker {
     int single;                 /* running one call (setup/teardown) */
     int setup_ref;              /* setup data in this state */
     int exec_ref;               /* the iteration function */
-    int nclients;               /* http.Client ids handed out */
+    int nclients;               /* http.Client slots handed out */
+    uint64_t next_client_uid;
     ll_error_count *errors;
     int nerrors;
     int64_t interrupted;        /* iterations cut by the hard end */
@@ -111,7 +113,9 @@ void ll_worker_vu_idle(ll_worker *w, ll_vu *vu);
 /* VU glue used by the Lua API. */
 void ll_vu_resume(ll_vu *vu, int nargs); /* the values are on vu->co */
 void ll_vu_sleep(ll_vu *vu, uint64_t us);
-ll_transfer *ll_vu_transfer(ll_vu *vu, int client_id, const ll_client_opts *opts);
+/* The VU's connection slot for a client: slot is reused by later clients
+ * once a client is collected, uid tells them apart. */
+ll_transfer *ll_vu_transfer(ll_vu *vu, int slot, uint64_t uid, const ll_client_opts *opts);
 /* Counts a script error under its message (the engine prints each distinct
  * message once with its count); returns the worker's stored copy of msg. */
 const char *ll_worker_error(ll_worker *w, const char *msg);

@@ -21,7 +21,8 @@
 #define RESPONSE_MT "luaload.Response"
 
 typedef struct client {
-    int id;
+    int slot;      /* index of the VUs' connection for this client */
+    uint64_t uid;  /* unique in the worker */
     ll_client_opts opts;
 } client;
 
@@ -52,6 +53,11 @@ static char *opt_str(lua_State *L, int idx, const char *where, const char *key) 
     char *s = strdup(lua_tostring(L, idx));
     if (!s) luaL_error(L, "out of memory");
     return s;
+}
+
+static void upcase(char *s) {
+    for (; *s; s++)
+        if (*s >= 'a' && *s <= 'z') *s = (char)(*s - 32);
 }
 
 /* ---- Client ---- */
@@ -87,37 +93,92 @@ static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
     }
 }
 
-static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
-    const char *W = "http.Client";
-    luaL_checktype(L, idx, LUA_TTABLE);
+/* Raises unless every key of the table at idx is one of keys. */
+static void check_keys(lua_State *L, int idx, const char *const *keys, const char *where) {
     lua_pushnil(L);
     while (lua_next(L, idx)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-        int v = lua_gettop(L);
-        if (strcmp(k, "dial_timeout") == 0) o->dial_timeout_ms = opt_ms(L, v, W, k);
-        else if (strcmp(k, "timeout") == 0 || strcmp(k, "read_timeout") == 0 || strcmp(k, "write_timeout") == 0) {
-            long ms = opt_ms(L, v, W, k);
-            if (strcmp(k, "timeout") == 0 || ms > o->timeout_ms || o->timeout_ms == 60000) o->timeout_ms = ms;
-        } else if (strcmp(k, "max_conn_duration") == 0) o->max_conn_duration_s = (opt_ms(L, v, W, k) + 999) / 1000;
-        else if (strcmp(k, "user_agent") == 0) o->user_agent = opt_str(L, v, W, k);
-        else if (strcmp(k, "proxy") == 0) o->proxy = opt_str(L, v, W, k);
-        else if (strcmp(k, "max_redirects") == 0) o->max_redirects = (int)luaL_checkinteger(L, v);
-        else if (strcmp(k, "max_conns_per_host") == 0) {
-            if (luaL_checkinteger(L, v) < 1) luaL_error(L, "%s: max_conns_per_host must be at least 1", W);
-        } else if (strcmp(k, "tls") == 0) parse_tls(L, v, o);
-        else if (strcmp(k, "http_version") == 0) {
-            const char *s = lua_tostring(L, v);
-            if (s && strcmp(s, "1.1") == 0) o->http_version = 11;
-            else if (s && strcmp(s, "2") == 0) o->http_version = 2;
-            else if (s && strcmp(s, "3") == 0) o->http_version = 3;
-            else luaL_error(L, "%s: http_version must be \"1.1\", \"2\" or \"3\"", W);
-        } else {
-            luaL_error(L, "%s: unknown option '%s'", W, k);
-        }
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        int known = 0;
+        for (int i = 0; k && keys[i] && !known; i++) known = strcmp(k, keys[i]) == 0;
+        if (!known) luaL_error(L, "%s: unknown option '%s'", where, k ? k : luaL_typename(L, -2));
         lua_pop(L, 1);
     }
 }
 
+/* Pushes t[key] of the table at idx; returns 0 (and pushes nothing) when nil. */
+static int field(lua_State *L, int idx, const char *key) {
+    lua_getfield(L, idx, key);
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+    return 0;
+}
+
+static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
+    static const char *const keys[] = {"dial_timeout", "timeout", "read_timeout", "write_timeout",
+                                       "max_conn_duration", "user_agent", "proxy", "max_redirects",
+                                       "max_conns_per_host", "tls", "http_version", NULL};
+    const char *W = "http.Client";
+    luaL_checktype(L, idx, LUA_TTABLE);
+    check_keys(L, idx, keys, W);
+    if (field(L, idx, "dial_timeout")) {
+        o->dial_timeout_ms = opt_ms(L, -1, W, "dial_timeout");
+        lua_pop(L, 1);
+    }
+    /* timeout bounds the whole request; without it the larger of the read
+     * and write timeouts does, else k6's 60 s. */
+    if (field(L, idx, "timeout")) {
+        o->timeout_ms = opt_ms(L, -1, W, "timeout");
+        lua_pop(L, 1);
+    } else {
+        long rt = 0, wt = 0;
+        if (field(L, idx, "read_timeout")) {
+            rt = opt_ms(L, -1, W, "read_timeout");
+            lua_pop(L, 1);
+        }
+        if (field(L, idx, "write_timeout")) {
+            wt = opt_ms(L, -1, W, "write_timeout");
+            lua_pop(L, 1);
+        }
+        if (rt || wt) o->timeout_ms = rt > wt ? rt : wt;
+    }
+    if (field(L, idx, "max_conn_duration")) {
+        o->max_conn_duration_s = (opt_ms(L, -1, W, "max_conn_duration") + 999) / 1000;
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "user_agent")) {
+        o->user_agent = opt_str(L, -1, W, "user_agent");
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "proxy")) {
+        o->proxy = opt_str(L, -1, W, "proxy");
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "max_redirects")) {
+        o->max_redirects = (int)luaL_checkinteger(L, -1);
+        lua_pop(L, 1);
+    }
+    /* each VU keeps its own connection per client, so any limit >= 1 holds */
+    if (field(L, idx, "max_conns_per_host")) {
+        if (lua_tointeger(L, -1) < 1) luaL_error(L, "%s: max_conns_per_host must be an integer >= 1", W);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "tls")) {
+        parse_tls(L, lua_gettop(L), o);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "http_version")) {
+        const char *s = lua_tostring(L, -1);
+        if (s && strcmp(s, "1.1") == 0) o->http_version = 11;
+        else if (s && strcmp(s, "2") == 0) o->http_version = 2;
+        else if (s && strcmp(s, "3") == 0) o->http_version = 3;
+        else luaL_error(L, "%s: http_version must be \"1.1\", \"2\" or \"3\"", W);
+        lua_pop(L, 1);
+    }
+}
+
+/* Free client slots (of collected clients) are kept in
+ * registry["luaload.client_slots"], so a script that makes a Client per
+ * iteration does not grow every VU's connection table without end. */
 static client *push_client(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
     client *c = lua_newuserdata(L, sizeof(*c));
@@ -125,7 +186,19 @@ static client *push_client(lua_State *L) {
     client_opts_default(&c->opts);
     luaL_getmetatable(L, CLIENT_MT);
     lua_setmetatable(L, -2);
-    c->id = w->nclients++;
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
+    int nfree = (int)lua_objlen(L, -1);
+    if (nfree > 0) {
+        lua_rawgeti(L, -1, nfree);
+        c->slot = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        lua_rawseti(L, -2, nfree);
+    } else {
+        c->slot = w->nclients++;
+    }
+    lua_pop(L, 1);
+    c->uid = ++w->next_client_uid;
     return c;
 }
 
@@ -139,6 +212,12 @@ static int l_client_new(lua_State *L) {
 static int l_client_gc(lua_State *L) {
     client *c = luaL_checkudata(L, 1, CLIENT_MT);
     client_opts_free(&c->opts);
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
+    if (lua_istable(L, -1)) {
+        lua_pushinteger(L, c->slot);
+        lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
+    }
+    lua_pop(L, 1);
     return 0;
 }
 
@@ -175,8 +254,7 @@ static void parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
         if (strcmp(k, "method") == 0) {
             free(r->method);
             r->method = opt_str(L, v, W, k);
-            for (char *p = r->method; *p; p++)
-                if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 32);
+            upcase(r->method);
         } else if (strcmp(k, "headers") == 0) {
             luaL_checktype(L, v, LUA_TTABLE);
             lua_pushnil(L);
@@ -259,7 +337,8 @@ static void set_ms(lua_State *L, const char *k, int64_t us) {
 }
 
 /* Pushes the Response table on L: status, proto, body, error, error_code,
- * url, timings; headers are parsed on first access from the raw block. */
+ * url, timings; headers are parsed on first access from the raw block, kept
+ * aside in a weak table so the response holds only its documented fields. */
 static void push_response(lua_State *L, const ll_http_res *r, ll_response_type type) {
     lua_createtable(L, 1, 8);
     lua_pushinteger(L, r->status);
@@ -287,10 +366,32 @@ static void push_response(lua_State *L, const ll_http_res *r, ll_response_type t
     set_ms(L, "receiving", r->t.receiving);
     set_ms(L, "duration", r->t.duration);
     lua_setfield(L, -2, "timings");
-    lua_pushlstring(L, r->headers, r->headers_len);
-    lua_rawseti(L, -2, 1);
     luaL_getmetatable(L, RESPONSE_MT);
     lua_setmetatable(L, -2);
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.raw_headers");
+    lua_pushvalue(L, -2);
+    lua_pushlstring(L, r->headers, r->headers_len);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Pushes name in Go's canonical form, as k6 shows it: "content-type" ->
+ * "Content-Type". */
+static void push_canonical(lua_State *L, const char *name, size_t len) {
+    char buf[256];
+    if (len >= sizeof(buf)) {
+        lua_pushlstring(L, name, len);
+        return;
+    }
+    int upper = 1;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 32);
+        else if (!upper && c >= 'A' && c <= 'Z') c = (char)(c + 32);
+        buf[i] = c;
+        upper = c == '-';
+    }
+    lua_pushlstring(L, buf, len);
 }
 
 static void push_headers(lua_State *L, const char *p, size_t len) {
@@ -306,7 +407,7 @@ static void push_headers(lua_State *L, const char *p, size_t len) {
             const char *v = colon + 1, *ve = le;
             while (v < ve && (*v == ' ' || *v == '\t')) v++;
             while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
-            lua_pushlstring(L, p, (size_t)(colon - p));
+            push_canonical(L, p, (size_t)(colon - p));
             lua_pushvalue(L, -1);
             lua_rawget(L, -3);
             if (lua_isstring(L, -1)) { /* repeated header: join like Go's */
@@ -337,7 +438,9 @@ static int l_response_json(lua_State *L) {
 static int l_response_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     if (k && strcmp(k, "headers") == 0) {
-        lua_rawgeti(L, 1, 1);
+        lua_getfield(L, LUA_REGISTRYINDEX, "luaload.raw_headers");
+        lua_pushvalue(L, 1);
+        lua_rawget(L, -2);
         size_t len;
         const char *raw = lua_tolstring(L, -1, &len);
         push_headers(L, raw ? raw : "", raw ? len : 0);
@@ -411,12 +514,13 @@ static int do_request(lua_State *L, client *c, const char *method, int target, i
         if (method && !known_method(method)) {
             free(o->method);
             if (!(o->method = strdup(method))) return luaL_error(L, "out of memory");
+            upcase(o->method);
         }
         req = o;
     }
     const char *m = method ? known_method(method) : NULL;
     if (!m) m = req->method ? req->method : "GET";
-    ll_transfer *x = ll_vu_transfer(vu, c->id, &c->opts);
+    ll_transfer *x = ll_vu_transfer(vu, c->slot, c->uid, &c->opts);
     if (!x) return luaL_error(L, "out of memory creating a connection");
     const char *err = NULL;
     vu->response_type = req->response_type;
@@ -510,6 +614,15 @@ int luaopen_luaload_http(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
 
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
+    luaL_newmetatable(L, "luaload.weak_keys");
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_newtable(L); /* response -> raw header block, parsed on first use */
+    lua_insert(L, -2);
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.raw_headers");
     push_client(L); /* the default client of http.get & co */
     lua_setfield(L, LUA_REGISTRYINDEX, "luaload.default_client");
 

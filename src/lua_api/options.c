@@ -54,11 +54,17 @@ int ll_options_read(lua_State *L, ll_config *cfg, char *err, size_t errlen) {
         if (strcmp(k, "vus") == 0) {
             int64_t v;
             rc = get_count(L, k, &v, err, errlen);
-            if (!rc && !cfg->vus_set) cfg->vus = v, cfg->vus_set = 1;
+            if (!rc && !cfg->vus_set) {
+                cfg->vus = v;
+                cfg->vus_set = 1;
+            }
         } else if (strcmp(k, "iterations") == 0) {
             int64_t v;
             rc = get_count(L, k, &v, err, errlen);
-            if (!rc && !cfg->iterations_set) cfg->iterations = v, cfg->iterations_set = 1;
+            if (!rc && !cfg->iterations_set) {
+                cfg->iterations = v;
+                cfg->iterations_set = 1;
+            }
         } else if (strcmp(k, "duration") == 0) {
             uint64_t v;
             rc = get_duration(L, k, &v, err, errlen);
@@ -66,11 +72,17 @@ int ll_options_read(lua_State *L, ll_config *cfg, char *err, size_t errlen) {
                 snprintf(err, errlen, "options.duration: expected a duration above 0");
                 rc = LL_EXIT_CONFIG;
             }
-            if (!rc && !cfg->duration_set) cfg->duration_us = v, cfg->duration_set = 1;
+            if (!rc && !cfg->duration_set) {
+                cfg->duration_us = v;
+                cfg->duration_set = 1;
+            }
         } else if (strcmp(k, "gracefulStop") == 0) {
             uint64_t v;
             rc = get_duration(L, k, &v, err, errlen);
-            if (!rc && !cfg->graceful_stop_set) cfg->graceful_stop_us = v, cfg->graceful_stop_set = 1;
+            if (!rc && !cfg->graceful_stop_set) {
+                cfg->graceful_stop_us = v;
+                cfg->graceful_stop_set = 1;
+            }
         } else {
             fprintf(stderr, "luaload: warning: script option '%s' is not supported by this version; ignored\n", k);
         }

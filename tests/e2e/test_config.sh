@@ -55,4 +55,18 @@ expect_cmp "duration run took ~1.5 s" "x >= 1.4 && x < 4" "$(awk -v a="$start" -
 # 5 VUs x (1.5 s / ~0.1 s) = ~75 iterations
 expect_cmp "duration run: ~75 iterations" "x >= 55 && x <= 80" "$(jqv "$T/s.json" .metrics.iterations.count)"
 expect_cmp "sleep shows in iteration_duration" "x >= 100" "$(jqv "$T/s.json" '.metrics.iteration_duration.med')"
+
+# iterations still running after duration + graceful stop are interrupted
+S4=$(script slow.lua <<LUA
+local http = require("luaload.http")
+function default() http.get("$URL/delay/5000") end
+LUA
+)
+start=$(date +%s.%N)
+run_ll run "$S4" -u 3 -d 1s --graceful-stop 500ms -q --summary-export "$T/s.json"
+end=$(date +%s.%N)
+expect_eq "graceful stop: exit 0" "$RC" 0
+expect_cmp "graceful stop: ends after ~1.5 s, not 5 s" "x >= 1.4 && x < 3" "$(awk -v a="$start" -v b="$end" 'BEGIN{print b-a}')"
+expect_match "graceful stop: interrupted iterations reported" "$ERR" "3 iterations still running at the end were interrupted"
+expect_eq "graceful stop: no iteration counted" "$(jqv "$T/s.json" '.metrics.iterations.count // 0')" 0
 finish

@@ -56,6 +56,35 @@ expect_eq "teardown got setup data" "$(cat "$T/teardown.txt" 2>/dev/null)" "s3cr
 expect_eq "setup's request is counted" "$(jqv "$T/s.json" .metrics.http_reqs.count)" 81
 expect_cmp "response_type none still counts bytes" "x > 100000" "$(jqv "$T/s.json" .metrics.data_received.count)"
 
+# methods and bodies on the wire, headers, data_sent, a Client per iteration
+S=$(script wire.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+function default()
+  local c = http.Client{ read_timeout = "20s", timeout = "5s" }  -- a new client each time
+  local g = c:get("$URL/echo", { body = "get-body" })
+  local p = c:request("purge", "$URL/echo", "x")
+  local r = c:get("$URL/")
+  ll.check(g, { ["GET keeps its body"] = function(x) return x.body == "get-body" end })
+  ll.check(p, { ["custom method sent"] = function(x) return x.status == 200 and x.body == "x" end })
+  ll.check(r, { ["canonical header names"] = function(x) return x.headers["Content-Type"] == "text/plain" end,
+                ["no hidden fields"] = function(x) return #x == 0 and rawget(x, 1) == nil end })
+end
+LUA
+)
+run_ll run "$S" -u 2 -i 30 -q --summary-export "$T/w.json"
+expect_eq "wire: exit 0" "$RC" 0
+expect_eq "wire: checks all passed" "$(jqv "$T/w.json" .metrics.checks.fails)" 0
+expect_eq "wire: checks ran" "$(jqv "$T/w.json" .metrics.checks.passes)" 120
+S=$(script sent.lua <<LUA
+local http = require("luaload.http")
+local body = string.rep("b", 1000)
+function default() http.post("$URL/echo", body) end
+LUA
+)
+run_ll run "$S" -i 1 -q --summary-export "$T/d.json"
+expect_cmp "data_sent counts a 1000-byte body once" "x > 1000 && x < 1300" "$(jqv "$T/d.json" .metrics.data_sent.count)"
+
 # keep-alive: each VU holds its own connection
 S=$(script ka.lua <<LUA
 local http = require("luaload.http")

@@ -3,16 +3,22 @@
 -- the text luaload prints; opts.indent (default "     ").
 local M = {}
 
+-- "%.2f" without trailing zeros: 1.50 -> "1.5", 3.00 -> "3"
+local function num2(x)
+  local s = string.format("%.2f", x):gsub("0+$", ""):gsub("%.$", "")
+  return s
+end
+
 local function fmt_duration(ms)
   if ms == 0 then return "0s" end
   local us = ms * 1000
   if us < 1 then return string.format("%.0fns", us * 1000) end
-  if us < 1000 then return string.format("%.2fµs", us) end
-  if ms < 1000 then return string.format("%.2fms", ms) end
+  if us < 1000 then return num2(us) .. "µs" end
+  if ms < 1000 then return num2(ms) .. "ms" end
   local s = ms / 1000
-  if s < 60 then return string.format("%.2fs", s) end
+  if s < 60 then return num2(s) .. "s" end
   local m = math.floor(s / 60)
-  if m < 60 then return string.format("%dm%.1fs", m, s - m * 60) end
+  if m < 60 then return string.format("%dm%ss", m, num2(s - m * 60)) end
   local h = math.floor(m / 60)
   return string.format("%dh%dm%.0fs", h, m - h * 60, s - m * 60)
 end
