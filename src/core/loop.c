@@ -184,7 +184,6 @@ int ll_loop_turn(ll_loop *loop, int max_wait_ms) {
     }
     int n = epoll_wait(loop->epfd, loop->ev, (int)(sizeof(loop->ev) / sizeof(loop->ev[0])), wait);
     int ran = 0;
-    loop->now = ll_now_ns();
     for (int i = 0; i < n; i++) {
         int fd = loop->ev[i].data.fd;
         if (fd >= loop->nfds || !loop->fds[fd].fn || !loop->fds[fd].events) continue;

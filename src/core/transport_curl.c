@@ -197,8 +197,10 @@ static void drain_done(multi_ctx *mc, uint64_t t_end) {
 
 /* ---- libcurl <-> loop glue ---- */
 
+/* ud is the transport, not the sock_ctx: the socks array may move. */
 static void on_fd(ll_loop *loop, int fd, int events, void *ud) {
-    sock_ctx *sc = ud;
+    ll_transport *tp = ud;
+    sock_ctx *sc = &tp->socks[fd];
     if (sc->parked) {
         ll_loop_watch(loop, fd, 0, NULL, NULL);
         sc->parked = 0;
@@ -249,7 +251,7 @@ static int socket_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *soc
     int events = 0;
     if (what & CURL_POLL_IN) events |= LL_READABLE;
     if (what & CURL_POLL_OUT) events |= LL_WRITABLE;
-    return ll_loop_watch(mc->tp->loop, fd, events, on_fd, sc) < 0 ? -1 : 0;
+    return ll_loop_watch(mc->tp->loop, fd, events, on_fd, mc->tp) < 0 ? -1 : 0;
 }
 
 /* libcurl closes a socket: forget it in the loop (closing unregisters it). */
@@ -328,8 +330,6 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
     if (len > 5 && memcmp(p, "HTTP/", 5) == 0) {
         x->hdrs.len = 0;
         x->t_first = ll_now_ns();
-    } else if (len <= 2) { /* the blank line ending the header block */
-        x->t_last = ll_now_ns();
     }
     return buf_append(&x->hdrs, p, len) < 0 ? 0 : len;
 }
@@ -370,6 +370,9 @@ ll_transfer *ll_transfer_new(ll_transport *tp, int multi_index, const ll_client_
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, close_cb);
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, tp);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    /* no proxy from http_proxy & co. (a load test goes where it is told;
+     * it also saves libcurl's environment lookups on every request) */
+    curl_easy_setopt(e, CURLOPT_PROXY, o->proxy ? o->proxy : "");
     curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
     if (o->dial_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->dial_timeout_ms);
     if (o->max_conn_duration_s > 0) curl_easy_setopt(e, CURLOPT_MAXLIFETIME_CONN, o->max_conn_duration_s);
@@ -380,7 +383,6 @@ ll_transfer *ll_transfer_new(ll_transport *tp, int multi_index, const ll_client_
     if (o->ca) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca);
     if (o->certificate) curl_easy_setopt(e, CURLOPT_SSLCERT, o->certificate);
     if (o->private_key) curl_easy_setopt(e, CURLOPT_SSLKEY, o->private_key);
-    if (o->proxy) curl_easy_setopt(e, CURLOPT_PROXY, o->proxy);
     long v = o->http_version == 11 ? CURL_HTTP_VERSION_1_1
            : o->http_version == 2 ? CURL_HTTP_VERSION_2_0
            : o->http_version == 3 ? CURL_HTTP_VERSION_3ONLY : CURL_HTTP_VERSION_2TLS;

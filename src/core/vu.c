@@ -53,8 +53,10 @@ static void end_iteration(ll_vu *vu, int completed) {
     vu->iteration++;
     vu->group_id = -1;
     vu->group_path = "";
+    uint64_t now = ll_now_ns();
+    /* a VU that goes straight on starts its next iteration now */
+    vu->next_start_ns = vu->yielded ? now : 0;
     if (completed && !w->single) {
-        uint64_t now = ll_now_ns();
         ll_shard_add(w->shard, LL_M_ITERATIONS, 1);
         ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)((now - vu->iter_start_ns) / 1000));
         atomic_fetch_add_explicit(&w->done_iters, 1, memory_order_relaxed);
@@ -106,7 +108,8 @@ void ll_vu_start_iteration(ll_vu *vu) {
     }
     vu->in_iteration = 1;
     vu->yielded = 0;
-    vu->iter_start_ns = ll_now_ns();
+    vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_now_ns();
+    vu->next_start_ns = 0;
     run(vu, nargs);
 }
 
@@ -155,7 +158,7 @@ ll_transfer *ll_vu_transfer(ll_vu *vu, int slot, uint64_t uid, const ll_client_o
         vu->xfers[slot] = NULL;
     }
     if (!vu->xfers[slot]) {
-        vu->xfers[slot] = ll_transfer_new(vu->w->tp, vu->index / 100, opts);
+        vu->xfers[slot] = ll_transfer_new(vu->w->tp, vu->index / LL_VUS_PER_MULTI, opts);
         vu->xfer_owner[slot] = uid;
     }
     return vu->xfers[slot];

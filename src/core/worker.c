@@ -22,7 +22,7 @@ int ll_worker_init(ll_worker *w, ll_run *run, int index, int nvus, int first_vu_
     w->first_vu_id = first_vu_id;
     w->loop = ll_loop_new();
     w->shard = ll_shard_new(run->reg);
-    w->tp = w->loop ? ll_transport_new(w->loop, (nvus + 99) / 100) : NULL;
+    w->tp = w->loop ? ll_transport_new(w->loop, (nvus + LL_VUS_PER_MULTI - 1) / LL_VUS_PER_MULTI) : NULL;
     w->vus = calloc((size_t)(nvus > 0 ? nvus : 1), sizeof(ll_vu));
     if (!w->loop || !w->shard || !w->tp || !w->vus) {
         snprintf(w->errmsg, sizeof(w->errmsg), "out of memory starting worker %d", index);
@@ -67,7 +67,7 @@ const char *ll_worker_error(ll_worker *w, const char *msg) {
 
 static int can_start(ll_worker *w) {
     if (w->stopping || w->iters_left == 0) return 0;
-    if (w->end_ns && ll_now_ns() >= w->end_ns) return 0;
+    if (w->end_ns && ll_loop_now(w->loop) >= w->end_ns) return 0;
     return 1;
 }
 
@@ -175,6 +175,7 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
     w->single = 1;
     w->stopping = 0;
     vu->last_error = NULL;
+    vu->next_start_ns = 0;
     vu->alive = 1;
     w->active = 1;
     ll_vu_start_iteration(vu);

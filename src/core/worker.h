@@ -15,6 +15,12 @@
 typedef struct lua_State lua_State;
 typedef struct ll_worker ll_worker;
 
+/* VUs sharing one curl multi handle: libcurl's connection-pool lookup is
+ * linear in a multi handle's connections (see bench/README.md). */
+#ifndef LL_VUS_PER_MULTI
+#define LL_VUS_PER_MULTI 100
+#endif
+
 /* What every worker of a run shares (read-only once the workers start). */
 typedef struct ll_run {
     const char *script_path;    /* NULL in quick mode */
@@ -39,6 +45,7 @@ typedef struct ll_vu {
     int in_iteration;
     int yielded;                /* the current iteration waited at least once */
     uint64_t iter_start_ns;
+    uint64_t next_start_ns;     /* when the last iteration ended, if going on */
     ll_timer timer;             /* sleep() and deferred starts */
     ll_transfer **xfers;        /* one per http.Client, by client slot */
     uint64_t *xfer_owner;       /* the client (uid) each transfer was made for */

@@ -20,15 +20,30 @@
 #define REQUEST_MT "luaload.Request"
 #define RESPONSE_MT "luaload.Response"
 
+/* Userdata carry a tag so the hot path can tell a Client from a Request
+ * without looking their metatables up by name (Lua code cannot forge one). */
+#define CLIENT_TAG 0x4c4c434cu  /* "LLCL" */
+#define REQUEST_TAG 0x4c4c5251u /* "LLRQ" */
+
 typedef struct client {
+    uint32_t tag;
     int slot;      /* index of the VUs' connection for this client */
     uint64_t uid;  /* unique in the worker */
     ll_client_opts opts;
 } client;
 
 typedef struct request {
+    uint32_t tag;
     ll_http_req req;
 } request;
+
+static void *tagged(lua_State *L, int idx, uint32_t tag, size_t size) {
+    void *p = lua_touserdata(L, idx);
+    if (!p || lua_type(L, idx) != LUA_TUSERDATA || lua_objlen(L, idx) != size) return NULL;
+    return *(uint32_t *)p == tag ? p : NULL;
+}
+
+static request *to_request(lua_State *L, int idx) { return tagged(L, idx, REQUEST_TAG, sizeof(request)); }
 
 static const char *const METHODS[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", NULL};
 
@@ -183,6 +198,7 @@ static client *push_client(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
     client *c = lua_newuserdata(L, sizeof(*c));
     memset(c, 0, sizeof(*c));
+    c->tag = CLIENT_TAG;
     client_opts_default(&c->opts);
     luaL_getmetatable(L, CLIENT_MT);
     lua_setmetatable(L, -2);
@@ -300,6 +316,7 @@ static void set_url(lua_State *L, ll_http_req *r, int idx) {
 static int l_request_new(lua_State *L) {
     lua_settop(L, 2);
     request *q = lua_newuserdata(L, sizeof(*q));
+    q->tag = REQUEST_TAG;
     req_init(&q->req);
     luaL_getmetatable(L, REQUEST_MT);
     lua_setmetatable(L, -2);
@@ -331,16 +348,35 @@ static void record_metrics(ll_worker *w, const ll_http_res *r) {
     ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received);
 }
 
+/* What a Response computes on first use: its timings and its headers. */
+typedef struct resp_extra {
+    ll_timings t;
+    size_t headers_len;
+    char headers[];
+} resp_extra;
+
 static void set_ms(lua_State *L, const char *k, int64_t us) {
     lua_pushnumber(L, (double)us / 1000.0);
     lua_setfield(L, -2, k);
 }
 
+static void push_timings(lua_State *L, const ll_timings *t) {
+    lua_createtable(L, 0, 7);
+    set_ms(L, "blocked", t->blocked);
+    set_ms(L, "connecting", t->connecting);
+    set_ms(L, "tls_handshaking", t->tls_handshaking);
+    set_ms(L, "sending", t->sending);
+    set_ms(L, "waiting", t->waiting);
+    set_ms(L, "receiving", t->receiving);
+    set_ms(L, "duration", t->duration);
+}
+
 /* Pushes the Response table on L: status, proto, body, error, error_code,
- * url, timings; headers are parsed on first access from the raw block, kept
- * aside in a weak table so the response holds only its documented fields. */
+ * url. timings and headers are built on first access from a copy kept
+ * aside in a weak table, so the response holds only documented fields and
+ * a script that never reads them does not pay for them. */
 static void push_response(lua_State *L, const ll_http_res *r, ll_response_type type) {
-    lua_createtable(L, 1, 8);
+    lua_createtable(L, 0, 8);
     lua_pushinteger(L, r->status);
     lua_setfield(L, -2, "status");
     lua_pushstring(L, r->proto);
@@ -357,20 +393,14 @@ static void push_response(lua_State *L, const ll_http_res *r, ll_response_type t
         lua_pushstring(L, r->effective_url);
         lua_setfield(L, -2, "url");
     }
-    lua_createtable(L, 0, 7);
-    set_ms(L, "blocked", r->t.blocked);
-    set_ms(L, "connecting", r->t.connecting);
-    set_ms(L, "tls_handshaking", r->t.tls_handshaking);
-    set_ms(L, "sending", r->t.sending);
-    set_ms(L, "waiting", r->t.waiting);
-    set_ms(L, "receiving", r->t.receiving);
-    set_ms(L, "duration", r->t.duration);
-    lua_setfield(L, -2, "timings");
     luaL_getmetatable(L, RESPONSE_MT);
     lua_setmetatable(L, -2);
-    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.raw_headers");
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
     lua_pushvalue(L, -2);
-    lua_pushlstring(L, r->headers, r->headers_len);
+    resp_extra *x = lua_newuserdata(L, sizeof(*x) + r->headers_len);
+    x->t = r->t;
+    x->headers_len = r->headers_len;
+    memcpy(x->headers, r->headers, r->headers_len);
     lua_rawset(L, -3);
     lua_pop(L, 1);
 }
@@ -437,22 +467,22 @@ static int l_response_json(lua_State *L) {
 
 static int l_response_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
-    if (k && strcmp(k, "headers") == 0) {
-        lua_getfield(L, LUA_REGISTRYINDEX, "luaload.raw_headers");
-        lua_pushvalue(L, 1);
-        lua_rawget(L, -2);
-        size_t len;
-        const char *raw = lua_tolstring(L, -1, &len);
-        push_headers(L, raw ? raw : "", raw ? len : 0);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, 1, "headers");
-        return 1;
-    }
+    int headers = k && strcmp(k, "headers") == 0, timings = k && strcmp(k, "timings") == 0;
     if (k && strcmp(k, "json") == 0) {
         lua_pushcfunction(L, l_response_json);
         return 1;
     }
-    return 0;
+    if (!headers && !timings) return 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    const resp_extra *x = lua_touserdata(L, -1);
+    if (!x) return 0;
+    if (headers) push_headers(L, x->headers, x->headers_len);
+    else push_timings(L, &x->t);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 1, k); /* computed once */
+    return 1;
 }
 
 /* ---- making requests ---- */
@@ -498,7 +528,7 @@ static void copy_request(lua_State *L, ll_http_req *dst, const ll_http_req *src)
  * Request's own method, or GET. */
 static int do_request(lua_State *L, client *c, const char *method, int target, int body, int params) {
     ll_vu *vu = ll_lua_vu(L, "making HTTP requests");
-    request *q = luaL_testudata(L, target, REQUEST_MT);
+    request *q = to_request(L, target);
     const ll_http_req *req = q ? &q->req : NULL;
     int plain = method == NULL || known_method(method) != NULL;
     int has_body = body > 0 && !lua_isnoneornil(L, body);
@@ -528,7 +558,11 @@ static int do_request(lua_State *L, client *c, const char *method, int target, i
     return lua_yield(L, 0);
 }
 
-static client *check_client(lua_State *L) { return luaL_checkudata(L, 1, CLIENT_MT); }
+static client *check_client(lua_State *L) {
+    client *c = tagged(L, 1, CLIENT_TAG, sizeof(client));
+    if (!c) luaL_typerror(L, 1, "http.Client (call methods with ':')");
+    return c;
+}
 
 static int c_get(lua_State *L) { return do_request(L, check_client(L), "GET", 2, 0, 3); }
 static int c_head(lua_State *L) { return do_request(L, check_client(L), "HEAD", 2, 0, 3); }
@@ -541,7 +575,7 @@ static int c_options(lua_State *L) { return do_request(L, check_client(L), "OPTI
 /* client:request(req) or client:request(method, target, body, params) */
 static int c_request(lua_State *L) {
     client *c = check_client(L);
-    if (luaL_testudata(L, 2, REQUEST_MT)) return do_request(L, c, NULL, 2, 0, 3);
+    if (to_request(L, 2)) return do_request(L, c, NULL, 2, 0, 3);
     return do_request(L, c, luaL_checkstring(L, 2), 3, 4, 5);
 }
 
@@ -562,7 +596,7 @@ static int m_patch(lua_State *L) { return do_request(L, default_client(L), "PATC
 static int m_del(lua_State *L) { return do_request(L, default_client(L), "DELETE", 1, 2, 3); }
 static int m_options(lua_State *L) { return do_request(L, default_client(L), "OPTIONS", 1, 2, 3); }
 static int m_request(lua_State *L) {
-    if (luaL_testudata(L, 1, REQUEST_MT)) return do_request(L, default_client(L), NULL, 1, 0, 2);
+    if (to_request(L, 1)) return do_request(L, default_client(L), NULL, 1, 0, 2);
     return do_request(L, default_client(L), luaL_checkstring(L, 1), 2, 3, 4);
 }
 
@@ -574,9 +608,7 @@ static int m_checkstatus(lua_State *L) {
     lua_getfield(L, 2, "status");
     int ok = lua_tointeger(L, -1) == want;
     lua_pop(L, 1);
-    char name[48];
-    snprintf(name, sizeof(name), "status is %d", want);
-    ll_lua_record_check(L, vu, name, ok);
+    ll_lua_record_status_check(L, vu, want, ok);
     lua_pushboolean(L, ok);
     return 1;
 }
@@ -619,10 +651,10 @@ int luaopen_luaload_http(lua_State *L) {
     luaL_newmetatable(L, "luaload.weak_keys");
     lua_pushliteral(L, "k");
     lua_setfield(L, -2, "__mode");
-    lua_newtable(L); /* response -> raw header block, parsed on first use */
+    lua_newtable(L); /* response -> resp_extra, weak keys */
     lua_insert(L, -2);
     lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.raw_headers");
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
     push_client(L); /* the default client of http.get & co */
     lua_setfield(L, LUA_REGISTRYINDEX, "luaload.default_client");
 

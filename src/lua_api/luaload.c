@@ -4,6 +4,7 @@
  * lib/lua/luaload.lua. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "modules.h"
@@ -17,9 +18,9 @@ ll_vu *ll_lua_vu(lua_State *L, const char *what) {
 }
 
 /* Check ids are cached per worker in registry["luaload.checks"] (made by
- * ll_state_open): [group id + 2] -> { check name -> id }. */
-void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
-    ll_worker *w = vu->w;
+ * ll_state_open): [group id + 2] -> { check name -> id, [-status] -> id }.
+ * Pushes the current group's table. */
+static void push_check_cache(lua_State *L, ll_vu *vu) {
     lua_getfield(L, LUA_REGISTRYINDEX, "luaload.checks");
     lua_rawgeti(L, -1, vu->group_id + 2);
     if (lua_isnil(L, -1)) {
@@ -28,17 +29,43 @@ void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
         lua_pushvalue(L, -1);
         lua_rawseti(L, -3, vu->group_id + 2);
     }
+    lua_remove(L, -2);
+}
+
+static void record(ll_vu *vu, int id, int ok) {
+    if (id >= 0) ll_shard_check(vu->w->shard, id, ok);
+}
+
+void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
+    push_check_cache(L, vu);
     lua_getfield(L, -1, name);
     int id;
     if (lua_isnumber(L, -1)) {
         id = (int)lua_tointeger(L, -1);
     } else {
-        id = ll_registry_check(w->run->reg, vu->group_path, name);
+        id = ll_registry_check(vu->w->run->reg, vu->group_path, name);
         lua_pushinteger(L, id);
         lua_setfield(L, -3, name);
     }
-    lua_pop(L, 3);
-    if (id >= 0) ll_shard_check(w->shard, id, ok);
+    lua_pop(L, 2);
+    record(vu, id, ok);
+}
+
+void ll_lua_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
+    push_check_cache(L, vu);
+    lua_rawgeti(L, -1, -status);
+    int id;
+    if (lua_isnumber(L, -1)) {
+        id = (int)lua_tointeger(L, -1);
+    } else {
+        char name[48];
+        snprintf(name, sizeof(name), "status is %d", status);
+        id = ll_registry_check(vu->w->run->reg, vu->group_path, name);
+        lua_pushinteger(L, id);
+        lua_rawseti(L, -3, -status);
+    }
+    lua_pop(L, 2);
+    record(vu, id, ok);
 }
 
 static int l_sleep(lua_State *L) {

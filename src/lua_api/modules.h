@@ -13,5 +13,7 @@ int luaopen_luaload_http(lua_State *L);
 ll_vu *ll_lua_vu(lua_State *L, const char *what);
 /* Records check name (in the VU's current group) as passed or failed. */
 void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok);
+/* The same for the check "status is <status>" of http.checkstatus. */
+void ll_lua_record_status_check(lua_State *L, ll_vu *vu, int status, int ok);
 
 #endif

@@ -26,6 +26,11 @@ done
 run_ll run "$S" -u 3 -i 7 -w 2 -q --summary-export "$T/s.json"
 expect_eq "7 iterations over 3 VUs" "$(jqv "$T/s.json" .metrics.iterations.count)" 7
 expect_eq "vus gauge" "$(jqv "$T/s.json" .metrics.vus.value)" 3
+# many VUs: more sockets than the first socket table holds, several multi handles
+run_ll run "$S" -u 700 -i 2100 -q --summary-export "$T/s.json"
+expect_eq "700 VUs: exit 0" "$RC" 0
+expect_eq "700 VUs: 2100 requests" "$(jqv "$T/s.json" .metrics.http_reqs.count)" 2100
+expect_eq "700 VUs: none failed" "$(jqv "$T/s.json" .metrics.http_req_failed.passes)" 0
 # the summary is printed with k6's layout
 run_ll run "$S" -u 2 -i 10
 expect_match "summary shows checks" "$OUT" "✓ status is 200"
