@@ -10,7 +10,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config git ca-certificates
   luajit libluajit-5.1-dev libcjson-dev libssl-dev libnghttp2-dev libjwt-dev
-  nginx wrk nghttp2-client jq time curl clang
+  nginx wrk nghttp2-client jq time curl clang python3 iproute2 procps
 )
 BACKPORT_PKGS=(libcurl4-gnutls-dev)
 

@@ -14,6 +14,7 @@
  * with one sendmsg(). A delayed request stops processing until its timer
  * fires, which keeps pipelined responses in order. */
 #include "serve.h"
+#include "duration.h"
 #include "loop.h"
 
 #include <arpa/inet.h>
@@ -170,37 +171,6 @@ static int parse_size(const char *s, uint64_t *out) {
     return 0;
 }
 
-/* "0", "250us", "10ms", "1.5s", "2m", "1h" -> microseconds. A unit is
- * required except for a plain 0. Locale-independent on purpose. */
-static int parse_duration_us(const char *s, uint64_t *out) {
-    static const struct { const char *name; uint64_t us; } units[] = {
-        {"us", 1}, {"ms", 1000}, {"s", 1000000}, {"m", 60000000}, {"h", 3600000000ull},
-    };
-    if (strcmp(s, "0") == 0) {
-        *out = 0;
-        return 0;
-    }
-    size_t ni = strspn(s, "0123456789");
-    const char *frac = s + ni;
-    size_t nf = 0;
-    if (*frac == '.') {
-        frac++;
-        nf = strspn(frac, "0123456789");
-        if (nf == 0) return -1;
-    }
-    const char *unit = frac + nf;
-    uint64_t mult = 0, ival, fval = 0, fscale = 1;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (strcmp(unit, units[i].name) == 0) mult = units[i].us;
-    if (mult == 0 || parse_u64n(s, ni, &ival) < 0 || ival > UINT64_MAX / 2 / mult) return -1;
-    for (size_t i = 0; i < nf && i < 9; i++) {
-        fval = fval * 10 + (uint64_t)(frac[i] - '0');
-        fscale *= 10;
-    }
-    *out = ival * mult + (fval * mult + fscale / 2) / fscale;
-    return 0;
-}
-
 static int set_host(serve_cfg *cfg, const char *v) {
     char buf[INET6_ADDRSTRLEN + 2];
     size_t n = strlen(v);
@@ -233,7 +203,7 @@ static int set_port(serve_cfg *cfg, const char *v) { return parse_int_range(v, 0
 static int set_threads(serve_cfg *cfg, const char *v) { return parse_int_range(v, 1, MAX_THREADS, &cfg->threads); }
 static int set_status(serve_cfg *cfg, const char *v) { return parse_int_range(v, 100, 999, &cfg->status); }
 static int set_body_size(serve_cfg *cfg, const char *v) { return parse_size(v, &cfg->body_size); }
-static int set_delay(serve_cfg *cfg, const char *v) { return parse_duration_us(v, &cfg->delay_us); }
+static int set_delay(serve_cfg *cfg, const char *v) { return ll_duration_parse(v, &cfg->delay_us); }
 
 static const struct flag {
     const char *name;
