@@ -69,4 +69,21 @@ expect_eq "graceful stop: exit 0" "$RC" 0
 expect_cmp "graceful stop: ends after ~1.5 s, not 5 s" "x >= 1.4 && x < 3" "$(awk -v a="$start" -v b="$end" 'BEGIN{print b-a}')"
 expect_match "graceful stop: interrupted iterations reported" "$ERR" "3 iterations still running at the end were interrupted"
 expect_eq "graceful stop: no iteration counted" "$(jqv "$T/s.json" '.metrics.iterations.count // 0')" 0
+
+# Ctrl-C: stops, still prints and exports the summary, exit 105
+"$LUALOAD" run "$S3" -u 3 -d 30s -q --summary-export "$T/sig.json" >"$T/sig.out" 2>&1 &
+LL=$!
+sleep 1
+kill -INT $LL
+wait $LL
+expect_eq "SIGINT: exit 105" "$?" 105
+expect_match "SIGINT: summary printed" "$T/sig.out" "http_reqs\.+:"
+expect_cmp "SIGINT: summary exported" "x > 0" "$(jqv "$T/sig.json" .metrics.iterations.count)"
+
+# the open-file limit: raised to the hard limit, a clear warning when VUs cannot fit
+(ulimit -n 200 && ulimit -Hn 200 && "$LUALOAD" run "$S3" -u 300 -i 300 -q >"$T/fd.out" 2>"$T/fd.err")
+expect_match "fd limit: warning before the test" "$T/fd.err" "300 VUs need about 364 open files but the limit is 200"
+(ulimit -Sn 100 && "$LUALOAD" run "$S3" -u 150 -i 150 -q --summary-export "$T/fd.json" >"$T/fd.out" 2>"$T/fd.err")
+expect_eq "fd limit: soft limit raised, no warning" "$(cat "$T/fd.err")" ""
+expect_eq "fd limit: 150 VUs above the old soft limit all connected" "$(jqv "$T/fd.json" .metrics.http_req_failed.passes)" 0
 finish
