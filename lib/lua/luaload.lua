@@ -8,6 +8,31 @@ local M = {}
 M.sleep = core.sleep
 M.env = __ENV
 
+-- abort(reason): stops the test at once; luaload exits with code 108.
+M.abort = core.abort
+
+-- open(path[, mode]): the contents of a file, read in init code (as k6's
+-- open: once per worker state, shared by that worker's VUs). A relative
+-- path is relative to the script's directory. mode "b" is accepted for
+-- k6 compatibility: Lua strings hold bytes either way.
+function M.open(path, mode)
+  if not core.in_init() then
+    error("open: only available in init code (outside setup, default and teardown)", 2)
+  end
+  if type(path) ~= "string" or path == "" then
+    error("open: expected a file path", 2)
+  end
+  if mode ~= nil and mode ~= "b" and mode ~= "r" then
+    error("open: mode must be \"b\" or \"r\", got " .. tostring(mode), 2)
+  end
+  local full = path:sub(1, 1) == "/" and path or (core.script_dir() .. "/" .. path)
+  local f, err = io.open(full, "rb")
+  if not f then error("open: " .. err, 2) end
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+
 -- check(value, { name = fn_or_bool, ... }) -> true when all passed
 function M.check(value, sets)
   if type(sets) ~= "table" then

@@ -171,7 +171,7 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = ll_worker_init(&life, &run, -1, 0, 0);
     if (rc) {
-        fprintf(stderr, "luaload: %s\n", life.errmsg);
+        if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: %s\n", life.errmsg);
         goto done;
     }
     rc = ll_config_from_env(cfg); /* prints its own error */
@@ -212,7 +212,7 @@ int ll_engine_run(ll_config *cfg) {
 
     rc = ll_worker_call(&life, "setup", NULL, &run.setup_json);
     if (rc) {
-        fprintf(stderr, "luaload: setup() failed: %s\n", life.errmsg);
+        if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: setup() failed: %s\n", life.errmsg);
         goto done;
     }
 
@@ -227,7 +227,7 @@ int ll_engine_run(ll_config *cfg) {
         int nvus = (int)(cfg->vus / nworkers + (i < cfg->vus % nworkers));
         rc = ll_worker_init(&workers[i], &run, i, nvus, first_id);
         if (rc) {
-            fprintf(stderr, "luaload: worker %d: %s\n", i, workers[i].errmsg);
+            if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: worker %d: %s\n", i, workers[i].errmsg);
             nworkers = i + 1;
             goto done;
         }
@@ -273,7 +273,7 @@ int ll_engine_run(ll_config *cfg) {
     int interrupted = atomic_load(&run.interrupt);
     if (!interrupted) {
         rc = ll_worker_call(&life, "teardown", run.setup_json, &teardown_out);
-        if (rc) fprintf(stderr, "luaload: teardown() failed: %s\n", life.errmsg);
+        if (rc && !atomic_load(&run.aborted)) fprintf(stderr, "luaload: teardown() failed: %s\n", life.errmsg);
     }
     ll_shard_merge(total, life.shard);
 
@@ -286,6 +286,10 @@ int ll_engine_run(ll_config *cfg) {
     if (!rc && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
 
 done:
+    if (atomic_load(&run.aborted)) {
+        fprintf(stderr, "luaload: test aborted: %s\n", run.abort_reason);
+        rc = LL_EXIT_ABORTED;
+    }
     g_run = NULL;
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);

@@ -73,7 +73,13 @@ static void run(ll_vu *vu, int nargs) {
         vu->yielded = 1;
         return;
     }
-    if (rc != 0) {
+    if (rc != 0 && atomic_load_explicit(&w->run->aborted, memory_order_relaxed)) {
+        drop_coroutine(vu); /* luaload.abort() unwound it: not a script error */
+        new_coroutine(vu);
+        if (!w->single) w->interrupted++;
+        end_iteration(vu, 0);
+        return;
+    } else if (rc != 0) {
         const char *msg = lua_tostring(vu->co, -1);
         char buf[128];
         if (!msg) {

@@ -65,8 +65,19 @@ const char *ll_worker_error(ll_worker *w, const char *msg) {
     return stored;
 }
 
+void ll_run_abort(ll_run *run, const char *reason) {
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&run->aborted, &expected, 1))
+        snprintf(run->abort_reason, sizeof(run->abort_reason), "%s", reason && *reason ? reason : "(no reason)");
+}
+
+int ll_run_stopped(ll_run *run) {
+    return atomic_load_explicit(&run->interrupt, memory_order_relaxed) ||
+           atomic_load_explicit(&run->aborted, memory_order_relaxed);
+}
+
 static int can_start(ll_worker *w) {
-    if (w->stopping || w->iters_left == 0) return 0;
+    if (w->stopping || w->iters_left == 0 || ll_run_stopped(w->run)) return 0;
     if (w->end_ns && ll_loop_now(w->loop) >= w->end_ns) return 0;
     return 1;
 }
@@ -119,7 +130,7 @@ static void drive(ll_worker *w) {
     while (w->active > 0) {
         ll_loop_turn(w->loop, 100);
         uint64_t now = ll_loop_now(w->loop);
-        if (atomic_load_explicit(&w->run->interrupt, memory_order_relaxed)) {
+        if (ll_run_stopped(w->run)) {
             w->stopping = 1;
             interrupt_all(w);
         }
@@ -182,7 +193,10 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
     drive(w);
 
     int rc = 0;
-    if (vu->last_error) { /* w->errmsg holds it */
+    if (atomic_load(&w->run->aborted)) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s() aborted the test: %s", fname, w->run->abort_reason);
+        rc = w->rc = 108;
+    } else if (vu->last_error) { /* w->errmsg holds it */
         rc = w->rc = 107;
     } else if (atomic_load(&w->run->interrupt)) {
         snprintf(w->errmsg, sizeof(w->errmsg), "%s() interrupted", fname);

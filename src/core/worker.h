@@ -35,7 +35,14 @@ typedef struct ll_run {
     ll_registry *reg;
     char *setup_json;           /* setup()'s return value, NULL when none */
     atomic_int interrupt;       /* set on SIGINT: stop now */
+    atomic_int aborted;         /* luaload.abort() was called: stop now */
+    char abort_reason[256];     /* written once, by whoever set aborted */
 } ll_run;
+
+/* Stops the run from a script (luaload.abort); the first reason is kept. */
+void ll_run_abort(ll_run *run, const char *reason);
+/* Whether the workers should stop now (SIGINT or abort). */
+int ll_run_stopped(ll_run *run);
 
 typedef struct ll_vu {
     ll_worker *w;

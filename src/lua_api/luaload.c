@@ -114,6 +114,31 @@ static int l_group_leave(lua_State *L) {
     return 0;
 }
 
+/* abort(reason): stops the whole test (exit 108) and unwinds the caller. */
+static int l_abort(lua_State *L) {
+    const char *reason = luaL_optstring(L, 1, "");
+    ll_worker *w = ll_state_worker(L);
+    ll_run_abort(w->run, reason);
+    lua_pushfstring(L, "test aborted: %s", w->run->abort_reason);
+    return lua_error(L);
+}
+
+/* The script's directory ("." in quick mode), for open(). */
+static int l_script_dir(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    const char *p = w->run->script_path;
+    const char *slash = p ? strrchr(p, '/') : NULL;
+    if (slash) lua_pushlstring(L, p, (size_t)(slash - p));
+    else lua_pushliteral(L, ".");
+    return 1;
+}
+
+static int l_in_init(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    lua_pushboolean(L, w && !w->current);
+    return 1;
+}
+
 static int l_vu_id(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
     lua_pushinteger(L, w && w->current ? w->current->id : 0);
@@ -141,6 +166,9 @@ int luaopen_luaload_core(lua_State *L) {
         {"vu_id", l_vu_id},
         {"vu_iteration", l_vu_iteration},
         {"worker_id", l_worker_id},
+        {"abort", l_abort},
+        {"script_dir", l_script_dir},
+        {"in_init", l_in_init},
         {NULL, NULL},
     };
     lua_newtable(L);

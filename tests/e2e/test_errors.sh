@@ -63,6 +63,46 @@ run_ll run "$T/missing.lua"
 expect_eq "missing script: exit 107" "$RC" 107
 expect_match "missing script: message" "$ERR" "cannot read script .*missing.lua"
 
+# luaload.abort(): exit 108 with the reason, from an iteration, init or setup
+echo "payload-123" >"$T/data.txt"
+S=$(script abort.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local data = ll.open("data.txt")       -- relative to the script
+function default()
+  http.get("$URL/")
+  if ll.vu.id == 1 and ll.vu.iteration == 3 then ll.abort("seen " .. data:gsub("%s+$", "")) end
+end
+LUA
+)
+run_ll run "$S" -u 2 -d 20s -q --summary-export "$T/s.json"
+expect_eq "abort in an iteration: exit 108" "$RC" 108
+expect_match "abort: reason printed" "$ERR" "test aborted: seen payload-123"
+expect_eq "abort: not reported as a script error" "$(grep -c 'script error' "$ERR")" 0
+expect_cmp "abort: stopped early, summary exported" "x >= 3 && x < 1000" "$(jqv "$T/s.json" .metrics.iterations.count)"
+S=$(script abort_init.lua <<'LUA'
+require("luaload").abort("no config")
+function default() end
+LUA
+)
+run_ll run "$S"
+expect_eq "abort in init: exit 108" "$RC" 108
+expect_match "abort in init: reason" "$ERR" "test aborted: no config"
+S=$(script abort_setup.lua <<'LUA'
+function setup() require("luaload").abort("target down") end
+function default() end
+LUA
+)
+run_ll run "$S"
+expect_eq "abort in setup: exit 108" "$RC" 108
+S=$(script open_late.lua <<'LUA'
+local ll = require("luaload")
+function default() ll.open("x.txt") end
+LUA
+)
+run_ll run "$S" -i 1
+expect_match "open() outside init is an error" "$ERR" "open: only available in init code"
+
 FREE=$(free_port)
 S=$(script refused.lua <<LUA
 local http = require("luaload.http")
