@@ -240,8 +240,8 @@ int ll_engine_run(ll_config *cfg) {
     }
 
     uint64_t t0 = ll_now_ns();
-    ll_shard_set(life.shard, LL_M_VUS, (double)cfg->vus, t0);
-    ll_shard_set(life.shard, LL_M_VUS_MAX, (double)cfg->vus, t0);
+    ll_shard_set(life.shard, LL_M_VUS, (double)cfg->vus, t0, NULL);
+    ll_shard_set(life.shard, LL_M_VUS_MAX, (double)cfg->vus, t0, NULL);
     for (int i = 0; i < nworkers; i++) {
         workers[i].end_ns = t0 + max_us * 1000;
         workers[i].hard_end_ns = workers[i].end_ns + cfg->graceful_stop_us * 1000;

@@ -1,7 +1,9 @@
-/* metrics.c -- registry of metric/check/group names and lock-free per-worker
- * shards, merged at the end of the run (see metrics.h). */
+/* metrics.c -- registry of metric/sub-metric/check/group names and the
+ * lock-free per-worker shards, merged at the end of the run (see metrics.h). */
 #include "metrics.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,12 +58,30 @@ ll_registry *ll_registry_new(int sig_digits) {
             return NULL;
         }
     }
+    if (ll_registry_add_tag(reg, "scenario", "default") < 0) {
+        ll_registry_free(reg);
+        return NULL;
+    }
     return reg;
 }
 
 void ll_registry_free(ll_registry *reg) {
     if (!reg) return;
-    for (int i = 0; i < reg->nmetrics; i++) free(reg->metrics[i].name);
+    for (int i = 0; i < reg->nmetrics; i++) {
+        ll_metric *m = &reg->metrics[i];
+        free(m->name);
+        for (int j = 0; j < m->nsel; j++) {
+            free(m->sel[j].key);
+            free(m->sel[j].value);
+        }
+        free(m->sel);
+        free(m->subs);
+    }
+    for (int i = 0; i < reg->ntags; i++) {
+        free(reg->tags[i].key);
+        free(reg->tags[i].value);
+    }
+    free(reg->tags);
     for (int i = 0; i < reg->nchecks; i++) {
         free(reg->checks[i].group_path);
         free(reg->checks[i].name);
@@ -94,13 +114,78 @@ int ll_registry_metric(ll_registry *reg, const char *name, ll_metric_type type, 
         if (reg->metrics[id].type != type || reg->metrics[id].contains != contains) id = -1;
     } else if (grow((void **)&reg->metrics, &reg->metrics_cap, reg->nmetrics + 1, sizeof(ll_metric)) == 0) {
         ll_metric *m = &reg->metrics[reg->nmetrics];
+        memset(m, 0, sizeof(*m));
         m->name = strdup(name);
         m->type = type;
         m->contains = contains;
+        m->parent = -1;
         if (m->name) id = reg->nmetrics++;
     }
     pthread_mutex_unlock(&reg->mu);
     return id;
+}
+
+int ll_registry_submetric(ll_registry *reg, int parent, const char *const *keys, const char *const *values,
+                          int n) {
+    /* the canonical name: parent{k1:v1,k2:v2}, in the order given */
+    size_t len = strlen(reg->metrics[parent].name) + 3;
+    for (int i = 0; i < n; i++) len += strlen(keys[i]) + strlen(values[i]) + 2;
+    char *name = malloc(len);
+    if (!name) return -1;
+    char *p = name + sprintf(name, "%s{", reg->metrics[parent].name);
+    for (int i = 0; i < n; i++) p += sprintf(p, "%s%s:%s", i ? "," : "", keys[i], values[i]);
+    strcpy(p, "}");
+
+    int id = ll_registry_find(reg, name);
+    if (id >= 0) {
+        free(name);
+        return id;
+    }
+    id = ll_registry_metric(reg, name, reg->metrics[parent].type, reg->metrics[parent].contains);
+    free(name);
+    if (id < 0) return -1;
+    pthread_mutex_lock(&reg->mu);
+    ll_metric *m = &reg->metrics[id];
+    m->parent = parent;
+    m->sel = calloc((size_t)(n > 0 ? n : 1), sizeof(ll_tag));
+    int ok = m->sel != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        m->sel[i].key = strdup(keys[i]);
+        m->sel[i].value = strdup(values[i]);
+        ok = m->sel[i].key && m->sel[i].value;
+        m->nsel = i + 1;
+    }
+    ll_metric *pm = &reg->metrics[parent];
+    int *subs = ok ? realloc(pm->subs, (size_t)(pm->nsubs + 1) * sizeof(int)) : NULL;
+    if (subs) {
+        pm->subs = subs;
+        pm->subs[pm->nsubs++] = id;
+    }
+    pthread_mutex_unlock(&reg->mu);
+    return subs ? id : -1;
+}
+
+int ll_registry_add_tag(ll_registry *reg, const char *key, const char *value) {
+    for (int i = 0; i < reg->ntags; i++) {
+        if (strcmp(reg->tags[i].key, key) != 0) continue;
+        char *v = strdup(value);
+        if (!v) return -1;
+        free(reg->tags[i].value);
+        reg->tags[i].value = v;
+        return 0;
+    }
+    ll_tag *t = realloc(reg->tags, (size_t)(reg->ntags + 1) * sizeof(*t));
+    if (!t) return -1;
+    reg->tags = t;
+    t[reg->ntags].key = strdup(key);
+    t[reg->ntags].value = strdup(value);
+    if (!t[reg->ntags].key || !t[reg->ntags].value) {
+        free(t[reg->ntags].key);
+        free(t[reg->ntags].value);
+        return -1;
+    }
+    reg->ntags++;
+    return 0;
 }
 
 int ll_registry_check(ll_registry *reg, const char *group_path, const char *name) {
@@ -174,14 +259,33 @@ static ll_value *slot(ll_shard *s, int id) {
     return &v[id];
 }
 
-void ll_shard_add(ll_shard *s, int id, double v) {
+/* ---- recording ---- */
+
+static const char *tag_value(const ll_registry *reg, const ll_tag_source *t, const char *key, char *buf,
+                             size_t len) {
+    const char *v = t ? t->get(t->ctx, key, buf, len) : NULL;
+    for (int i = 0; !v && i < reg->ntags; i++)
+        if (strcmp(reg->tags[i].key, key) == 0) v = reg->tags[i].value;
+    return v;
+}
+
+static int matches(const ll_registry *reg, const ll_metric *sub, const ll_tag_source *t) {
+    char buf[64];
+    for (int i = 0; i < sub->nsel; i++) {
+        const char *v = tag_value(reg, t, sub->sel[i].key, buf, sizeof(buf));
+        if (!v || strcmp(v, sub->sel[i].value) != 0) return 0;
+    }
+    return 1;
+}
+
+static void add_one(ll_shard *s, int id, double v) {
     ll_value *x = slot(s, id);
     if (!x) return;
     x->sum += v;
     x->total++;
 }
 
-void ll_shard_set(ll_shard *s, int id, double v, uint64_t now) {
+static void set_one(ll_shard *s, int id, double v, uint64_t now) {
     ll_value *x = slot(s, id);
     if (!x) return;
     if (x->total == 0 || v < x->min) x->min = v;
@@ -191,18 +295,57 @@ void ll_shard_set(ll_shard *s, int id, double v, uint64_t now) {
     x->total++;
 }
 
-void ll_shard_rate(ll_shard *s, int id, int nonzero) {
+static void rate_one(ll_shard *s, int id, int nonzero) {
     ll_value *x = slot(s, id);
     if (!x) return;
     x->passes += nonzero != 0;
     x->total++;
 }
 
-void ll_shard_trend(ll_shard *s, int id, int64_t v) {
+static void trend_one(ll_shard *s, int id, int64_t v) {
     ll_value *x = slot(s, id);
     if (!x) return;
     if (!x->hist) x->hist = ll_hist_new(HIST_LOWEST, HIST_HIGHEST, s->reg->sig_digits);
     if (x->hist) ll_hist_record(x->hist, v);
+}
+
+/* The next sub-metric of id (from *k on) whose selector matches t, or -1. */
+static int next_sub(const ll_shard *s, int id, const ll_tag_source *t, int *k) {
+    const ll_metric *m = &s->reg->metrics[id];
+    while (*k < m->nsubs) {
+        int sub = m->subs[(*k)++];
+        if (matches(s->reg, &s->reg->metrics[sub], t)) return sub;
+    }
+    return -1;
+}
+
+void ll_shard_add(ll_shard *s, int id, double v, const ll_tag_source *t) {
+    add_one(s, id, v);
+    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) add_one(s, sub, v);
+}
+
+void ll_shard_set(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t) {
+    set_one(s, id, v, now);
+    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) set_one(s, sub, v, now);
+}
+
+void ll_shard_rate(ll_shard *s, int id, int nonzero, const ll_tag_source *t) {
+    rate_one(s, id, nonzero);
+    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) rate_one(s, sub, nonzero);
+}
+
+void ll_shard_trend(ll_shard *s, int id, int64_t v, const ll_tag_source *t) {
+    trend_one(s, id, v);
+    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) trend_one(s, sub, v);
+}
+
+void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t) {
+    switch (s->reg->metrics[id].type) {
+    case LL_COUNTER: ll_shard_add(s, id, v, t); break;
+    case LL_GAUGE: ll_shard_set(s, id, v, now, t); break;
+    case LL_RATE: ll_shard_rate(s, id, v != 0, t); break;
+    case LL_TREND: ll_shard_trend(s, id, (int64_t)llround(v * 1000.0), t); break;
+    }
 }
 
 /* Makes room for check id in s's table. Returns -1 when out of memory. */
@@ -217,10 +360,20 @@ static int check_slot(ll_shard *s, int id) {
     return 0;
 }
 
-void ll_shard_check(ll_shard *s, int check_id, int ok) {
+void ll_shard_check(ll_shard *s, int check_id, int ok, const ll_tag_source *t) {
     if (check_slot(s, check_id) < 0) return;
     s->checks[check_id][ok ? 0 : 1]++;
-    ll_shard_rate(s, LL_M_CHECKS, ok);
+    ll_shard_rate(s, LL_M_CHECKS, ok, t);
+}
+
+void ll_shard_reset(ll_shard *s) {
+    for (int i = 0; i < s->nvalues; i++) {
+        ll_histogram *h = s->values[i].hist;
+        if (h) ll_hist_reset(h);
+        memset(&s->values[i], 0, sizeof(s->values[i]));
+        s->values[i].hist = h;
+    }
+    if (s->checks) memset(s->checks, 0, (size_t)s->nchecks * sizeof(*s->checks));
 }
 
 static int merge_value(ll_shard *dst, int id, const ll_value *b, ll_metric_type type) {

@@ -1,10 +1,18 @@
-/* metrics.h -- the metrics registry (names, types, checks, groups) and the
- * per-worker shards that samples are recorded into.
+/* metrics.h -- the metrics registry (names, types, sub-metrics, checks,
+ * groups) and the per-worker shards that samples are recorded into.
  *
- * A shard belongs to one thread and is written without locks; the registry
- * is touched only when a new metric, check or group name is first seen
- * (init time, cold path) and when shards are merged. Trends are recorded
- * into fixed-size histograms, in microseconds for time metrics. */
+ * A shard belongs to one thread and is written without locks. Metrics and
+ * sub-metrics are registered before the workers start (init code, options,
+ * thresholds), so the metric table is read without locks while they run;
+ * checks and groups are registered under the registry's mutex when first
+ * seen (cold path). Trends are recorded into fixed-size histograms in
+ * thousandths of the metric's unit: microseconds for time metrics (ms).
+ *
+ * Every sample has tags, given as a lookup function (ll_tag_source) so that
+ * nothing is built per sample: a sub-metric (e.g.
+ * http_req_duration{status:200}) receives the samples of its parent whose
+ * tags match its selector, and only metrics that have sub-metrics pay for
+ * the matching. */
 #ifndef LL_METRICS_H
 #define LL_METRICS_H
 
@@ -39,10 +47,27 @@ enum {
     LL_M_BUILTIN_COUNT
 };
 
+typedef struct ll_tag {
+    char *key;
+    char *value;
+} ll_tag;
+
+/* The tags of one sample: get() returns the value of key (it may format
+ * into buf) or NULL when the sample has no such tag. */
+typedef struct ll_tag_source {
+    const char *(*get)(const void *ctx, const char *key, char *buf, size_t len);
+    const void *ctx;
+} ll_tag_source;
+
 typedef struct ll_metric {
-    char *name;
+    char *name;                /* "http_req_duration{status:200}" for a sub-metric */
     ll_metric_type type;
     ll_contains contains;
+    int parent;                /* the parent's id for a sub-metric, else -1 */
+    ll_tag *sel;               /* a sub-metric's selector */
+    int nsel;
+    int *subs;                 /* ids of this metric's sub-metrics */
+    int nsubs;
 } ll_metric;
 
 typedef struct ll_check {
@@ -59,6 +84,8 @@ typedef struct ll_registry {
     char **groups; /* group paths, in the order first seen */
     int ngroups, groups_cap;
     int sig_digits; /* histogram precision */
+    ll_tag *tags;   /* tags of every sample: options.tags, scenario */
+    int ntags;
 } ll_registry;
 
 typedef struct ll_value {
@@ -83,6 +110,12 @@ void ll_registry_free(ll_registry *reg);
  * exists with another type or contains. */
 int ll_registry_metric(ll_registry *reg, const char *name, ll_metric_type type, ll_contains contains);
 int ll_registry_find(ll_registry *reg, const char *name); /* -1 when absent */
+/* Returns the id of parent{keys[i]:values[i],...}, registering it when new;
+ * -1 when out of memory. */
+int ll_registry_submetric(ll_registry *reg, int parent, const char *const *keys, const char *const *values,
+                          int n);
+/* Adds a tag every sample carries (options.tags); replaces an existing key. */
+int ll_registry_add_tag(ll_registry *reg, const char *key, const char *value);
 int ll_registry_check(ll_registry *reg, const char *group_path, const char *name);
 int ll_registry_group(ll_registry *reg, const char *path);
 /* The path of group id (stable for the registry's life); "" for id < 0. */
@@ -90,11 +123,18 @@ const char *ll_registry_group_path(ll_registry *reg, int id);
 
 ll_shard *ll_shard_new(ll_registry *reg);
 void ll_shard_free(ll_shard *s);
-void ll_shard_add(ll_shard *s, int id, double v);              /* counter */
-void ll_shard_set(ll_shard *s, int id, double v, uint64_t now);/* gauge */
-void ll_shard_rate(ll_shard *s, int id, int nonzero);          /* rate */
-void ll_shard_trend(ll_shard *s, int id, int64_t v);           /* trend */
-void ll_shard_check(ll_shard *s, int check_id, int ok);        /* + checks rate */
+/* Record a sample of metric id (and of its matching sub-metrics); tags may
+ * be NULL for a sample that has only the registry's tags. */
+void ll_shard_add(ll_shard *s, int id, double v, const ll_tag_source *t);               /* counter */
+void ll_shard_set(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t); /* gauge */
+void ll_shard_rate(ll_shard *s, int id, int nonzero, const ll_tag_source *t);           /* rate */
+void ll_shard_trend(ll_shard *s, int id, int64_t v, const ll_tag_source *t);            /* trend, 1/1000 units */
+/* A check result: its own counts, and the checks rate (tags: check, group). */
+void ll_shard_check(ll_shard *s, int check_id, int ok, const ll_tag_source *t);
+/* Any metric type, v in the metric's unit (ms for time trends). */
+void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t);
+/* Zeroes every value (keeps the allocations), for snapshots. */
+void ll_shard_reset(ll_shard *s);
 /* Adds src's samples into dst (same registry). Returns -1 on out of memory. */
 int ll_shard_merge(ll_shard *dst, const ll_shard *src);
 

@@ -38,6 +38,8 @@ typedef struct ll_http_req {
     long timeout_ms;           /* 0: the client's */
     int max_redirects;         /* -1: the client's */
     int disable_keep_alive;
+    char **tags;               /* user tags of its samples: key, value, key, ... */
+    int ntags;                 /* pairs */
 } ll_http_req;
 
 /* Phases in microseconds, with k6's meanings. */
@@ -78,8 +80,10 @@ void ll_transfer_free(ll_transfer *x);
 int ll_transfer_start(ll_transfer *x, const ll_http_req *req, const char *method,
                       ll_transfer_done_fn *fn, void *ud, const char **err);
 void ll_transfer_cancel(ll_transfer *x); /* no callback will follow */
+/* The request in flight (or last sent) on x, and its method. */
+const ll_http_req *ll_transfer_request(const ll_transfer *x, const char **method);
 
-/* Frees what req owns (url, headers, body) and zeroes it. */
+/* Frees what req owns (url, headers, body, tags) and zeroes it. */
 void ll_http_req_clear(ll_http_req *req);
 
 /* A fresh unique id for ll_http_req.id. */

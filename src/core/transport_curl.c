@@ -74,6 +74,8 @@ void ll_http_req_clear(ll_http_req *req) {
     free(req->url);
     free(req->body);
     curl_slist_free_all(req->headers);
+    for (int i = 0; i < 2 * req->ntags; i++) free(req->tags[i]);
+    free(req->tags);
     memset(req, 0, sizeof(*req));
 }
 
@@ -406,6 +408,11 @@ void ll_transfer_cancel(ll_transfer *x) {
     curl_multi_remove_handle(x->mc->multi, x->easy);
     x->active = 0;
     x->tp->active--;
+}
+
+const ll_http_req *ll_transfer_request(const ll_transfer *x, const char **method) {
+    *method = x->method;
+    return x->req;
 }
 
 /* Applies the options of req to the easy handle (only when it changed). */

@@ -57,8 +57,8 @@ static void end_iteration(ll_vu *vu, int completed) {
     /* a VU that goes straight on starts its next iteration now */
     vu->next_start_ns = vu->yielded ? now : 0;
     if (completed && !w->single) {
-        ll_shard_add(w->shard, LL_M_ITERATIONS, 1);
-        ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)((now - vu->iter_start_ns) / 1000));
+        ll_shard_add(w->shard, LL_M_ITERATIONS, 1, NULL);
+        ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)((now - vu->iter_start_ns) / 1000), NULL);
         atomic_fetch_add_explicit(&w->done_iters, 1, memory_order_relaxed);
     }
     ll_worker_vu_idle(w, vu);

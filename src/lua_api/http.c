@@ -260,6 +260,40 @@ static void set_body(lua_State *L, ll_http_req *r, int idx) {
     r->has_body = 1;
 }
 
+/* Appends one user tag (replacing an earlier one of the same key). */
+static void add_tag(lua_State *L, ll_http_req *r, const char *key, const char *value) {
+    char *k = strdup(key), *v = strdup(value);
+    char **t = k && v ? realloc(r->tags, (size_t)(r->ntags + 1) * 2 * sizeof(char *)) : NULL;
+    if (!t) {
+        free(k);
+        free(v);
+        luaL_error(L, "out of memory");
+    }
+    r->tags = t;
+    for (int i = 0; i < r->ntags; i++) {
+        if (strcmp(t[2 * i], k) != 0) continue;
+        free(t[2 * i]);
+        free(t[2 * i + 1]);
+        t[2 * i] = k;
+        t[2 * i + 1] = v;
+        return;
+    }
+    t[2 * r->ntags] = k;
+    t[2 * r->ntags + 1] = v;
+    r->ntags++;
+}
+
+static void set_tags(lua_State *L, ll_http_req *r, int idx, const char *W) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1))
+            luaL_error(L, "%s: tags must map strings to strings or numbers", W);
+        add_tag(L, r, lua_tostring(L, -2), lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
 static void parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
     if (lua_isnoneornil(L, idx)) return;
     luaL_checktype(L, idx, LUA_TTABLE);
@@ -285,6 +319,7 @@ static void parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
         else if (strcmp(k, "disable_keep_alive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
         else if (strcmp(k, "redirects") == 0) r->max_redirects = (int)luaL_checkinteger(L, v);
+        else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
         else if (strcmp(k, "response_type") == 0) {
             const char *s = lua_tostring(L, v);
             if (s && strcmp(s, "text") == 0) r->response_type = LL_RESPONSE_TEXT;
@@ -333,19 +368,52 @@ static int l_request_gc(lua_State *L) {
 
 /* ---- Response ---- */
 
-static void record_metrics(ll_worker *w, const ll_http_res *r) {
-    ll_shard *s = w->shard;
-    ll_shard_add(s, LL_M_HTTP_REQS, 1);
-    ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration);
-    ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked);
-    ll_shard_trend(s, LL_M_HTTP_REQ_CONNECTING, r->t.connecting);
-    ll_shard_trend(s, LL_M_HTTP_REQ_TLS_HANDSHAKING, r->t.tls_handshaking);
-    ll_shard_trend(s, LL_M_HTTP_REQ_SENDING, r->t.sending);
-    ll_shard_trend(s, LL_M_HTTP_REQ_WAITING, r->t.waiting);
-    ll_shard_trend(s, LL_M_HTTP_REQ_RECEIVING, r->t.receiving);
-    ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, r->status < 200 || r->status >= 400);
-    ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent);
-    ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received);
+/* The tags of an HTTP sample, k6's names: the request's own tags first,
+ * then method, status, url, name (the URL unless tagged), proto, group,
+ * expected_response and error_code. */
+typedef struct http_sample {
+    const ll_http_req *req;
+    const char *method;
+    const ll_http_res *res;
+    const ll_vu *vu;
+} http_sample;
+
+static const char *http_tag(const void *ctx, const char *key, char *buf, size_t len) {
+    const http_sample *h = ctx;
+    for (int i = 0; i < h->req->ntags; i++)
+        if (strcmp(h->req->tags[2 * i], key) == 0) return h->req->tags[2 * i + 1];
+    const ll_http_res *r = h->res;
+    if (strcmp(key, "method") == 0) return h->method;
+    if (strcmp(key, "url") == 0 || strcmp(key, "name") == 0) return h->req->url;
+    if (strcmp(key, "proto") == 0) return r->proto;
+    if (strcmp(key, "group") == 0) return h->vu->group_path;
+    if (strcmp(key, "expected_response") == 0) return r->status >= 200 && r->status < 400 ? "true" : "false";
+    if (strcmp(key, "status") == 0) {
+        snprintf(buf, len, "%d", r->status);
+        return buf;
+    }
+    if (strcmp(key, "error_code") == 0 && r->error_code) {
+        snprintf(buf, len, "%d", r->error_code);
+        return buf;
+    }
+    return NULL;
+}
+
+static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r) {
+    ll_shard *s = vu->w->shard;
+    http_sample h = {req, method, r, vu};
+    ll_tag_source t = {http_tag, &h};
+    ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_CONNECTING, r->t.connecting, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_TLS_HANDSHAKING, r->t.tls_handshaking, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_SENDING, r->t.sending, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_WAITING, r->t.waiting, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_RECEIVING, r->t.receiving, &t);
+    ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, r->status < 200 || r->status >= 400, &t);
+    ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
+    ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
 }
 
 /* What a Response computes on first use: its timings and its headers. */
@@ -488,9 +556,10 @@ static int l_response_index(lua_State *L) {
 /* ---- making requests ---- */
 
 static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
-    (void)x;
     ll_vu *vu = ud;
-    record_metrics(vu->w, r);
+    const char *method;
+    const ll_http_req *req = ll_transfer_request(x, &method);
+    record_metrics(vu, req, method, r);
     push_response(vu->co, r, (ll_response_type)vu->response_type);
     ll_vu_resume(vu, 1);
 }
@@ -517,6 +586,7 @@ static void copy_request(lua_State *L, ll_http_req *dst, const ll_http_req *src)
         dst->body_len = src->body_len;
         dst->has_body = 1;
     }
+    for (int i = 0; i < src->ntags; i++) add_tag(L, dst, src->tags[2 * i], src->tags[2 * i + 1]);
     dst->response_type = src->response_type;
     dst->timeout_ms = src->timeout_ms;
     dst->max_redirects = src->max_redirects;

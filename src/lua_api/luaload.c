@@ -32,8 +32,35 @@ static void push_check_cache(lua_State *L, ll_vu *vu) {
     lua_remove(L, -2);
 }
 
-static void record(ll_vu *vu, int id, int ok) {
-    if (id >= 0) ll_shard_check(vu->w->shard, id, ok);
+/* The tags of a check sample: check (its name) and group. */
+typedef struct check_sample {
+    const char *name; /* NULL: "status is <status>", made only if asked */
+    int status;
+    const ll_vu *vu;
+} check_sample;
+
+static const char *check_tag(const void *ctx, const char *key, char *buf, size_t len) {
+    const check_sample *c = ctx;
+    if (strcmp(key, "group") == 0) return c->vu->group_path;
+    if (strcmp(key, "check") != 0) return NULL;
+    if (c->name) return c->name;
+    snprintf(buf, len, "status is %d", c->status);
+    return buf;
+}
+
+static void record(ll_vu *vu, int id, const char *name, int status, int ok) {
+    if (id < 0) return;
+    check_sample c = {name, status, vu};
+    ll_tag_source t = {check_tag, &c};
+    ll_shard_check(vu->w->shard, id, ok, &t);
+}
+
+/* The tags of a group_duration sample and of custom metrics: group. */
+static const char *vu_tag(const void *ctx, const char *key, char *buf, size_t len) {
+    (void)buf;
+    (void)len;
+    const ll_vu *vu = ctx;
+    return strcmp(key, "group") == 0 ? vu->group_path : NULL;
 }
 
 void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
@@ -48,7 +75,7 @@ void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
         lua_setfield(L, -3, name);
     }
     lua_pop(L, 2);
-    record(vu, id, ok);
+    record(vu, id, name, 0, ok);
 }
 
 void ll_lua_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
@@ -65,7 +92,7 @@ void ll_lua_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
         lua_rawseti(L, -3, -status);
     }
     lua_pop(L, 2);
-    record(vu, id, ok);
+    record(vu, id, NULL, status, ok);
 }
 
 static int l_sleep(lua_State *L) {
@@ -108,7 +135,8 @@ static int l_group_leave(lua_State *L) {
     ll_vu *vu = ll_lua_vu(L, "group()");
     ll_worker *w = vu->w;
     double us = ((double)ll_now_ns() - start) / 1000;
-    ll_shard_trend(w->shard, LL_M_GROUP_DURATION, (int64_t)us);
+    ll_tag_source t = {vu_tag, vu}; /* still inside the group */
+    ll_shard_trend(w->shard, LL_M_GROUP_DURATION, (int64_t)us, &t);
     vu->group_id = prev;
     vu->group_path = ll_registry_group_path(w->run->reg, prev);
     return 0;
