@@ -18,7 +18,10 @@ static void usage(FILE *f) {
           "  -e, --env KEY=VALUE       script environment variable (repeatable)\n"
           "      --graceful-stop D     time for running iterations to finish (default 30s)\n"
           "      --summary-export FILE write the end-of-test summary as JSON\n"
+          "      --summary-trend-stats L  trend stats in the summary, e.g. avg,p(99),p(99.99),count\n"
+          "      --summary-time-unit U time unit of the summary: s, ms or us\n"
           "      --no-summary          do not print the end-of-test summary\n"
+          "      --no-thresholds       do not evaluate thresholds\n"
           "  -q, --quiet               print nothing but errors and the summary\n",
           f);
 }
@@ -63,7 +66,9 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         int takes_value = is(flag, "-u", "--vus") || is(flag, "-c", "--connections") || is(flag, "-d", "--duration") ||
                           is(flag, "-i", "--iterations") || is(flag, "-w", "--workers") || is(flag, "-e", "--env") ||
                           is(flag, "--graceful-stop", "--graceful-stop") ||
-                          is(flag, "--summary-export", "--summary-export");
+                          is(flag, "--summary-export", "--summary-export") ||
+                          is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
+                          is(flag, "--summary-time-unit", "--summary-time-unit");
         if (takes_value && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: flag %s needs a value\n", flag);
@@ -101,8 +106,17 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             cfg->env[cfg->nenv++] = (char *)v;
         } else if (is(flag, "--summary-export", "--summary-export")) {
             cfg->summary_export = v;
+        } else if (is(flag, "--summary-trend-stats", "--summary-trend-stats")) {
+            char why[200];
+            if (ll_config_set_trend_stats(cfg, v, why, sizeof(why)) != 0) rc = bad(flag, v, why);
+        } else if (is(flag, "--summary-time-unit", "--summary-time-unit")) {
+            if (!ll_time_unit_valid(v) || !*v) rc = bad(flag, v, "s, ms or us");
+            cfg->time_unit = v;
+            cfg->time_unit_set = 1;
         } else if (is(flag, "--no-summary", "--no-summary")) {
             cfg->no_summary = 1;
+        } else if (is(flag, "--no-thresholds", "--no-thresholds")) {
+            cfg->no_thresholds = 1;
         } else if (is(flag, "-q", "--quiet")) {
             cfg->quiet = 1;
         } else if (a[0] == '-' && a[1] != 0) {
@@ -128,6 +142,60 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
 void ll_config_free(ll_config *cfg) {
     free(cfg->env);
     cfg->env = NULL;
+    for (int i = 0; i < cfg->ntrend_stats; i++) free(cfg->trend_stats[i]);
+    free(cfg->trend_stats);
+    cfg->trend_stats = NULL;
+    cfg->ntrend_stats = 0;
+    ll_thresholds_free(&cfg->thresholds);
+}
+
+int ll_time_unit_valid(const char *s) {
+    return strcmp(s, "") == 0 || strcmp(s, "s") == 0 || strcmp(s, "ms") == 0 || strcmp(s, "us") == 0;
+}
+
+/* avg, min, med, max, count, or p(N) with 0 <= N <= 100 */
+static int trend_stat_valid(const char *s) {
+    if (strcmp(s, "avg") == 0 || strcmp(s, "min") == 0 || strcmp(s, "med") == 0 || strcmp(s, "max") == 0 ||
+        strcmp(s, "count") == 0)
+        return 1;
+    double p;
+    int n = 0;
+    if (sscanf(s, "p(%lf)%n", &p, &n) != 1 || s[n] != 0) return 0;
+    return p >= 0 && p <= 100;
+}
+
+int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_t errlen) {
+    char *copy = strdup(list);
+    if (!copy) return -1;
+    for (int i = 0; i < cfg->ntrend_stats; i++) free(cfg->trend_stats[i]);
+    cfg->ntrend_stats = 0;
+    int rc = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ') t++;
+        char *end = t + strlen(t);
+        while (end > t && end[-1] == ' ') *--end = 0;
+        if (!trend_stat_valid(t)) {
+            snprintf(err, errlen, "a list of avg, min, med, max, count, p(N); '%s' is none of them", t);
+            rc = -1;
+            break;
+        }
+        char **a = realloc(cfg->trend_stats, (size_t)(cfg->ntrend_stats + 1) * sizeof(*a));
+        if (!a || !(a[cfg->ntrend_stats] = strdup(t))) {
+            if (a) cfg->trend_stats = a;
+            rc = -1;
+            break;
+        }
+        cfg->trend_stats = a;
+        cfg->ntrend_stats++;
+    }
+    free(copy);
+    if (rc == 0 && cfg->ntrend_stats == 0) {
+        snprintf(err, errlen, "at least one of avg, min, med, max, count, p(N)");
+        rc = -1;
+    }
+    cfg->trend_stats_set = rc == 0;
+    return rc;
 }
 
 int ll_config_from_env(ll_config *cfg) {

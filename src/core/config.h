@@ -3,7 +3,10 @@
 #ifndef LL_CONFIG_H
 #define LL_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "threshold_set.h"
 
 #define LL_EXIT_OK 0
 #define LL_EXIT_THRESHOLDS 99
@@ -29,12 +32,25 @@ typedef struct ll_config {
     const char *summary_export;
     int quiet;
     int no_summary;
+    int no_thresholds;
+    ll_threshold_set thresholds;
+    char **trend_stats;         /* summaryTrendStats; NULL: k6's default */
+    int ntrend_stats;
+    const char *time_unit;      /* summaryTimeUnit: "", "s", "ms", "us" */
+    int time_unit_set;
+    int trend_stats_set;
 } ll_config;
 
 /* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when
  * help was printed, or LL_EXIT_CONFIG after printing a one-line error. */
 int ll_cli_parse_run(int argc, char **argv, ll_config *cfg);
 void ll_config_free(ll_config *cfg);
+
+/* Sets summaryTrendStats from a comma-separated list ("avg,p(99),count").
+ * Returns 0, or -1 with a one-line reason in err. */
+int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_t errlen);
+/* Whether s is a summary time unit: "s", "ms" or "us" (or "" for automatic). */
+int ll_time_unit_valid(const char *s);
 
 /* Fills what the CLI left unset from LUALOAD_VUS, LUALOAD_DURATION,
  * LUALOAD_ITERATIONS. Returns 0 or LL_EXIT_CONFIG (error printed). */

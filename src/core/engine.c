@@ -8,11 +8,13 @@
 #include <curl/curl.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -121,7 +123,52 @@ static void report_errors(ll_worker *workers, int n) {
     }
 }
 
-static void print_summary(lua_State *L, const cJSON *data) {
+/* Writes one entry of handle_summary's result: stdout, stderr or a file. */
+static int write_output(const char *dest, const char *text, size_t len) {
+    if (strcmp(dest, "stdout") == 0) return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
+    if (strcmp(dest, "stderr") == 0) return fwrite(text, 1, len, stderr) == len ? 0 : -1;
+    FILE *f = fopen(dest, "w");
+    if (!f) return -1;
+    int ok = fwrite(text, 1, len, f) == len;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* The end-of-test summary: handle_summary(data) when the script has one
+ * (its result maps stdout, stderr or file paths to text), else the text
+ * summary of luaload.summary. A failing handle_summary falls back to the
+ * text summary, as k6. Returns 0 or 1 when an output could not be written. */
+static int output_summary(lua_State *L, const cJSON *data) {
+    int rc = 0;
+    lua_getglobal(L, "handle_summary");
+    if (lua_isfunction(L, -1)) {
+        ll_json_push_cjson(L, data);
+        if (lua_pcall(L, 1, 1, 0) == 0) {
+            if (lua_istable(L, -1)) {
+                lua_pushnil(L);
+                while (lua_next(L, -2)) {
+                    size_t len;
+                    const char *text = lua_tolstring(L, -1, &len);
+                    const char *dest = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+                    if (!dest || !text) {
+                        fprintf(stderr, "luaload: handle_summary() must return a table of destination = text\n");
+                        rc = 1;
+                    } else if (write_output(dest, text, len) != 0) {
+                        fprintf(stderr, "luaload: handle_summary(): cannot write %s: %s\n", dest, strerror(errno));
+                        rc = 1;
+                    }
+                    lua_pop(L, 1);
+                }
+            } else if (!lua_isnil(L, -1)) {
+                fprintf(stderr, "luaload: handle_summary() must return a table, got %s\n", luaL_typename(L, -1));
+                rc = 1;
+            }
+            lua_settop(L, 0);
+            return rc;
+        }
+        fprintf(stderr, "luaload: handle_summary() failed, printing the default summary: %s\n",
+                lua_tostring(L, -1));
+    }
+    lua_settop(L, 0);
     lua_getglobal(L, "require");
     lua_pushstring(L, "luaload.summary");
     if (lua_pcall(L, 1, 1, 0) == 0) {
@@ -131,17 +178,59 @@ static void print_summary(lua_State *L, const cJSON *data) {
             fputs(lua_tostring(L, -1), stdout);
             fflush(stdout);
             lua_settop(L, 0);
-            return;
+            return 0;
         }
     }
     fprintf(stderr, "luaload: cannot format the summary: %s\n", lua_tostring(L, -1));
     lua_settop(L, 0);
+    return 1;
+}
+
+/* Waits for the workers; while they run, merges their published snapshots
+ * every second and evaluates the thresholds, stopping the run when one with
+ * abortOnFail fails. */
+static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0) {
+    ll_shard *snap = run->publish ? ll_shard_new(run->reg) : NULL;
+    pthread_mutex_lock(&run->mu);
+    while (snap && run->finished < n) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&run->cv, &run->mu, &until);
+        if (run->finished >= n) break;
+        pthread_mutex_unlock(&run->mu);
+        ll_shard_reset(snap);
+        for (int i = 0; i < n; i++) ll_worker_read_published(&workers[i], snap);
+        ll_shard_merge(snap, life->shard);
+        int abort = 0;
+        double elapsed = (double)(ll_now_ns() - t0) / 1e9;
+        ll_thresholds_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
+        if (abort && !atomic_exchange(&run->threshold_abort, 1))
+            fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n", elapsed);
+        pthread_mutex_lock(&run->mu);
+    }
+    pthread_mutex_unlock(&run->mu);
+    ll_shard_free(snap);
+    for (int i = 0; i < n; i++) ll_worker_join(&workers[i]);
+}
+
+/* One line per failed threshold, on stderr, for CI logs. */
+static void report_thresholds(const ll_threshold_set *set, const ll_registry *reg) {
+    for (int i = 0; i < set->n; i++) {
+        const ll_threshold *t = &set->items[i];
+        if (!t->failed) continue;
+        char agg[32];
+        fprintf(stderr, "luaload: threshold failed: %s '%s' (%s=%g)\n", reg->metrics[t->metric_id].name,
+                t->source, ll_agg_name(&t->expr, agg, sizeof(agg)), t->value);
+    }
 }
 
 int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
     memset(&run, 0, sizeof(run));
+    pthread_mutex_init(&run.mu, NULL);
+    pthread_cond_init(&run.cv, NULL);
     run.script_path = cfg->script_path;
     run.chunkname = "=quick";
     run.lib_dir = find_lib_dir(libbuf, sizeof(libbuf));
@@ -176,11 +265,18 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = ll_config_from_env(cfg); /* prints its own error */
     if (rc) goto done;
-    rc = ll_options_read(life.L, cfg, err, sizeof(err));
+    rc = ll_options_read(life.L, cfg, run.reg, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "luaload: %s\n", err);
         goto done;
     }
+    /* k6 shows this sub-metric in every summary */
+    const char *er_key = "expected_response", *er_value = "true";
+    if (ll_registry_submetric(run.reg, LL_M_HTTP_REQ_DURATION, &er_key, &er_value, 1) < 0) {
+        rc = 1;
+        goto done;
+    }
+    run.publish = cfg->thresholds.n > 0;
     lua_getglobal(life.L, run.exec);
     int has_exec = lua_isfunction(life.L, -1);
     lua_pop(life.L, 1);
@@ -253,7 +349,7 @@ int ll_engine_run(ll_config *cfg) {
             break;
         }
     }
-    for (int i = 0; i < nworkers; i++) ll_worker_join(&workers[i]);
+    watch_workers(&run, workers, nworkers, &life, cfg, t0);
     double elapsed = (double)(ll_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
@@ -277,12 +373,16 @@ int ll_engine_run(ll_config *cfg) {
     }
     ll_shard_merge(total, life.shard);
 
-    data = ll_summary_data(run.reg, total, elapsed);
-    if (!cfg->no_summary) print_summary(life.L, data);
+    int abort_unused, failed = ll_thresholds_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
+    ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds};
+    data = ll_summary_data(run.reg, total, elapsed, &sopts);
+    if (!cfg->no_summary && output_summary(life.L, data) != 0 && !rc) rc = 1;
+    report_thresholds(&cfg->thresholds, run.reg);
     if (cfg->summary_export && ll_summary_export(data, cfg->summary_export, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: %s\n", err);
         if (!rc) rc = 1;
     }
+    if (!rc && (failed || atomic_load(&run.threshold_abort))) rc = LL_EXIT_THRESHOLDS;
     if (!rc && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
 
 done:
@@ -301,6 +401,8 @@ done:
     ll_worker_free(&life);
     free(run.setup_json);
     ll_registry_free(run.reg);
+    pthread_cond_destroy(&run.cv);
+    pthread_mutex_destroy(&run.mu);
     free(quick);
     return rc;
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const TREND_STATS[] = {"avg", "min", "med", "max", "p(90)", "p(95)"};
+static const char *const DEFAULT_STATS[] = {"avg", "min", "med", "max", "p(90)", "p(95)"};
 
 static const char *type_name(ll_metric_type t) {
     switch (t) {
@@ -33,41 +33,45 @@ static void md5_id(const char *path, char out[33]) {
     for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
-static double trend_stat(const ll_histogram *h, const char *st, double scale) {
-    if (strcmp(st, "avg") == 0) return ll_hist_mean(h) / scale;
-    if (strcmp(st, "min") == 0) return (double)ll_hist_min(h) / scale;
-    if (strcmp(st, "max") == 0) return (double)ll_hist_max(h) / scale;
-    if (strcmp(st, "med") == 0) return (double)ll_hist_percentile(h, 50) / scale;
+/* One summaryTrendStats column of a trend, in the metric's unit. */
+static double trend_stat(const ll_histogram *h, const char *st) {
+    if (strcmp(st, "count") == 0) return (double)h->total_count;
+    if (strcmp(st, "avg") == 0) return ll_hist_mean(h) / 1000.0;
+    if (strcmp(st, "min") == 0) return (double)ll_hist_min(h) / 1000.0;
+    if (strcmp(st, "max") == 0) return (double)ll_hist_max(h) / 1000.0;
+    if (strcmp(st, "med") == 0) return (double)ll_hist_percentile(h, 50) / 1000.0;
     double p = 0;
     sscanf(st, "p(%lf)", &p);
-    return (double)ll_hist_percentile(h, p) / scale;
+    return (double)ll_hist_percentile(h, p) / 1000.0;
 }
 
-static cJSON *metric_values(const ll_metric *m, const ll_value *v, double duration_s) {
-    cJSON *o = cJSON_CreateObject();
+static cJSON *metric_values(const ll_metric *m, const ll_value *v, double duration_s, const ll_summary_opts *o) {
+    cJSON *out = cJSON_CreateObject();
     switch (m->type) {
     case LL_COUNTER:
-        cJSON_AddNumberToObject(o, "count", v->sum);
-        cJSON_AddNumberToObject(o, "rate", duration_s > 0 ? v->sum / duration_s : 0);
+        cJSON_AddNumberToObject(out, "count", v->sum);
+        cJSON_AddNumberToObject(out, "rate", duration_s > 0 ? v->sum / duration_s : 0);
         break;
     case LL_GAUGE:
-        cJSON_AddNumberToObject(o, "value", v->sum);
-        cJSON_AddNumberToObject(o, "min", v->min);
-        cJSON_AddNumberToObject(o, "max", v->max);
+        cJSON_AddNumberToObject(out, "value", v->sum);
+        cJSON_AddNumberToObject(out, "min", v->min);
+        cJSON_AddNumberToObject(out, "max", v->max);
         break;
     case LL_RATE:
-        cJSON_AddNumberToObject(o, "rate", v->total ? (double)v->passes / (double)v->total : 0);
-        cJSON_AddNumberToObject(o, "passes", (double)v->passes);
-        cJSON_AddNumberToObject(o, "fails", (double)(v->total - v->passes));
+        cJSON_AddNumberToObject(out, "rate", v->total ? (double)v->passes / (double)v->total : 0);
+        cJSON_AddNumberToObject(out, "passes", (double)v->passes);
+        cJSON_AddNumberToObject(out, "fails", (double)(v->total - v->passes));
         break;
     case LL_TREND: {
-        double scale = m->contains == LL_CONTAINS_TIME ? 1000.0 : 1.0;
-        for (size_t i = 0; i < sizeof(TREND_STATS) / sizeof(TREND_STATS[0]); i++)
-            cJSON_AddNumberToObject(o, TREND_STATS[i], trend_stat(v->hist, TREND_STATS[i], scale));
+        int n = o->trend_stats ? o->ntrend_stats : (int)(sizeof(DEFAULT_STATS) / sizeof(DEFAULT_STATS[0]));
+        for (int i = 0; i < n; i++) {
+            const char *st = o->trend_stats ? o->trend_stats[i] : DEFAULT_STATS[i];
+            cJSON_AddNumberToObject(out, st, v->hist ? trend_stat(v->hist, st) : 0);
+        }
         break;
     }
     }
-    return o;
+    return out;
 }
 
 static cJSON *new_group(const char *name, const char *path) {
@@ -133,24 +137,41 @@ static cJSON *root_group(ll_registry *reg, const ll_shard *total) {
     return root;
 }
 
-cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_s) {
+static int has_thresholds(const ll_summary_opts *o, int id) {
+    for (int i = 0; o->thresholds && i < o->thresholds->n; i++)
+        if (o->thresholds->items[i].metric_id == id) return 1;
+    return 0;
+}
+
+cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_s, const ll_summary_opts *o) {
+    static const ll_value empty = {0};
     cJSON *data = cJSON_CreateObject();
     cJSON *metrics = cJSON_AddObjectToObject(data, "metrics");
-    for (int i = 0; i < reg->nmetrics && i < total->nvalues; i++) {
-        const ll_value *v = &total->values[i];
+    for (int i = 0; i < reg->nmetrics; i++) {
+        const ll_value *v = i < total->nvalues ? &total->values[i] : &empty;
         const ll_metric *m = &reg->metrics[i];
-        if (m->type == LL_TREND ? !v->hist || v->hist->total_count == 0 : v->total == 0) continue;
-        cJSON *o = cJSON_AddObjectToObject(metrics, m->name);
-        cJSON_AddStringToObject(o, "type", type_name(m->type));
-        cJSON_AddStringToObject(o, "contains", contains_name(m->contains));
-        cJSON_AddItemToObject(o, "values", metric_values(m, v, duration_s));
+        int seen = m->type == LL_TREND ? v->hist && v->hist->total_count > 0 : v->total > 0;
+        if (!seen && !has_thresholds(o, i)) continue;
+        cJSON *obj = cJSON_AddObjectToObject(metrics, m->name);
+        cJSON_AddStringToObject(obj, "type", type_name(m->type));
+        cJSON_AddStringToObject(obj, "contains", contains_name(m->contains));
+        cJSON_AddItemToObject(obj, "values", metric_values(m, v, duration_s, o));
+        if (!has_thresholds(o, i)) continue;
+        cJSON *th = cJSON_AddObjectToObject(obj, "thresholds");
+        for (int t = 0; t < o->thresholds->n; t++) {
+            const ll_threshold *x = &o->thresholds->items[t];
+            if (x->metric_id != i) continue;
+            cJSON *r = cJSON_AddObjectToObject(th, x->source);
+            cJSON_AddBoolToObject(r, "ok", !x->failed);
+        }
     }
     cJSON_AddItemToObject(data, "root_group", root_group(reg, total));
     cJSON *opts = cJSON_AddObjectToObject(data, "options");
     cJSON *stats = cJSON_AddArrayToObject(opts, "summaryTrendStats");
-    for (size_t i = 0; i < sizeof(TREND_STATS) / sizeof(TREND_STATS[0]); i++)
-        cJSON_AddItemToArray(stats, cJSON_CreateString(TREND_STATS[i]));
-    cJSON_AddStringToObject(opts, "summaryTimeUnit", "");
+    int n = o->trend_stats ? o->ntrend_stats : (int)(sizeof(DEFAULT_STATS) / sizeof(DEFAULT_STATS[0]));
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(stats, cJSON_CreateString(o->trend_stats ? o->trend_stats[i] : DEFAULT_STATS[i]));
+    cJSON_AddStringToObject(opts, "summaryTimeUnit", o->time_unit ? o->time_unit : "");
     cJSON_AddBoolToObject(opts, "noColor", 0);
     cJSON *state = cJSON_AddObjectToObject(data, "state");
     cJSON_AddBoolToObject(state, "isStdOutTTY", isatty(1));
@@ -187,6 +208,11 @@ int ll_summary_export(const cJSON *data, const char *path, char *err, size_t err
         if (strcmp(type, "rate") == 0) { /* k6 calls the rate "value" here */
             cJSON *rate = cJSON_DetachItemFromObject(o, "rate");
             cJSON_AddItemToObject(o, "value", rate);
+        }
+        const cJSON *th = cJSON_GetObjectItem(m, "thresholds"), *t;
+        if (th) { /* k6's export: threshold -> whether it failed */
+            cJSON *out_th = cJSON_AddObjectToObject(o, "thresholds");
+            cJSON_ArrayForEach(t, th) cJSON_AddBoolToObject(out_th, t->string, !cJSON_IsTrue(cJSON_GetObjectItem(t, "ok")));
         }
         cJSON_AddItemToObject(metrics, m->string, o);
     }

@@ -22,6 +22,11 @@ int ll_worker_init(ll_worker *w, ll_run *run, int index, int nvus, int first_vu_
     w->first_vu_id = first_vu_id;
     w->loop = ll_loop_new();
     w->shard = ll_shard_new(run->reg);
+    pthread_mutex_init(&w->pub_mu, NULL);
+    if (run->publish && !(w->published = ll_shard_new(run->reg))) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "out of memory starting worker %d", index);
+        return w->rc = 1;
+    }
     w->tp = w->loop ? ll_transport_new(w->loop, (nvus + LL_VUS_PER_MULTI - 1) / LL_VUS_PER_MULTI) : NULL;
     w->vus = calloc((size_t)(nvus > 0 ? nvus : 1), sizeof(ll_vu));
     if (!w->loop || !w->shard || !w->tp || !w->vus) {
@@ -42,6 +47,8 @@ void ll_worker_free(ll_worker *w) {
     ll_transport_free(w->tp);
     ll_loop_free(w->loop);
     ll_shard_free(w->shard);
+    ll_shard_free(w->published);
+    pthread_mutex_destroy(&w->pub_mu);
     for (int i = 0; i < w->nerrors; i++) free(w->errors[i].msg);
     free(w->errors);
     memset(w, 0, sizeof(*w));
@@ -73,7 +80,8 @@ void ll_run_abort(ll_run *run, const char *reason) {
 
 int ll_run_stopped(ll_run *run) {
     return atomic_load_explicit(&run->interrupt, memory_order_relaxed) ||
-           atomic_load_explicit(&run->aborted, memory_order_relaxed);
+           atomic_load_explicit(&run->aborted, memory_order_relaxed) ||
+           atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
 }
 
 static int can_start(ll_worker *w) {
@@ -139,6 +147,23 @@ static void drive(ll_worker *w) {
     }
 }
 
+#define PUBLISH_EVERY_US 1000000
+
+static void publish(ll_loop *loop, void *ud) {
+    ll_worker *w = ud;
+    pthread_mutex_lock(&w->pub_mu);
+    ll_shard_reset(w->published);
+    ll_shard_merge(w->published, w->shard);
+    pthread_mutex_unlock(&w->pub_mu);
+    ll_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
+}
+
+void ll_worker_read_published(ll_worker *w, ll_shard *dst) {
+    pthread_mutex_lock(&w->pub_mu);
+    if (w->published) ll_shard_merge(dst, w->published);
+    pthread_mutex_unlock(&w->pub_mu);
+}
+
 static void *thread_main(void *arg) {
     ll_worker *w = arg;
     lua_getglobal(w->L, w->run->exec);
@@ -150,8 +175,17 @@ static void *thread_main(void *arg) {
     }
     w->active = w->nvus;
     for (int i = 0; i < w->nvus; i++) w->vus[i].alive = 1;
+    if (w->published) {
+        ll_timer_init(&w->pub_timer, publish, w);
+        ll_timer_start(w->loop, &w->pub_timer, PUBLISH_EVERY_US);
+    }
     for (int i = 0; i < w->nvus; i++) start_or_retire(&w->vus[i]);
     drive(w);
+    if (w->published) ll_timer_stop(w->loop, &w->pub_timer);
+    pthread_mutex_lock(&w->run->mu);
+    w->run->finished++;
+    pthread_cond_signal(&w->run->cv);
+    pthread_mutex_unlock(&w->run->mu);
     return NULL;
 }
 

@@ -37,11 +37,16 @@ typedef struct ll_run {
     atomic_int interrupt;       /* set on SIGINT: stop now */
     atomic_int aborted;         /* luaload.abort() was called: stop now */
     char abort_reason[256];     /* written once, by whoever set aborted */
+    atomic_int threshold_abort; /* an abortOnFail threshold failed: stop now */
+    int publish;                /* workers publish a snapshot every second */
+    pthread_mutex_t mu;         /* guards finished */
+    pthread_cond_t cv;          /* signalled when a worker finishes */
+    int finished;
 } ll_run;
 
 /* Stops the run from a script (luaload.abort); the first reason is kept. */
 void ll_run_abort(ll_run *run, const char *reason);
-/* Whether the workers should stop now (SIGINT or abort). */
+/* Whether the workers should stop now (SIGINT, abort, abortOnFail). */
 int ll_run_stopped(ll_run *run);
 
 typedef struct ll_vu {
@@ -99,6 +104,9 @@ struct ll_worker {
     int nerrors;
     int64_t interrupted;        /* iterations cut by the hard end */
     _Atomic int64_t done_iters; /* for the progress line */
+    ll_shard *published;        /* a copy of shard, refreshed every second */
+    pthread_mutex_t pub_mu;     /* guards published */
+    ll_timer pub_timer;
     pthread_t thread;
     int rc;                     /* exit code on failure (107...) */
     char errmsg[1024];
@@ -117,6 +125,8 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
 /* Runs the worker's VUs until its iterations or duration are done. */
 int ll_worker_start_thread(ll_worker *w);
 int ll_worker_join(ll_worker *w);
+/* Adds w's last published snapshot into dst (any thread). */
+void ll_worker_read_published(ll_worker *w, ll_shard *dst);
 
 /* VU lifecycle (vu.c). */
 void ll_vu_init(ll_vu *vu, ll_worker *w, int index, int id);

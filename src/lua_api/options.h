@@ -9,7 +9,8 @@
 
 typedef struct lua_State lua_State;
 
-/* Returns 0, or LL_EXIT_CONFIG with a one-line message in err. */
-int ll_options_read(lua_State *L, ll_config *cfg, char *err, size_t errlen);
+/* Fills cfg (what is unset) and reg (options.tags, threshold sub-metrics).
+ * Returns 0, or LL_EXIT_CONFIG with a one-line message in err. */
+int ll_options_read(lua_State *L, ll_config *cfg, ll_registry *reg, char *err, size_t errlen);
 
 #endif

@@ -1,5 +1,5 @@
 /* state.c -- builds a worker's Lua state: standard libraries, the C modules
- * (luaload.core, luaload.http, luaload.json) in package.preload, the require
+ * (luaload.core, .http, .json, .metrics) in package.preload, the require
  * path (script dir, LUALOAD_PATH, shipped lib/lua), __ENV, then runs the
  * script's init code once. */
 #include "state.h"
@@ -112,6 +112,7 @@ int ll_state_open(ll_worker *w, char *err, size_t errlen) {
     preload(L, "luaload.core", luaopen_luaload_core);
     preload(L, "luaload.http", luaopen_luaload_http);
     preload(L, "luaload.json", luaopen_luaload_json);
+    preload(L, "luaload.metrics", luaopen_luaload_metrics);
     set_env(L, run);
 
     int rc = run->script_source

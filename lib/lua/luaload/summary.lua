@@ -1,6 +1,7 @@
 -- luaload.summary: the end-of-test text summary, k6's layout.
 -- text(data, opts) takes the same data handle_summary receives and returns
--- the text luaload prints; opts.indent (default "     ").
+-- the text luaload prints; opts.indent (default "     "). Time values use
+-- data.options.summaryTimeUnit ("s", "ms", "us") when it is set.
 local M = {}
 
 -- "%.2f" without trailing zeros: 1.50 -> "1.5", 3.00 -> "3"
@@ -9,7 +10,10 @@ local function num2(x)
   return s
 end
 
-local function fmt_duration(ms)
+local function fmt_duration(ms, unit)
+  if unit == "s" then return num2(ms / 1000) .. "s" end
+  if unit == "ms" then return num2(ms) .. "ms" end
+  if unit == "us" then return num2(ms * 1000) .. "µs" end
   if ms == 0 then return "0s" end
   local us = ms * 1000
   if us < 1 then return string.format("%.0fns", us * 1000) end
@@ -39,8 +43,8 @@ local function fmt_number(v)
   return string.format("%.6g", v)
 end
 
-local function fmt_value(v, contains)
-  if contains == "time" then return fmt_duration(v) end
+local function fmt_value(v, contains, unit)
+  if contains == "time" then return fmt_duration(v, unit) end
   if contains == "data" then return fmt_bytes(v) end
   return fmt_number(v)
 end
@@ -86,7 +90,7 @@ local function checks_text(group, indent, out)
   end
 end
 
-local function metric_line(name, m, stats, width)
+local function metric_line(label, m, stats, width, unit)
   local v = m.values
   local body
   if m.type == "trend" then
@@ -94,22 +98,70 @@ local function metric_line(name, m, stats, width)
     for _, st in ipairs(stats) do
       local x = v[st]
       if x ~= nil then
-        local s = st == "count" and fmt_number(x) or fmt_value(x, m.contains)
+        local s = st == "count" and fmt_number(x) or fmt_value(x, m.contains, unit)
         parts[#parts + 1] = pad(st .. "=" .. s, 14)
       end
     end
     body = table.concat(parts, " ")
   elseif m.type == "counter" then
-    body = pad(fmt_value(v.count, m.contains), 9) .. " " .. fmt_rate(v.rate, m.contains)
+    body = pad(fmt_value(v.count, m.contains, unit), 9) .. " " .. fmt_rate(v.rate, m.contains)
   elseif m.type == "rate" then
     local total = v.passes + v.fails
     body = pad(percent(v.passes, total), 9) .. " " .. pad("✓ " .. v.passes, 11) .. " ✗ " .. v.fails
   else
-    body = pad(fmt_value(v.value, m.contains), 9) .. " " .. pad("min=" .. fmt_value(v.min, m.contains), 11)
-      .. " max=" .. fmt_value(v.max, m.contains)
+    body = pad(fmt_value(v.value, m.contains, unit), 9) .. " "
+      .. pad("min=" .. fmt_value(v.min, m.contains, unit), 11) .. " max=" .. fmt_value(v.max, m.contains, unit)
   end
-  local dots = width - #name
-  return name .. string.rep(".", dots > 0 and dots or 1) .. ": " .. body
+  local dots = width - #label:gsub("[\128-\191]", "")
+  return label .. string.rep(".", dots > 0 and dots or 1) .. ": " .. body
+end
+
+-- "✓ " / "✗ " for a metric with thresholds (all passed / any failed), else "  "
+local function mark(m)
+  if not m.thresholds then return "  " end
+  for _, t in pairs(m.thresholds) do
+    if not t.ok then return "✗ " end
+  end
+  return "✓ "
+end
+
+-- The value a threshold was compared with, e.g. "p(95)=1.2ms", "rate=0.50%".
+local function threshold_value(src, m, unit)
+  local agg = src:match("^%s*([%a]+%b())") or src:match("^%s*(%a+)")
+  local v = m.values
+  if agg == "med" and m.type == "trend" then agg = "med" end
+  local x = v[agg]
+  if x == nil and agg == "value" then x = v.rate end
+  if x == nil then return nil end
+  if m.type == "rate" or (m.type == "counter" and agg == "rate") then
+    if m.type == "rate" then return agg .. "=" .. string.format("%.2f%%", x * 100) end
+    return agg .. "=" .. fmt_rate(x, m.contains)
+  end
+  if agg == "count" then return agg .. "=" .. fmt_number(x) end
+  return agg .. "=" .. fmt_value(x, m.contains, unit)
+end
+
+local function thresholds_text(data, names, indent, unit, out)
+  local any = false
+  for _, n in ipairs(names) do
+    local m = data.metrics[n]
+    if m.thresholds then
+      if not any then
+        out[#out + 1] = indent .. "THRESHOLDS"
+        out[#out + 1] = ""
+        any = true
+      end
+      out[#out + 1] = indent .. n
+      local srcs = sorted_keys(m.thresholds)
+      for _, src in ipairs(srcs) do
+        local ok = m.thresholds[src].ok
+        local shown = threshold_value(src, m, unit)
+        out[#out + 1] = string.format("%s%s '%s'%s", indent, ok and "✓" or "✗", src,
+          shown and (" " .. shown) or "")
+      end
+      out[#out + 1] = ""
+    end
+  end
 end
 
 function M.text(data, opts)
@@ -117,20 +169,28 @@ function M.text(data, opts)
   local indent = opts.indent or "     "
   local out = { "" }
   local root = data.root_group or {}
+  local options = data.options or {}
+  local unit = options.summaryTimeUnit
+  if unit == "" then unit = nil end
   if (root.checks and #root.checks > 0) or (root.groups and #root.groups > 0) then
     checks_text(root, indent, out)
     out[#out + 1] = ""
   end
-  local stats = (data.options and data.options.summaryTrendStats)
-    or { "avg", "min", "med", "max", "p(90)", "p(95)" }
+  local stats = options.summaryTrendStats or { "avg", "min", "med", "max", "p(90)", "p(95)" }
   local names = sorted_keys(data.metrics or {})
-  local width = 0
+  thresholds_text(data, names, indent, unit, out)
+  -- a sub-metric shows under its parent as "  { tag:value }"
+  local labels, width = {}, 0
   for _, n in ipairs(names) do
-    if #n > width then width = #n end
+    local sel = n:match("^[%w_]+(%b{})$")
+    labels[n] = sel and ("  { " .. sel:sub(2, -2):gsub(",", ", ") .. " }") or n
+    local w = #labels[n]:gsub("[\128-\191]", "")
+    if w > width then width = w end
   end
   width = width + 3
   for _, n in ipairs(names) do
-    out[#out + 1] = indent .. metric_line(n, data.metrics[n], stats, width)
+    local m = data.metrics[n]
+    out[#out + 1] = indent:sub(1, -3) .. mark(m) .. metric_line(labels[n], m, stats, width, unit)
   end
   out[#out + 1] = ""
   return table.concat(out, "\n") .. "\n"
