@@ -22,6 +22,8 @@ static void usage(FILE *f) {
           "      --summary-time-unit U time unit of the summary: s, ms or us\n"
           "      --no-summary          do not print the end-of-test summary\n"
           "      --no-thresholds       do not evaluate thresholds\n"
+          "  -o, --out TYPE=TARGET     stream every sample: json=FILE, csv=FILE (.gz: gzip),\n"
+          "                            influxdb=http://127.0.0.1:8086/k6 (repeatable)\n"
           "  -q, --quiet               print nothing but errors and the summary\n",
           f);
 }
@@ -68,7 +70,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--graceful-stop", "--graceful-stop") ||
                           is(flag, "--summary-export", "--summary-export") ||
                           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
-                          is(flag, "--summary-time-unit", "--summary-time-unit");
+                          is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out");
         if (takes_value && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: flag %s needs a value\n", flag);
@@ -104,6 +106,11 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             if (!env) return LL_EXIT_CONFIG;
             cfg->env = env;
             cfg->env[cfg->nenv++] = (char *)v;
+        } else if (is(flag, "-o", "--out")) {
+            char **o = realloc(cfg->outputs, (size_t)(cfg->noutputs + 1) * sizeof(*o));
+            if (!o) return LL_EXIT_CONFIG;
+            cfg->outputs = o;
+            cfg->outputs[cfg->noutputs++] = (char *)v;
         } else if (is(flag, "--summary-export", "--summary-export")) {
             cfg->summary_export = v;
         } else if (is(flag, "--summary-trend-stats", "--summary-trend-stats")) {
@@ -142,6 +149,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
 void ll_config_free(ll_config *cfg) {
     free(cfg->env);
     cfg->env = NULL;
+    free(cfg->outputs);
+    cfg->outputs = NULL;
     for (int i = 0; i < cfg->ntrend_stats; i++) free(cfg->trend_stats[i]);
     free(cfg->trend_stats);
     cfg->trend_stats = NULL;

@@ -33,6 +33,8 @@ typedef struct ll_config {
     int quiet;
     int no_summary;
     int no_thresholds;
+    char **outputs;             /* -o type=target */
+    int noutputs;
     ll_threshold_set thresholds;
     char **trend_stats;         /* summaryTrendStats; NULL: k6's default */
     int ntrend_stats;

@@ -19,6 +19,7 @@
 
 #include "json.h"
 #include "options.h"
+#include "output.h"
 #include "summary.h"
 #include "worker.h"
 
@@ -243,6 +244,7 @@ int ll_engine_run(ll_config *cfg) {
 
     int rc = 0, nworkers = 0;
     ll_worker life, *workers = NULL;
+    ll_outputs *outputs = NULL;
     memset(&life, 0, sizeof(life));
     ll_shard *total = NULL;
     cJSON *data = NULL;
@@ -277,6 +279,14 @@ int ll_engine_run(ll_config *cfg) {
         goto done;
     }
     run.publish = cfg->thresholds.n > 0;
+    if (cfg->noutputs) {
+        outputs = ll_outputs_open(cfg->outputs, cfg->noutputs, run.reg, &cfg->thresholds, err, sizeof(err));
+        if (!outputs || ll_outputs_attach(outputs, life.shard) != 0 || ll_outputs_start(outputs) != 0) {
+            fprintf(stderr, "luaload: %s\n", outputs ? "cannot start the outputs" : err);
+            rc = LL_EXIT_CONFIG;
+            goto done;
+        }
+    }
     lua_getglobal(life.L, run.exec);
     int has_exec = lua_isfunction(life.L, -1);
     lua_pop(life.L, 1);
@@ -327,6 +337,12 @@ int ll_engine_run(ll_config *cfg) {
             nworkers = i + 1;
             goto done;
         }
+        if (outputs && ll_outputs_attach(outputs, workers[i].shard) != 0) {
+            fprintf(stderr, "luaload: out of memory attaching the outputs\n");
+            rc = 1;
+            nworkers = i + 1;
+            goto done;
+        }
         first_id += nvus;
         if (cfg->iterations_set) { /* proportional to the worker's VUs (floor of the running total) */
             int64_t upto = cfg->iterations * (first_id - 1) / cfg->vus;
@@ -373,6 +389,7 @@ int ll_engine_run(ll_config *cfg) {
     }
     ll_shard_merge(total, life.shard);
 
+    if (outputs) ll_outputs_stop(outputs);
     int abort_unused, failed = ll_thresholds_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
@@ -393,6 +410,7 @@ done:
     g_run = NULL;
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    ll_outputs_free(outputs); /* before the shards it writes from */
     cJSON_Delete(data);
     free(teardown_out);
     ll_shard_free(total);

@@ -2,6 +2,8 @@
  * lock-free per-worker shards, merged at the end of the run (see metrics.h). */
 #include "metrics.h"
 
+#include "loop.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,7 +263,7 @@ static ll_value *slot(ll_shard *s, int id) {
 
 /* ---- recording ---- */
 
-static const char *tag_value(const ll_registry *reg, const ll_tag_source *t, const char *key, char *buf,
+static const char *tag_value(const ll_registry *reg, ll_tag_source *t, const char *key, char *buf,
                              size_t len) {
     const char *v = t ? t->get(t->ctx, key, buf, len) : NULL;
     for (int i = 0; !v && i < reg->ntags; i++)
@@ -269,7 +271,7 @@ static const char *tag_value(const ll_registry *reg, const ll_tag_source *t, con
     return v;
 }
 
-static int matches(const ll_registry *reg, const ll_metric *sub, const ll_tag_source *t) {
+static int matches(const ll_registry *reg, const ll_metric *sub, ll_tag_source *t) {
     char buf[64];
     for (int i = 0; i < sub->nsel; i++) {
         const char *v = tag_value(reg, t, sub->sel[i].key, buf, sizeof(buf));
@@ -310,7 +312,7 @@ static void trend_one(ll_shard *s, int id, int64_t v) {
 }
 
 /* The next sub-metric of id (from *k on) whose selector matches t, or -1. */
-static int next_sub(const ll_shard *s, int id, const ll_tag_source *t, int *k) {
+static int next_sub(const ll_shard *s, int id, ll_tag_source *t, int *k) {
     const ll_metric *m = &s->reg->metrics[id];
     while (*k < m->nsubs) {
         int sub = m->subs[(*k)++];
@@ -319,27 +321,36 @@ static int next_sub(const ll_shard *s, int id, const ll_tag_source *t, int *k) {
     return -1;
 }
 
-void ll_shard_add(ll_shard *s, int id, double v, const ll_tag_source *t) {
+/* Hands the sample to the outputs, if any. */
+static void emit(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t) {
+    if (s->emit) s->emit(s->emit_ud, id, v, now ? now : ll_now_ns(), t);
+}
+
+void ll_shard_add(ll_shard *s, int id, double v, ll_tag_source *t) {
+    emit(s, id, v, 0, t);
     add_one(s, id, v);
     for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) add_one(s, sub, v);
 }
 
-void ll_shard_set(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t) {
+void ll_shard_set(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t) {
+    emit(s, id, v, now, t);
     set_one(s, id, v, now);
     for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) set_one(s, sub, v, now);
 }
 
-void ll_shard_rate(ll_shard *s, int id, int nonzero, const ll_tag_source *t) {
+void ll_shard_rate(ll_shard *s, int id, int nonzero, ll_tag_source *t) {
+    emit(s, id, nonzero != 0, 0, t);
     rate_one(s, id, nonzero);
     for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) rate_one(s, sub, nonzero);
 }
 
-void ll_shard_trend(ll_shard *s, int id, int64_t v, const ll_tag_source *t) {
+void ll_shard_trend(ll_shard *s, int id, int64_t v, ll_tag_source *t) {
+    emit(s, id, (double)v / 1000.0, 0, t);
     trend_one(s, id, v);
     for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) trend_one(s, sub, v);
 }
 
-void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t) {
+void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t) {
     switch (s->reg->metrics[id].type) {
     case LL_COUNTER: ll_shard_add(s, id, v, t); break;
     case LL_GAUGE: ll_shard_set(s, id, v, now, t); break;
@@ -360,7 +371,7 @@ static int check_slot(ll_shard *s, int id) {
     return 0;
 }
 
-void ll_shard_check(ll_shard *s, int check_id, int ok, const ll_tag_source *t) {
+void ll_shard_check(ll_shard *s, int check_id, int ok, ll_tag_source *t) {
     if (check_slot(s, check_id) < 0) return;
     s->checks[check_id][ok ? 0 : 1]++;
     ll_shard_rate(s, LL_M_CHECKS, ok, t);

@@ -53,11 +53,18 @@ typedef struct ll_tag {
 } ll_tag;
 
 /* The tags of one sample: get() returns the value of key (it may format
- * into buf) or NULL when the sample has no such tag. */
+ * into buf) or NULL when the sample has no such tag; list() calls fn for
+ * every tag (outputs need them all). tagset caches the interned tag set
+ * (-1 until an output asked), so samples sharing a source intern it once. */
+typedef void ll_tag_fn(void *ud, const char *key, const char *value);
 typedef struct ll_tag_source {
     const char *(*get)(const void *ctx, const char *key, char *buf, size_t len);
+    void (*list)(const void *ctx, ll_tag_fn *fn, void *ud);
     const void *ctx;
+    int tagset;
 } ll_tag_source;
+
+
 
 typedef struct ll_metric {
     char *name;                /* "http_req_duration{status:200}" for a sub-metric */
@@ -96,8 +103,14 @@ typedef struct ll_value {
     ll_histogram *hist;   /* trend, allocated on first sample */
 } ll_value;
 
+/* Where a shard sends every sample when outputs are on (output.c): value
+ * in the metric's unit (ms for time trends), now in CLOCK_MONOTONIC ns. */
+typedef void ll_emit_fn(void *ud, int id, double value, uint64_t now, ll_tag_source *t);
+
 typedef struct ll_shard {
     ll_registry *reg;
+    ll_emit_fn *emit;           /* NULL: no outputs */
+    void *emit_ud;
     ll_value *values;
     int nvalues;
     int64_t (*checks)[2]; /* [id][0] passes, [id][1] fails */
@@ -125,14 +138,14 @@ ll_shard *ll_shard_new(ll_registry *reg);
 void ll_shard_free(ll_shard *s);
 /* Record a sample of metric id (and of its matching sub-metrics); tags may
  * be NULL for a sample that has only the registry's tags. */
-void ll_shard_add(ll_shard *s, int id, double v, const ll_tag_source *t);               /* counter */
-void ll_shard_set(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t); /* gauge */
-void ll_shard_rate(ll_shard *s, int id, int nonzero, const ll_tag_source *t);           /* rate */
-void ll_shard_trend(ll_shard *s, int id, int64_t v, const ll_tag_source *t);            /* trend, 1/1000 units */
+void ll_shard_add(ll_shard *s, int id, double v, ll_tag_source *t);               /* counter */
+void ll_shard_set(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t); /* gauge */
+void ll_shard_rate(ll_shard *s, int id, int nonzero, ll_tag_source *t);           /* rate */
+void ll_shard_trend(ll_shard *s, int id, int64_t v, ll_tag_source *t);            /* trend, 1/1000 units */
 /* A check result: its own counts, and the checks rate (tags: check, group). */
-void ll_shard_check(ll_shard *s, int check_id, int ok, const ll_tag_source *t);
+void ll_shard_check(ll_shard *s, int check_id, int ok, ll_tag_source *t);
 /* Any metric type, v in the metric's unit (ms for time trends). */
-void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, const ll_tag_source *t);
+void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t);
 /* Zeroes every value (keeps the allocations), for snapshots. */
 void ll_shard_reset(ll_shard *s);
 /* Adds src's samples into dst (same registry). Returns -1 on out of memory. */

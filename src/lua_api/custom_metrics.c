@@ -78,6 +78,25 @@ static const char *custom_tag(const void *ctx, const char *key, char *buf, size_
     return NULL;
 }
 
+static void custom_list(const void *ctx, ll_tag_fn *fn, void *ud) {
+    const custom_sample *c = ctx;
+    int has_group = 0;
+    if (c->tags) {
+        lua_pushnil(c->L);
+        while (lua_next(c->L, c->tags)) {
+            if (lua_type(c->L, -2) == LUA_TSTRING && lua_isstring(c->L, -1)) {
+                lua_pushvalue(c->L, -1); /* tostring a copy, not the value lua_next reads */
+                const char *k = lua_tostring(c->L, -3);
+                fn(ud, k, lua_tostring(c->L, -1));
+                has_group |= strcmp(k, "group") == 0;
+                lua_pop(c->L, 1);
+            }
+            lua_pop(c->L, 1);
+        }
+    }
+    if (!has_group) fn(ud, "group", c->vu->group_path);
+}
+
 /* metric:add(value[, tags]) */
 static int l_add(lua_State *L) {
     metric_ud *m = luaL_checkudata(L, 1, METRIC_MT);
@@ -89,7 +108,7 @@ static int l_add(lua_State *L) {
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
     ll_vu *vu = ll_lua_vu(L, "metric:add()");
     custom_sample c = {L, lua_istable(L, 3) ? 3 : 0, vu};
-    ll_tag_source t = {custom_tag, &c};
+    ll_tag_source t = {custom_tag, custom_list, &c, -1};
     ll_shard_sample(vu->w->shard, m->id, v, ll_now_ns(), &t);
     return 0;
 }

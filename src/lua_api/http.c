@@ -399,10 +399,29 @@ static const char *http_tag(const void *ctx, const char *key, char *buf, size_t 
     return NULL;
 }
 
+static int has_user_tag(const ll_http_req *req, const char *key) {
+    for (int i = 0; i < req->ntags; i++)
+        if (strcmp(req->tags[2 * i], key) == 0) return 1;
+    return 0;
+}
+
+static void http_list(const void *ctx, ll_tag_fn *fn, void *ud) {
+    static const char *const keys[] = {"method", "status", "url", "name", "proto", "group", "expected_response",
+                                       "error_code"};
+    const http_sample *h = ctx;
+    char buf[32];
+    for (int i = 0; i < h->req->ntags; i++) fn(ud, h->req->tags[2 * i], h->req->tags[2 * i + 1]);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (has_user_tag(h->req, keys[i])) continue;
+        const char *v = http_tag(ctx, keys[i], buf, sizeof(buf));
+        if (v && *v) fn(ud, keys[i], v);
+    }
+}
+
 static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r) {
     ll_shard *s = vu->w->shard;
     http_sample h = {req, method, r, vu};
-    ll_tag_source t = {http_tag, &h};
+    ll_tag_source t = {http_tag, http_list, &h, -1};
     ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked, &t);

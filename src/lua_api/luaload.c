@@ -48,10 +48,16 @@ static const char *check_tag(const void *ctx, const char *key, char *buf, size_t
     return buf;
 }
 
+static void check_list(const void *ctx, ll_tag_fn *fn, void *ud) {
+    char buf[48];
+    fn(ud, "check", check_tag(ctx, "check", buf, sizeof(buf)));
+    fn(ud, "group", check_tag(ctx, "group", buf, sizeof(buf)));
+}
+
 static void record(ll_vu *vu, int id, const char *name, int status, int ok) {
     if (id < 0) return;
     check_sample c = {name, status, vu};
-    ll_tag_source t = {check_tag, &c};
+    ll_tag_source t = {check_tag, check_list, &c, -1};
     ll_shard_check(vu->w->shard, id, ok, &t);
 }
 
@@ -61,6 +67,11 @@ static const char *vu_tag(const void *ctx, const char *key, char *buf, size_t le
     (void)len;
     const ll_vu *vu = ctx;
     return strcmp(key, "group") == 0 ? vu->group_path : NULL;
+}
+
+static void vu_list(const void *ctx, ll_tag_fn *fn, void *ud) {
+    const ll_vu *vu = ctx;
+    fn(ud, "group", vu->group_path);
 }
 
 void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
@@ -135,7 +146,7 @@ static int l_group_leave(lua_State *L) {
     ll_vu *vu = ll_lua_vu(L, "group()");
     ll_worker *w = vu->w;
     double us = ((double)ll_now_ns() - start) / 1000;
-    ll_tag_source t = {vu_tag, vu}; /* still inside the group */
+    ll_tag_source t = {vu_tag, vu_list, vu, -1}; /* still inside the group */
     ll_shard_trend(w->shard, LL_M_GROUP_DURATION, (int64_t)us, &t);
     vu->group_id = prev;
     vu->group_path = ll_registry_group_path(w->run->reg, prev);

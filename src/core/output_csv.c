@@ -1,0 +1,94 @@
+/* output_csv.c -- `-o csv=FILE`: k6's CSV columns, one row per sample;
+ * tags without a column of their own go to extra_tags as k=v&k=v. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "output_file.h"
+
+static const char *const COLUMNS[] = {"check", "error", "error_code", "expected_response", "group", "method",
+                                      "name", "proto", "scenario", "service", "status", "subproto",
+                                      "tls_version", "url"};
+#define NCOLS (sizeof(COLUMNS) / sizeof(COLUMNS[0]))
+
+typedef struct csv_sink {
+    ll_output_sink base;
+    ll_outfile *f;
+} csv_sink;
+
+typedef struct row {
+    const char *cols[NCOLS];
+    char extra[2048];
+    size_t extra_len;
+} row;
+
+static void to_row(void *ud, const char *key, const char *value) {
+    row *r = ud;
+    for (size_t i = 0; i < NCOLS; i++) {
+        if (strcmp(COLUMNS[i], key) == 0) {
+            r->cols[i] = value;
+            return;
+        }
+    }
+    int n = snprintf(r->extra + r->extra_len, sizeof(r->extra) - r->extra_len, "%s%s=%s", r->extra_len ? "&" : "",
+                     key, value);
+    if (n > 0 && r->extra_len + (size_t)n < sizeof(r->extra)) r->extra_len += (size_t)n;
+}
+
+/* A CSV field, quoted when it has a comma, quote or newline. */
+static void field(ll_outfile *f, const char *v) {
+    ll_outfile_write(f, ",", 1);
+    if (!v) return;
+    if (!strpbrk(v, ",\"\n\r")) {
+        ll_outfile_write(f, v, strlen(v));
+        return;
+    }
+    ll_outfile_write(f, "\"", 1);
+    for (const char *p = v; *p; p++) {
+        if (*p == '"') ll_outfile_write(f, "\"", 1);
+        ll_outfile_write(f, p, 1);
+    }
+    ll_outfile_write(f, "\"", 1);
+}
+
+static int csv_write(ll_output_sink *s, const ll_out_sample *x) {
+    csv_sink *c = (csv_sink *)s;
+    row r;
+    memset(r.cols, 0, sizeof(r.cols));
+    r.extra[0] = 0;
+    r.extra_len = 0;
+    ll_tagset_each(x->tagsets, x->tagset, to_row, &r);
+    ll_outfile_write(c->f, x->metric->name, strlen(x->metric->name));
+    ll_outfile_printf(c->f, ",%lld,%.6f", (long long)(x->unix_ns / 1000000000), x->value);
+    for (size_t i = 0; i < NCOLS; i++) field(c->f, r.cols[i]);
+    field(c->f, r.extra);
+    if (ll_outfile_write(c->f, ",\n", 2) != 0 && !s->err[0]) /* empty metadata column */
+        snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
+    return 0;
+}
+
+static int csv_flush(ll_output_sink *s) { return ll_outfile_flush(((csv_sink *)s)->f); }
+
+static void csv_close(ll_output_sink *s) {
+    csv_sink *c = (csv_sink *)s;
+    if (ll_outfile_close(c->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
+    free(c);
+}
+
+ll_output_sink *ll_output_csv_open(const char *path, char *err, size_t errlen) {
+    csv_sink *c = calloc(1, sizeof(*c));
+    if (!c) return NULL;
+    c->f = ll_outfile_open(path, err, errlen);
+    if (!c->f) {
+        free(c);
+        return NULL;
+    }
+    ll_outfile_write(c->f, "metric_name,timestamp,metric_value", 34);
+    for (size_t i = 0; i < NCOLS; i++) ll_outfile_printf(c->f, ",%s", COLUMNS[i]);
+    ll_outfile_write(c->f, ",extra_tags,metadata\n", 21);
+    c->base.write = csv_write;
+    c->base.flush = csv_flush;
+    c->base.close = csv_close;
+    return &c->base;
+}
