@@ -31,11 +31,19 @@ int ll_duration_parse(const char *s, uint64_t *us) {
     double total = 0;
     const char *p = s;
     while (*p) {
-        if (!((*p >= '0' && *p <= '9') || *p == '.')) return -1;
+        /* digits with at most one '.': no sign, exponent or hex (as Go) */
+        size_t n = strspn(p, "0123456789.");
+        const char *dot = memchr(p, '.', n);
+        if (n == 0 || n >= 64 || (n == 1 && *p == '.') || (dot && memchr(dot + 1, '.', n - (size_t)(dot - p) - 1)))
+            return -1;
+        char num[64];
+        memcpy(num, p, n);
+        num[n] = 0;
         char *end;
         errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno || v < 0) return -1;
+        double v = strtod(num, &end);
+        if (*end || errno || v < 0) return -1;
+        end = (char *)p + n;
         size_t ulen;
         double u = unit_us(end, &ulen);
         if (u < 0) return -1;

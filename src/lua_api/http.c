@@ -56,7 +56,7 @@ static long opt_ms(lua_State *L, int idx, const char *where, const char *key) {
         if (ms < 0) luaL_error(L, "%s: %s must not be negative", where, key);
         return (long)ms;
     }
-    uint64_t us;
+    uint64_t us = 0;
     const char *s = lua_tostring(L, idx);
     if (!s || ll_duration_parse(s, &us) != 0)
         luaL_error(L, "%s: %s must be a duration such as \"10s\" or a number of milliseconds", where, key);

@@ -41,6 +41,10 @@ int main(void) {
     bad("1.2.3s");
     bad("10s ");
     bad("ms");
+    bad("0x10s");
+    bad("1e3ms");
+    bad(".s");
+    bad("+5s");
 
     int64_t v;
     tu_check(ll_parse_int("42", &v) == 0 && v == 42, "int 42");

@@ -1,0 +1,38 @@
+/* fuzz_duration.c -- libFuzzer target for src/core/duration.c: feeds the
+ * input (NUL-terminated) to ll_duration_parse and ll_parse_int; on success
+ * parses it again and checks the result is the same and in range. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+
+/* Not assert(): Release builds define NDEBUG. */
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            abort();                                                                 \
+        }                                                                            \
+    } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char *s = malloc(size + 1);
+    memcpy(s, data, size);
+    s[size] = '\0';
+
+    uint64_t us = 0, us2 = 1;
+    if (ll_duration_parse(s, &us) == 0) {
+        CHECK(s[0] != '\0');
+        CHECK(us <= (uint64_t)9.2e18);
+        CHECK(ll_duration_parse(s, &us2) == 0 && us2 == us);
+    }
+    int64_t v = -1, v2 = -2;
+    if (ll_parse_int(s, &v) == 0) {
+        CHECK(v >= 0);
+        CHECK(ll_parse_int(s, &v2) == 0 && v2 == v);
+    }
+    free(s);
+    return 0;
+}
