@@ -44,6 +44,26 @@ run_ll run "$S" -i 1 -o "json=/nonexistent-dir/x.json"
 expect_eq "unwritable output: exit 104" "$RC" 104
 expect_match "unwritable output: message" "$ERR" "cannot open /nonexistent-dir/x.json"
 
+# an output that cannot keep up drops and counts, and never slows the VUs:
+# a "database" that takes 2 s to answer each write
+"$LUALOAD" serve --port 0 --threads 1 --delay 2s >"$T/slow.out" 2>&1 &
+SLOW_PID=$!
+for _ in $(seq 100); do
+  SLOW=$(sed -n 's|.*127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/slow.out"); [[ -n $SLOW ]] && break; sleep 0.05
+done
+S2=$(script fast.lua <<LUA
+local http = require("luaload.http")
+local client = http.Client{}
+local req = http.Request("$URL/")
+function default() client:get(req) end
+LUA
+)
+run_ll run "$S2" -u 20 -d 3s -q -o "influxdb=http://127.0.0.1:$SLOW/k6" --summary-export "$T/slow.json"
+kill $SLOW_PID 2>/dev/null; wait $SLOW_PID 2>/dev/null
+expect_eq "slow output: exit 0" "$RC" 0
+expect_match "slow output: drops counted and reported" "$ERR" "the outputs could not keep up: [0-9]+ samples dropped"
+expect_cmp "slow output: VUs kept going (> 10,000 requests in 3 s)" "x > 10000" "$(jqv "$T/slow.json" .metrics.http_reqs.count)"
+
 # InfluxDB v1: a real influxd on free loopback ports
 if ! command -v influxd >/dev/null; then not_ok "influxd installed (scripts/setup.sh installs influxdb)"; finish; exit 1; fi
 HP=$(free_port) RP=$(free_port)
