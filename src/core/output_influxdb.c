@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "output.h"
 
 #define MAX_BATCH (8u << 20) /* send early past this many bytes */
@@ -17,23 +18,11 @@ typedef struct influx_sink {
     ll_output_sink base;
     CURL *curl;
     char write_url[1024];
-    char *buf;
-    size_t len, cap;
+    ll_buf batch;
     long failures;
 } influx_sink;
 
-static void add(influx_sink *f, const char *s, size_t n) {
-    if (f->len + n + 1 > f->cap) {
-        size_t cap = f->cap ? f->cap : 65536;
-        while (cap < f->len + n + 1) cap *= 2;
-        char *p = realloc(f->buf, cap);
-        if (!p) return;
-        f->buf = p;
-        f->cap = cap;
-    }
-    memcpy(f->buf + f->len, s, n);
-    f->len += n;
-}
+static void add(influx_sink *f, const char *s, size_t n) { ll_buf_append(&f->batch, s, n); }
 
 /* Appends s with a backslash before each character of special. */
 static void add_escaped(influx_sink *f, const char *s, const char *special) {
@@ -73,10 +62,10 @@ static CURLcode post(influx_sink *f, const char *url, const char *body, size_t l
 
 static int influx_flush(ll_output_sink *s) {
     influx_sink *f = (influx_sink *)s;
-    if (f->len == 0) return 0;
+    if (f->batch.len == 0) return 0;
     long status;
-    CURLcode rc = post(f, f->write_url, f->buf, f->len, &status);
-    f->len = 0;
+    CURLcode rc = post(f, f->write_url, f->batch.p, f->batch.len, &status);
+    f->batch.len = 0;
     if (rc == CURLE_OK && status / 100 == 2) return 0;
     f->failures++;
     snprintf(s->err, sizeof(s->err), "%ld write(s) failed, the last: %s", f->failures,
@@ -98,14 +87,14 @@ static int influx_write(ll_output_sink *s, const ll_out_sample *x) {
     }
     int n = snprintf(num, sizeof(num), "value=%.17g %lld\n", x->value, (long long)x->unix_ns);
     add(f, num, (size_t)n);
-    if (f->len > MAX_BATCH) influx_flush(s);
+    if (f->batch.len > MAX_BATCH) influx_flush(s);
     return 0;
 }
 
 static void influx_close(ll_output_sink *s) {
     influx_sink *f = (influx_sink *)s;
     curl_easy_cleanup(f->curl);
-    free(f->buf);
+    ll_buf_free(&f->batch);
     free(f);
 }
 

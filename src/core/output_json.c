@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buffer.h"
 #include "output.h"
 #include "output_file.h"
 
@@ -14,27 +15,14 @@ typedef struct json_sink {
     ll_outfile *f;
     unsigned char *declared; /* by metric id */
     int ndeclared;
-    char *line;
-    size_t cap, len;
+    ll_buf line;
 } json_sink;
 
 static const char *type_name(ll_metric_type t) {
     return t == LL_COUNTER ? "counter" : t == LL_GAUGE ? "gauge" : t == LL_RATE ? "rate" : "trend";
 }
 
-static void add(json_sink *j, const char *s) {
-    size_t n = strlen(s);
-    if (j->len + n + 1 > j->cap) {
-        size_t cap = j->cap ? j->cap : 1024;
-        while (cap < j->len + n + 1) cap *= 2;
-        char *p = realloc(j->line, cap);
-        if (!p) return;
-        j->line = p;
-        j->cap = cap;
-    }
-    memcpy(j->line + j->len, s, n + 1);
-    j->len += n;
-}
+static void add(json_sink *j, const char *s) { ll_buf_puts(&j->line, s); }
 
 static void add_string(json_sink *j, const char *s) {
     char esc[2048];
@@ -56,7 +44,7 @@ static void declare(json_sink *j, const ll_out_sample *x) {
     if (j->declared[x->metric_id]) return;
     j->declared[x->metric_id] = 1;
     const ll_metric *m = x->metric;
-    j->len = 0;
+    j->line.len = 0;
     add(j, "{\"type\":\"Metric\",\"data\":{\"name\":");
     add_string(j, m->name);
     add(j, ",\"type\":\"");
@@ -75,7 +63,7 @@ static void declare(json_sink *j, const ll_out_sample *x) {
     add(j, "],\"submetrics\":null},\"metric\":");
     add_string(j, m->name);
     add(j, "}\n");
-    ll_outfile_write(j->f, j->line, j->len);
+    ll_outfile_write(j->f, j->line.p, j->line.len);
 }
 
 typedef struct tag_ctx {
@@ -100,7 +88,7 @@ static int json_write(ll_output_sink *s, const ll_out_sample *x) {
     gmtime_r(&secs, &tm);
     size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(when + n, sizeof(when) - n, ".%09lldZ", (long long)(x->unix_ns % 1000000000));
-    j->len = 0;
+    j->line.len = 0;
     add(j, "{\"metric\":");
     add_string(j, x->metric->name);
     add(j, ",\"type\":\"Point\",\"data\":{\"time\":\"");
@@ -112,7 +100,7 @@ static int json_write(ll_output_sink *s, const ll_out_sample *x) {
     tag_ctx c = {j, 0};
     ll_tagset_each(x->tagsets, x->tagset, add_tag, &c);
     add(j, "}}}\n");
-    if (ll_outfile_write(j->f, j->line, j->len) != 0 && !s->err[0])
+    if (ll_outfile_write(j->f, j->line.p, j->line.len) != 0 && !s->err[0])
         snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
     return 0;
 }
@@ -123,7 +111,7 @@ static void json_close(ll_output_sink *s) {
     json_sink *j = (json_sink *)s;
     if (ll_outfile_close(j->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
     free(j->declared);
-    free(j->line);
+    ll_buf_free(&j->line);
     free(j);
 }
 

@@ -1,42 +1,28 @@
 /* tagset.c -- tag set interning for the outputs (see tagset.h). */
 #include "tagset.h"
 
+#include "buffer.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct buf {
-    char *p;
-    size_t len, cap;
+    ll_buf b;  /* "key\0value\0..." */
     int ntags;
-    int failed;
 } buf;
 
-static void put(buf *b, const char *s) {
-    size_t n = strlen(s) + 1;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->len + n) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->failed = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-}
+/* Appends s with its NUL. */
+static void put(buf *t, const char *s) { ll_buf_append(&t->b, s, strlen(s) + 1); }
 
 /* Whether the serialized tags in b already have key. */
-static int has_key(const buf *b, const char *key) {
+static int has_key(const buf *t, const char *key) {
     size_t off = 0;
-    for (int i = 0; i < b->ntags; i++) {
-        const char *k = b->p + off;
+    for (int i = 0; i < t->ntags; i++) {
+        const char *k = t->b.p + off;
         off += strlen(k) + 1;
         if (strcmp(k, key) == 0) return 1;
-        off += strlen(b->p + off) + 1;
+        off += strlen(t->b.p + off) + 1;
     }
     return 0;
 }
@@ -121,7 +107,7 @@ static int cache_put(ll_tagset_cache *c, char *p, size_t n, int id) {
 }
 
 /* The id of the serialized set in the shared table, adding it if new. */
-static int shared_id(ll_tagsets *ts, const buf *b) {
+static int shared_id(ll_tagsets *ts, const ll_buf *b, int ntags) {
     int id = -1;
     pthread_mutex_lock(&ts->mu);
     for (int i = ts->n - 1; i >= 0 && id < 0; i--)
@@ -138,7 +124,7 @@ static int shared_id(ll_tagsets *ts, const buf *b) {
         char *copy = malloc(b->len ? b->len : 1);
         if (copy) {
             memcpy(copy, b->p, b->len);
-            ts->sets[ts->n] = (ll_tagset){copy, b->len, b->ntags};
+            ts->sets[ts->n] = (ll_tagset){copy, b->len, ntags};
             id = ts->n++;
         }
     }
@@ -147,20 +133,22 @@ static int shared_id(ll_tagsets *ts, const buf *b) {
 }
 
 int ll_tagsets_intern(ll_tagsets *ts, ll_tagset_cache *c, const ll_registry *reg, ll_tag_source *t) {
-    buf b = {0};
-    if (t && t->list) t->list(t->ctx, collect, &b);
-    for (int i = 0; i < reg->ntags; i++) collect(&b, reg->tags[i].key, reg->tags[i].value);
-    if (b.failed) {
-        free(b.p);
+    buf tags = {{0}, 0};
+    if (t && t->list) t->list(t->ctx, collect, &tags);
+    for (int i = 0; i < reg->ntags; i++) collect(&tags, reg->tags[i].key, reg->tags[i].value);
+    ll_buf *b = &tags.b;
+    if (!b->p) ll_buf_append(b, "", 0); /* no tags at all: still a key */
+    if (b->failed) {
+        ll_buf_free(b);
         return -1;
     }
-    uint64_t h = hash(b.p, b.len);
-    int id = cache_find(c, b.p, b.len, h);
+    uint64_t h = hash(b->p, b->len);
+    int id = cache_find(c, b->p, b->len, h);
     if (id < 0) {
-        id = shared_id(ts, &b);
-        if (id >= 0 && cache_put(c, b.p, b.len, id) == 0) b.p = NULL;
+        id = shared_id(ts, b, tags.ntags);
+        if (id >= 0 && cache_put(c, b->p, b->len, id) == 0) b->p = NULL; /* the cache owns it */
     }
-    free(b.p);
+    ll_buf_free(b);
     return id;
 }
 

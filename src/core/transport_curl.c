@@ -8,6 +8,8 @@
  * VU sends a different prepared request than last time. */
 #include "transport.h"
 
+#include "buffer.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -39,10 +41,6 @@ struct ll_transport {
     int nsocks;
 };
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
 
 struct ll_transfer {
     ll_transport *tp;
@@ -58,7 +56,7 @@ struct ll_transfer {
                                               * send, first and last byte in */
     long timeout_default;      /* the client's timeout_ms */
     long redirects_default;    /* the client's max_redirects */
-    buf body, hdrs;
+    ll_buf body, hdrs;
     int64_t body_bytes, header_bytes;
     ll_http_res res;
     char errbuf[CURL_ERROR_SIZE];
@@ -77,21 +75,6 @@ void ll_http_req_clear(ll_http_req *req) {
     for (int i = 0; i < 2 * req->ntags; i++) free(req->tags[i]);
     free(req->tags);
     memset(req, 0, sizeof(*req));
-}
-
-static int buf_append(buf *b, const char *p, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) return -1;
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = 0;
-    return 0;
 }
 
 /* ---- completions ---- */
@@ -321,7 +304,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
     x->body_bytes += (int64_t)len;
     x->t_last = ll_now_ns();
     if (x->req->response_type == LL_RESPONSE_NONE) return len;
-    return buf_append(&x->body, p, len) < 0 ? 0 : len;
+    return ll_buf_append(&x->body, p, len) < 0 ? 0 : len;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud) {
@@ -333,7 +316,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
         x->hdrs.len = 0;
         x->t_first = ll_now_ns();
     }
-    return buf_append(&x->hdrs, p, len) < 0 ? 0 : len;
+    return ll_buf_append(&x->hdrs, p, len) < 0 ? 0 : len;
 }
 
 /* Called right before the request goes out on a new or reused connection. */
@@ -398,8 +381,8 @@ void ll_transfer_free(ll_transfer *x) {
     if (!x) return;
     ll_transfer_cancel(x);
     curl_easy_cleanup(x->easy);
-    free(x->body.p);
-    free(x->hdrs.p);
+    ll_buf_free(&x->body);
+    ll_buf_free(&x->hdrs);
     free(x);
 }
 

@@ -1,0 +1,32 @@
+/* buffer.c -- growable byte buffers (see buffer.h). */
+#include "buffer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ll_buf_append(ll_buf *b, const void *p, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->failed = 1;
+            return -1;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
+
+int ll_buf_puts(ll_buf *b, const char *s) { return ll_buf_append(b, s, strlen(s)); }
+
+void ll_buf_free(ll_buf *b) {
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->failed = 0;
+}

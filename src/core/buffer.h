@@ -1,0 +1,18 @@
+/* buffer.h -- a growable byte buffer, always NUL-terminated after len. */
+#ifndef LL_BUFFER_H
+#define LL_BUFFER_H
+
+#include <stddef.h>
+
+typedef struct ll_buf {
+    char *p;
+    size_t len, cap;
+    int failed; /* an append ran out of memory (the buffer kept what it had) */
+} ll_buf;
+
+/* Appends n bytes. Returns 0, or -1 (and sets failed) when out of memory. */
+int ll_buf_append(ll_buf *b, const void *p, size_t n);
+int ll_buf_puts(ll_buf *b, const char *s);
+void ll_buf_free(ll_buf *b);
+
+#endif
