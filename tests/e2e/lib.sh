@@ -32,11 +32,15 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# run_ll ARGS...: runs luaload with a time cap; sets RC, OUT (stdout file), ERR (stderr file)
+# run_ll ARGS...: runs luaload with a time cap; sets RC, OUT (stdout file),
+# ERR (stderr file) and ELAPSED (wall seconds)
 run_ll() {
   OUT=$T/out.txt ERR=$T/err.txt
+  local start
+  start=$(date +%s.%N)
   timeout -k 5 60 "$LUALOAD" "$@" >"$OUT" 2>"$ERR"
   RC=$?
+  ELAPSED=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 }
 
 ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
