@@ -14,6 +14,7 @@ static void usage(FILE *f) {
           "  -c, --connections N       same as --vus (wrk/hey style)\n"
           "  -d, --duration D          test duration, e.g. 30s, 1m30s\n"
           "  -i, --iterations N        iterations shared by all VUs\n"
+          "  -s, --stage D:N           ramp to N VUs over D (repeatable): -s 30s:100 -s 1m:100\n"
           "  -w, --workers N           worker threads (default: one per core)\n"
           "  -e, --env KEY=VALUE       script environment variable (repeatable)\n"
           "      --graceful-stop D     time for running iterations to finish (default 30s)\n"
@@ -65,7 +66,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else {
             snprintf(flag, sizeof(flag), "%s", a);
         }
-        int takes_value = is(flag, "-u", "--vus") || is(flag, "-c", "--connections") || is(flag, "-d", "--duration") ||
+        int takes_value = is(flag, "-s", "--stage") || is(flag, "-u", "--vus") || is(flag, "-c", "--connections") || is(flag, "-d", "--duration") ||
                           is(flag, "-i", "--iterations") || is(flag, "-w", "--workers") || is(flag, "-e", "--env") ||
                           is(flag, "--graceful-stop", "--graceful-stop") ||
                           is(flag, "--summary-export", "--summary-export") ||
@@ -85,13 +86,27 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "-u", "--vus") || is(flag, "-c", "--connections")) {
             rc = parse_count(flag, v, 1, &cfg->vus);
             cfg->vus_set = 1;
+            cfg->shortcut_cli = 1;
         } else if (is(flag, "-d", "--duration")) {
             rc = parse_dur(flag, v, &cfg->duration_us);
             if (!rc && cfg->duration_us == 0) rc = bad(flag, v, "a duration above 0");
             cfg->duration_set = 1;
+            cfg->shortcut_cli = 1;
         } else if (is(flag, "-i", "--iterations")) {
             rc = parse_count(flag, v, 1, &cfg->iterations);
             cfg->iterations_set = 1;
+        } else if (is(flag, "-s", "--stage")) {
+            const char *colon = strrchr(v, ':');
+            char dur[64];
+            uint64_t us;
+            int64_t target;
+            if (!colon || (size_t)(colon - v) >= sizeof(dur)) return bad(flag, v, "DURATION:TARGET such as 30s:100");
+            snprintf(dur, sizeof(dur), "%.*s", (int)(colon - v), v);
+            if (ll_duration_parse(dur, &us) != 0 || ll_parse_int(colon + 1, &target) != 0)
+                return bad(flag, v, "DURATION:TARGET such as 30s:100");
+            if (ll_config_add_stage(cfg, us, (double)target) != 0) return LL_EXIT_CONFIG;
+            cfg->stages_set = 1;
+            cfg->shortcut_cli = 1;
         } else if (is(flag, "-w", "--workers")) {
             int64_t n;
             rc = parse_count(flag, v, 1, &n);
@@ -151,6 +166,9 @@ void ll_config_free(ll_config *cfg) {
     cfg->env = NULL;
     free(cfg->outputs);
     cfg->outputs = NULL;
+    free(cfg->stages);
+    cfg->stages = NULL;
+    ll_scenarios_free(&cfg->scenarios);
     for (int i = 0; i < cfg->ntrend_stats; i++) free(cfg->trend_stats[i]);
     free(cfg->trend_stats);
     cfg->trend_stats = NULL;
@@ -212,15 +230,52 @@ int ll_config_from_env(ll_config *cfg) {
     int rc = 0;
     if (!cfg->vus_set && (v = getenv("LUALOAD_VUS"))) {
         rc = parse_count("LUALOAD_VUS", v, 1, &cfg->vus);
-        cfg->vus_set = 1;
+        cfg->vus_set = cfg->shortcut_cli = 1;
     }
     if (!rc && !cfg->duration_set && (v = getenv("LUALOAD_DURATION"))) {
         rc = parse_dur("LUALOAD_DURATION", v, &cfg->duration_us);
-        cfg->duration_set = 1;
+        cfg->duration_set = cfg->shortcut_cli = 1;
     }
     if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
         rc = parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->iterations);
-        cfg->iterations_set = 1;
+        cfg->iterations_set = cfg->shortcut_cli = 1;
     }
     return rc;
+}
+
+int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target) {
+    ll_stage *st = realloc(cfg->stages, (size_t)(cfg->nstages + 1) * sizeof(*st));
+    if (!st) return -1;
+    cfg->stages = st;
+    st[cfg->nstages++] = (ll_stage){duration_us, target};
+    return 0;
+}
+
+int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen) {
+    if (cfg->scenarios.n > 0 && !cfg->shortcut_cli) return 0; /* options.scenarios rule */
+    ll_scenarios_free(&cfg->scenarios);
+    ll_executor e = cfg->stages_set ? LL_EX_RAMPING_VUS
+                  : cfg->iterations_set ? LL_EX_SHARED_ITERATIONS
+                  : cfg->duration_set ? LL_EX_CONSTANT_VUS : LL_EX_SHARED_ITERATIONS;
+    ll_scenario *s = ll_scenarios_add(&cfg->scenarios, "default", e);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->vus = cfg->vus_set ? cfg->vus : 1;
+    s->iterations = cfg->iterations_set ? cfg->iterations : 1;
+    if (e == LL_EX_SHARED_ITERATIONS && s->vus > s->iterations) s->vus = s->iterations;
+    if (cfg->duration_set) s->duration_us = s->max_duration_us = cfg->duration_us;
+    if (cfg->graceful_stop_set) s->graceful_stop_us = cfg->graceful_stop_us;
+    if (e == LL_EX_RAMPING_VUS) {
+        s->start_vus = cfg->vus_set ? cfg->vus : 1;
+        s->stages = malloc((size_t)cfg->nstages * sizeof(ll_stage));
+        if (!s->stages) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        memcpy(s->stages, cfg->stages, (size_t)cfg->nstages * sizeof(ll_stage));
+        s->nstages = cfg->nstages;
+    }
+    return ll_scenario_validate(s, err, errlen);
 }

@@ -6,10 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scenario.h"
 #include "threshold_set.h"
 
 #define LL_EXIT_OK 0
 #define LL_EXIT_THRESHOLDS 99
+#define LL_EXIT_SETUP_TIMEOUT 100
+#define LL_EXIT_TEARDOWN_TIMEOUT 101
 #define LL_EXIT_CONFIG 104
 #define LL_EXIT_EXTERNAL_ABORT 105
 #define LL_EXIT_SCRIPT 107
@@ -26,6 +29,13 @@ typedef struct ll_config {
     int iterations_set;
     uint64_t graceful_stop_us;
     int graceful_stop_set;
+    ll_stage *stages;           /* -s / options.stages: a ramping-vus default */
+    int nstages;
+    int stages_set;
+    int shortcut_cli;           /* -u/-d/-i/-s given on the command line or env */
+    ll_scenarios scenarios;     /* options.scenarios */
+    uint64_t setup_timeout_us, teardown_timeout_us;
+    int setup_timeout_set, teardown_timeout_set;
     int workers;                /* 0: one per core */
     char **env;                 /* -e KEY=VALUE */
     int nenv;
@@ -51,6 +61,13 @@ void ll_config_free(ll_config *cfg);
 /* Sets summaryTrendStats from a comma-separated list ("avg,p(99),count").
  * Returns 0, or -1 with a one-line reason in err. */
 int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_t errlen);
+/* Appends a stage "DURATION:TARGET" (as -s 30s:100). Returns 0 or -1. */
+int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target);
+/* Fills cfg->scenarios with the implicit default scenario (from -u, -d,
+ * -i, -s / options.vus, duration, iterations, stages) when the options
+ * gave none or the command line overrides them. */
+int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen);
+
 /* Whether s is a summary time unit: "s", "ms" or "us" (or "" for automatic). */
 int ll_time_unit_valid(const char *s);
 

@@ -20,11 +20,10 @@
 #include "json.h"
 #include "options.h"
 #include "output.h"
+#include "progress.h"
 #include "summary.h"
 #include "worker.h"
 
-#define DEFAULT_GRACEFUL_STOP_US 30000000ull
-#define DEFAULT_MAX_DURATION_US 600000000ull /* shared-iterations: 10m, as k6 */
 
 static ll_run *g_run; /* for the signal handler */
 
@@ -91,16 +90,18 @@ static char *quick_script(const char *url) {
 }
 
 static void print_banner(const ll_config *cfg, int nworkers) {
-    char shape[256], dur[64];
-    snprintf(dur, sizeof(dur), "%.6gs", (double)cfg->duration_us / 1e6);
-    if (cfg->iterations_set)
-        snprintf(shape, sizeof(shape), "%lld iterations shared by %lld VUs", (long long)cfg->iterations,
-                 (long long)cfg->vus);
-    else
-        snprintf(shape, sizeof(shape), "%lld VUs for %s", (long long)cfg->vus, dur);
     printf("\n  luaload v%s\n\n", LUALOAD_VERSION);
-    printf("     script: %s\n", cfg->script_path ? cfg->script_path : cfg->quick_url);
-    printf("   scenario: %s (%d worker%s)\n\n", shape, nworkers, nworkers == 1 ? "" : "s");
+    printf("     script: %s (%d worker%s)\n", cfg->script_path ? cfg->script_path : cfg->quick_url, nworkers,
+           nworkers == 1 ? "" : "s");
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->scenarios.items[i];
+        char shape[256];
+        ll_scenario_describe(sc, shape, sizeof(shape));
+        printf("  %s: %s: %s", i == 0 ? "scenarios" : "         ", sc->name, shape);
+        if (sc->start_time_us) printf(", starting at %.6gs", (double)sc->start_time_us / 1e6);
+        printf("\n");
+    }
+    printf("\n");
     fflush(stdout);
 }
 
@@ -190,29 +191,45 @@ static int output_summary(lua_State *L, const cJSON *data) {
 /* Waits for the workers; while they run, merges their published snapshots
  * every second and evaluates the thresholds, stopping the run when one with
  * abortOnFail fails. */
+/* Waits for the workers; every second meanwhile: samples the vus gauges,
+ * redraws the progress lines, and (with thresholds) merges the workers'
+ * published snapshots and evaluates the thresholds, stopping the run when
+ * one with abortOnFail fails. */
 static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0) {
     ll_shard *snap = run->publish ? ll_shard_new(run->reg) : NULL;
+    int progress = !cfg->quiet && isatty(2);
+    ll_progress_sample(life->shard, &cfg->scenarios, workers, n, t0, 1);
+    uint64_t next = t0 + 1000000000ull;
     pthread_mutex_lock(&run->mu);
-    while (snap && run->finished < n) {
+    while (run->finished < n) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
         pthread_cond_timedwait(&run->cv, &run->mu, &until);
         if (run->finished >= n) break;
+        uint64_t now = ll_now_ns();
+        if (now < next) continue; /* woken by a worker that finished */
+        next = now + 1000000000ull;
         pthread_mutex_unlock(&run->mu);
-        ll_shard_reset(snap);
-        for (int i = 0; i < n; i++) ll_worker_read_published(&workers[i], snap);
-        ll_shard_merge(snap, life->shard);
-        int abort = 0;
-        double elapsed = (double)(ll_now_ns() - t0) / 1e9;
-        ll_thresholds_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
-        if (abort && !atomic_exchange(&run->threshold_abort, 1))
-            fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n", elapsed);
+        ll_progress_sample(life->shard, &cfg->scenarios, workers, n, now, 0);
+        if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, now, 0);
+        if (snap) {
+            ll_shard_reset(snap);
+            for (int i = 0; i < n; i++) ll_worker_read_published(&workers[i], snap);
+            ll_shard_merge(snap, life->shard);
+            int abort = 0;
+            double elapsed = (double)(now - t0) / 1e9;
+            ll_thresholds_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
+            if (abort && !atomic_exchange(&run->threshold_abort, 1))
+                fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
+                        elapsed);
+        }
         pthread_mutex_lock(&run->mu);
     }
     pthread_mutex_unlock(&run->mu);
     ll_shard_free(snap);
     for (int i = 0; i < n; i++) ll_worker_join(&workers[i]);
+    if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_now_ns(), 1);
 }
 
 /* One line per failed threshold, on stderr, for CI logs. */
@@ -226,6 +243,25 @@ static void report_thresholds(const ll_threshold_set *set, const ll_registry *re
     }
 }
 
+/* Every scenario's exec function must exist (checked in the lifecycle state,
+ * before setup runs). */
+static int check_exec_functions(lua_State *L, const ll_config *cfg) {
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->scenarios.items[i];
+        lua_getglobal(L, sc->exec);
+        int ok = lua_isfunction(L, -1);
+        lua_pop(L, 1);
+        if (ok) continue;
+        if (strcmp(sc->name, "default") == 0 && cfg->scenarios.n == 1)
+            fprintf(stderr, "luaload: %s defines no function %s() to run as the iteration\n",
+                    cfg->script_path ? cfg->script_path : "the script", sc->exec);
+        else
+            fprintf(stderr, "luaload: scenario %s: the script defines no function %s() (exec)\n", sc->name, sc->exec);
+        return LL_EXIT_SCRIPT;
+    }
+    return 0;
+}
+
 int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
@@ -237,7 +273,7 @@ int ll_engine_run(ll_config *cfg) {
     run.lib_dir = find_lib_dir(libbuf, sizeof(libbuf));
     run.env = cfg->env;
     run.nenv = cfg->nenv;
-    run.exec = "default";
+    run.scenarios = &cfg->scenarios;
     run.reg = ll_registry_new(3);
     char *quick = cfg->quick_url ? quick_script(cfg->quick_url) : NULL;
     run.script_source = quick;
@@ -260,7 +296,7 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_SCRIPT;
         goto done;
     }
-    rc = ll_worker_init(&life, &run, -1, 0, 0);
+    rc = ll_worker_init(&life, &run, -1);
     if (rc) {
         if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: %s\n", life.errmsg);
         goto done;
@@ -287,36 +323,37 @@ int ll_engine_run(ll_config *cfg) {
             goto done;
         }
     }
-    lua_getglobal(life.L, run.exec);
-    int has_exec = lua_isfunction(life.L, -1);
-    lua_pop(life.L, 1);
-    if (!has_exec) {
-        fprintf(stderr, "luaload: %s defines no function %s() to run as the iteration\n",
-                cfg->script_path ? cfg->script_path : "the script", run.exec);
-        rc = LL_EXIT_SCRIPT;
+    if (ll_config_default_scenario(cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "luaload: %s\n", err);
+        rc = LL_EXIT_CONFIG;
         goto done;
     }
-
-    /* The implicit scenario, as k6: -i -> shared-iterations, -d -> constant-vus,
-     * neither -> one iteration of one VU. */
-    if (!cfg->vus_set) cfg->vus = 1;
-    if (!cfg->iterations_set && !cfg->duration_set) cfg->iterations = 1, cfg->iterations_set = 1;
-    if (cfg->iterations_set && cfg->vus > cfg->iterations) cfg->vus = cfg->iterations;
-    if (!cfg->graceful_stop_set) cfg->graceful_stop_us = DEFAULT_GRACEFUL_STOP_US;
-    uint64_t max_us = cfg->duration_set ? cfg->duration_us : DEFAULT_MAX_DURATION_US;
-    if (!cfg->duration_set) cfg->duration_us = max_us;
-    check_fd_limit(cfg->vus);
-
+    rc = check_exec_functions(life.L, cfg);
+    if (rc) goto done;
+    int64_t max_vus = 0;
+    run.vu_id_base = calloc(cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1, sizeof(uint64_t));
+    if (!run.vu_id_base) {
+        rc = 1;
+        goto done;
+    }
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        run.vu_id_base[i] = (uint64_t)max_vus;
+        max_vus += ll_scenario_max_vus(&cfg->scenarios.items[i]);
+    }
+    check_fd_limit(max_vus);
+    if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
+    if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
     nworkers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nworkers < 1) nworkers = 1;
-    if (nworkers > cfg->vus) nworkers = (int)cfg->vus;
+    if (nworkers > max_vus) nworkers = max_vus > 0 ? (int)max_vus : 1;
+    run.nworkers = nworkers;
     if (!cfg->quiet) print_banner(cfg, nworkers);
 
     g_run = &run;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
 
-    rc = ll_worker_call(&life, "setup", NULL, &run.setup_json);
+    rc = ll_worker_call(&life, "setup", NULL, &run.setup_json, cfg->setup_timeout_us, LL_EXIT_SETUP_TIMEOUT);
     if (rc) {
         if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: setup() failed: %s\n", life.errmsg);
         goto done;
@@ -327,11 +364,8 @@ int ll_engine_run(ll_config *cfg) {
         rc = 1;
         goto done;
     }
-    int first_id = 1;
-    int64_t iters_given = 0;
     for (int i = 0; i < nworkers; i++) {
-        int nvus = (int)(cfg->vus / nworkers + (i < cfg->vus % nworkers));
-        rc = ll_worker_init(&workers[i], &run, i, nvus, first_id);
+        rc = ll_worker_init(&workers[i], &run, i);
         if (rc) {
             if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: worker %d: %s\n", i, workers[i].errmsg);
             nworkers = i + 1;
@@ -343,20 +377,10 @@ int ll_engine_run(ll_config *cfg) {
             nworkers = i + 1;
             goto done;
         }
-        first_id += nvus;
-        if (cfg->iterations_set) { /* proportional to the worker's VUs (floor of the running total) */
-            int64_t upto = cfg->iterations * (first_id - 1) / cfg->vus;
-            workers[i].iters_left = upto - iters_given;
-            iters_given = upto;
-        }
     }
 
-    uint64_t t0 = ll_now_ns();
-    ll_shard_set(life.shard, LL_M_VUS, (double)cfg->vus, t0, NULL);
-    ll_shard_set(life.shard, LL_M_VUS_MAX, (double)cfg->vus, t0, NULL);
+    uint64_t t0 = run.t0 = ll_now_ns();
     for (int i = 0; i < nworkers; i++) {
-        workers[i].end_ns = t0 + max_us * 1000;
-        workers[i].hard_end_ns = workers[i].end_ns + cfg->graceful_stop_us * 1000;
         if (ll_worker_start_thread(&workers[i]) != 0) {
             fprintf(stderr, "luaload: cannot start worker thread %d\n", i);
             atomic_store(&run.interrupt, 1);
@@ -383,8 +407,9 @@ int ll_engine_run(ll_config *cfg) {
     for (int i = 0; i < nworkers; i++) ll_shard_merge(total, workers[i].shard);
 
     int interrupted = atomic_load(&run.interrupt);
-    if (!interrupted) {
-        rc = ll_worker_call(&life, "teardown", run.setup_json, &teardown_out);
+    if (!atomic_load(&run.aborted)) {
+        rc = ll_worker_call(&life, "teardown", run.setup_json, &teardown_out, cfg->teardown_timeout_us,
+                            LL_EXIT_TEARDOWN_TIMEOUT);
         if (rc && !atomic_load(&run.aborted)) fprintf(stderr, "luaload: teardown() failed: %s\n", life.errmsg);
     }
     ll_shard_merge(total, life.shard);
@@ -419,6 +444,7 @@ done:
     ll_worker_free(&life);
     free(run.setup_json);
     ll_registry_free(run.reg);
+    free(run.vu_id_base);
     pthread_cond_destroy(&run.cv);
     pthread_mutex_destroy(&run.mu);
     free(quick);

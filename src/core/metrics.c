@@ -35,6 +35,10 @@ static const struct {
     [LL_M_CHECKS] = {"checks", LL_RATE, LL_CONTAINS_DEFAULT},
     [LL_M_DROPPED_ITERATIONS] = {"dropped_iterations", LL_COUNTER, LL_CONTAINS_DEFAULT},
     [LL_M_GROUP_DURATION] = {"group_duration", LL_TREND, LL_CONTAINS_TIME},
+    /* arrival-rate executors: how late each iteration started, and its
+     * duration from when it was due (wrk2's coordinated-omission fix) */
+    [LL_M_ITERATION_START_LAG] = {"iteration_start_lag", LL_TREND, LL_CONTAINS_TIME},
+    [LL_M_ITERATION_DURATION_CORRECTED] = {"iteration_duration_corrected", LL_TREND, LL_CONTAINS_TIME},
 };
 
 /* Grows *arr (of elem-sized items) to hold at least need items. */
@@ -59,10 +63,6 @@ ll_registry *ll_registry_new(int sig_digits) {
             ll_registry_free(reg);
             return NULL;
         }
-    }
-    if (ll_registry_add_tag(reg, "scenario", "default") < 0) {
-        ll_registry_free(reg);
-        return NULL;
     }
     return reg;
 }

@@ -22,9 +22,9 @@ static void drop_coroutine(ll_vu *vu) {
     vu->co_ref = LUA_NOREF;
 }
 
-void ll_vu_init(ll_vu *vu, ll_worker *w, int index, int id) {
+void ll_vu_init(ll_vu *vu, ll_worker *w, int id) {
     vu->w = w;
-    vu->index = index;
+    vu->index = w->vu_count++;
     vu->id = id;
     vu->group_id = -1;
     vu->group_path = "";
@@ -57,15 +57,26 @@ static void end_iteration(ll_vu *vu, int completed) {
     /* a VU that goes straight on starts its next iteration now */
     vu->next_start_ns = vu->yielded ? now : 0;
     if (completed && !w->single) {
-        ll_shard_add(w->shard, LL_M_ITERATIONS, 1, NULL);
-        ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)((now - vu->iter_start_ns) / 1000), NULL);
-        atomic_fetch_add_explicit(&w->done_iters, 1, memory_order_relaxed);
+        ll_tag_source t = ll_vu_tag_source(vu);
+        ll_shard_add(w->shard, LL_M_ITERATIONS, 1, &t);
+        ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)((now - vu->iter_start_ns) / 1000), &t);
+        if (vu->scheduled_ns) /* from when it was due: what a user would have seen */
+            ll_shard_trend(w->shard, LL_M_ITERATION_DURATION_CORRECTED, (int64_t)((now - vu->scheduled_ns) / 1000), &t);
     }
     ll_worker_vu_idle(w, vu);
 }
 
+/* Puts the VU's scenario __ENV in place when another scenario's is. */
+static void use_env(ll_worker *w, const ll_vu *vu) {
+    if (!vu->sched || vu->sched->env_ref == w->env_ref) return;
+    lua_rawgeti(w->L, LUA_REGISTRYINDEX, vu->sched->env_ref);
+    lua_setglobal(w->L, "__ENV");
+    w->env_ref = vu->sched->env_ref;
+}
+
 static void run(ll_vu *vu, int nargs) {
     ll_worker *w = vu->w;
+    use_env(w, vu);
     w->current = vu;
     int rc = lua_resume(vu->co, nargs);
     w->current = NULL;
@@ -107,7 +118,7 @@ void ll_vu_start_iteration(ll_vu *vu) {
     lua_State *co = vu->co;
     int nargs = 0;
     lua_settop(co, 0);
-    lua_rawgeti(co, LUA_REGISTRYINDEX, w->exec_ref);
+    lua_rawgeti(co, LUA_REGISTRYINDEX, vu->sched ? vu->sched->exec_ref : w->exec_ref);
     if (w->setup_ref != LUA_NOREF) {
         lua_rawgeti(co, LUA_REGISTRYINDEX, w->setup_ref);
         nargs = 1;

@@ -12,37 +12,43 @@
 #include "json.h"
 #include "state.h"
 
-int ll_worker_init(ll_worker *w, ll_run *run, int index, int nvus, int first_vu_id) {
+int ll_worker_init(ll_worker *w, ll_run *run, int index) {
     memset(w, 0, sizeof(*w));
     w->index = index;
     w->run = run;
     w->setup_ref = LUA_NOREF;
     w->exec_ref = LUA_NOREF;
-    w->iters_left = -1;
-    w->first_vu_id = first_vu_id;
+    w->env_ref = LUA_NOREF;
     w->loop = ll_loop_new();
     w->shard = ll_shard_new(run->reg);
     pthread_mutex_init(&w->pub_mu, NULL);
-    if (run->publish && !(w->published = ll_shard_new(run->reg))) {
-        snprintf(w->errmsg, sizeof(w->errmsg), "out of memory starting worker %d", index);
-        return w->rc = 1;
-    }
-    w->tp = w->loop ? ll_transport_new(w->loop, (nvus + LL_VUS_PER_MULTI - 1) / LL_VUS_PER_MULTI) : NULL;
-    w->vus = calloc((size_t)(nvus > 0 ? nvus : 1), sizeof(ll_vu));
-    if (!w->loop || !w->shard || !w->tp || !w->vus) {
+    int nscenarios = index >= 0 ? run->scenarios->n : 0;
+    int64_t nvus = index >= 0 ? 0 : 1; /* the lifecycle worker's one VU */
+    for (int i = 0; i < nscenarios; i++)
+        nvus += ll_share(ll_scenario_max_vus(&run->scenarios->items[i]), index, run->nworkers) + 1;
+    w->tp = w->loop ? ll_transport_new(w->loop, (int)((nvus + LL_VUS_PER_MULTI - 1) / LL_VUS_PER_MULTI)) : NULL;
+    w->vus = index < 0 ? calloc(1, sizeof(ll_vu)) : NULL;
+    w->scheds = nscenarios ? calloc((size_t)nscenarios, sizeof(ll_sched)) : NULL;
+    if (!w->loop || !w->shard || !w->tp || (index < 0 && !w->vus) || (nscenarios && !w->scheds) ||
+        (run->publish && !(w->published = ll_shard_new(run->reg)))) {
         snprintf(w->errmsg, sizeof(w->errmsg), "out of memory starting worker %d", index);
         return w->rc = 1;
     }
     int rc = ll_state_open(w, w->errmsg, sizeof(w->errmsg));
     if (rc) return w->rc = rc;
-    w->nvus = nvus;
-    for (int i = 0; i < nvus; i++) ll_vu_init(&w->vus[i], w, i, first_vu_id + i);
+    for (int i = 0; i < nscenarios; i++) {
+        rc = ll_sched_init(&w->scheds[i], w, i, w->errmsg, sizeof(w->errmsg));
+        w->nscheds = i + 1;
+        if (rc) return w->rc = rc;
+    }
     return 0;
 }
 
 void ll_worker_free(ll_worker *w) {
     for (int i = 0; i < w->nvus; i++) ll_vu_free(&w->vus[i]);
     free(w->vus);
+    for (int i = 0; i < w->nscheds; i++) ll_sched_free(&w->scheds[i]);
+    free(w->scheds);
     if (w->L) lua_close(w->L);
     ll_transport_free(w->tp);
     ll_loop_free(w->loop);
@@ -84,66 +90,35 @@ int ll_run_stopped(ll_run *run) {
            atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
 }
 
-static int can_start(ll_worker *w) {
-    if (w->stopping || w->iters_left == 0 || ll_run_stopped(w->run)) return 0;
-    if (w->end_ns && ll_loop_now(w->loop) >= w->end_ns) return 0;
-    return 1;
-}
-
-static void start_or_retire(ll_vu *vu) {
-    ll_worker *w = vu->w;
-    if (!can_start(w)) {
-        vu->alive = 0;
-        w->active--;
-        return;
-    }
-    if (w->iters_left > 0) w->iters_left--;
-    ll_vu_start_iteration(vu);
-}
-
-static void on_deferred_start(ll_loop *loop, void *ud) {
-    (void)loop;
-    start_or_retire(ud);
-}
-
 void ll_worker_vu_idle(ll_worker *w, ll_vu *vu) {
-    if (w->single) {
-        vu->alive = 0;
-        w->active--;
+    if (vu->sched) {
+        ll_sched_vu_idle(vu->sched, vu);
         return;
     }
-    /* An iteration that never waited would starve the other VUs if the next
-     * one started right away: give the loop a turn first. */
-    if (!vu->yielded) {
-        vu->timer.fn = on_deferred_start;
-        ll_timer_start(w->loop, &vu->timer, 0);
-        return;
-    }
-    start_or_retire(vu);
+    vu->alive = 0; /* the one call of the lifecycle worker is over */
+    w->active--;
 }
 
-static void interrupt_all(ll_worker *w) {
-    for (int i = 0; i < w->nvus; i++) {
-        ll_vu *vu = &w->vus[i];
-        if (!vu->alive) continue;
-        ll_vu_interrupt(vu);
-        ll_timer_stop(w->loop, &vu->timer);
-        vu->alive = 0;
-        w->active--;
-    }
-}
-
-/* Runs the loop until every VU retired. */
+/* Runs the loop until every scenario (or the one call) is done. */
 static void drive(ll_worker *w) {
     while (w->active > 0) {
         ll_loop_turn(w->loop, 100);
-        uint64_t now = ll_loop_now(w->loop);
-        if (ll_run_stopped(w->run)) {
-            w->stopping = 1;
-            interrupt_all(w);
+        uint64_t now = ll_now_ns();
+        ll_run *run = w->run;
+        int stop_now = atomic_load_explicit(&run->aborted, memory_order_relaxed);
+        int graceful = atomic_load_explicit(&run->interrupt, memory_order_relaxed) ||
+                       atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
+        for (int i = 0; i < w->nscheds; i++) ll_sched_tick(&w->scheds[i], now, stop_now, graceful);
+        if (!w->single || !w->vus[0].alive) continue;
+        /* setup/teardown: stopped by abort(), its timeout, or a Ctrl-C that
+         * came while it ran (teardown still runs after a graceful stop) */
+        int late = w->call_deadline_ns && now >= w->call_deadline_ns;
+        int interrupted = graceful && !w->call_graceful_at_start;
+        if (stop_now || late || interrupted) {
+            ll_vu_interrupt(&w->vus[0]);
+            w->vus[0].alive = 0;
+            w->active--;
         }
-        if (w->end_ns && now >= w->end_ns) w->stopping = 1;
-        if (w->hard_end_ns && now >= w->hard_end_ns) interrupt_all(w);
     }
 }
 
@@ -166,20 +141,17 @@ void ll_worker_read_published(ll_worker *w, ll_shard *dst) {
 
 static void *thread_main(void *arg) {
     ll_worker *w = arg;
-    lua_getglobal(w->L, w->run->exec);
-    w->exec_ref = luaL_ref(w->L, LUA_REGISTRYINDEX);
     if (w->run->setup_json) {
         char err[256];
         if (ll_json_push(w->L, w->run->setup_json, strlen(w->run->setup_json), err, sizeof(err)) == 0)
             w->setup_ref = luaL_ref(w->L, LUA_REGISTRYINDEX);
     }
-    w->active = w->nvus;
-    for (int i = 0; i < w->nvus; i++) w->vus[i].alive = 1;
     if (w->published) {
         ll_timer_init(&w->pub_timer, publish, w);
         ll_timer_start(w->loop, &w->pub_timer, PUBLISH_EVERY_US);
     }
-    for (int i = 0; i < w->nvus; i++) start_or_retire(&w->vus[i]);
+    w->active = w->nscheds;
+    for (int i = 0; i < w->nscheds; i++) ll_sched_begin(&w->scheds[i]);
     drive(w);
     if (w->published) ll_timer_stop(w->loop, &w->pub_timer);
     pthread_mutex_lock(&w->run->mu);
@@ -195,7 +167,8 @@ int ll_worker_start_thread(ll_worker *w) {
 
 int ll_worker_join(ll_worker *w) { return pthread_join(w->thread, NULL); }
 
-int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char **out_json) {
+int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char **out_json, uint64_t timeout_us,
+                   int timeout_rc) {
     lua_State *L = w->L;
     *out_json = NULL;
     lua_getglobal(L, fname);
@@ -215,10 +188,12 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
         w->setup_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     }
     ll_vu *vu = &w->vus[0];
-    if (!vu->w) ll_vu_init(vu, w, 0, 0);
+    if (!vu->w) ll_vu_init(vu, w, 0);
     w->nvus = 1;
     w->single = 1;
-    w->stopping = 0;
+    w->call_deadline_ns = timeout_us ? ll_now_ns() + timeout_us * 1000 : 0;
+    w->call_graceful_at_start = atomic_load(&w->run->interrupt) || atomic_load(&w->run->threshold_abort);
+    int64_t cut_before = w->interrupted;
     vu->last_error = NULL;
     vu->next_start_ns = 0;
     vu->alive = 1;
@@ -232,9 +207,12 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
         rc = w->rc = 108;
     } else if (vu->last_error) { /* w->errmsg holds it */
         rc = w->rc = 107;
-    } else if (atomic_load(&w->run->interrupt)) {
+    } else if (w->interrupted != cut_before && atomic_load(&w->run->interrupt) && !w->call_graceful_at_start) {
         snprintf(w->errmsg, sizeof(w->errmsg), "%s() interrupted", fname);
         rc = w->rc = 105;
+    } else if (w->interrupted != cut_before) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s() timed out after %.6gs", fname, (double)timeout_us / 1e6);
+        rc = w->rc = timeout_rc;
     } else if (vu->result_ref != LUA_NOREF) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, vu->result_ref);
         luaL_unref(L, LUA_REGISTRYINDEX, vu->result_ref);

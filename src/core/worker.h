@@ -1,6 +1,7 @@
 /* worker.h -- a worker thread: its LuaJIT state, its VUs (coroutines), its
- * event loop, curl multi handles and metrics shard. The engine also uses one
- * worker on the main thread to run init, setup() and teardown(). */
+ * event loop, curl multi handles and metrics shard, and its share of each
+ * scenario (ll_sched, executor.c). The engine also uses one worker on the
+ * main thread to run init, setup() and teardown(). */
 #ifndef LL_WORKER_H
 #define LL_WORKER_H
 
@@ -10,10 +11,12 @@
 
 #include "loop.h"
 #include "metrics.h"
+#include "scenario.h"
 #include "transport.h"
 
 typedef struct lua_State lua_State;
 typedef struct ll_worker ll_worker;
+typedef struct ll_sched ll_sched;
 
 /* VUs sharing one curl multi handle: libcurl's connection-pool lookup is
  * linear in a multi handle's connections. Measured with callgrind, 50 VUs
@@ -31,7 +34,10 @@ typedef struct ll_run {
     const char *lib_dir;        /* the shipped lib/lua */
     char **env;                 /* KEY=VALUE, from -e */
     int nenv;
-    const char *exec;           /* the iteration function, "default" */
+    const ll_scenarios *scenarios;
+    uint64_t *vu_id_base;       /* per scenario: VU ids start after it */
+    int nworkers;
+    uint64_t t0;                /* when the scenarios start (ll_now_ns) */
     ll_registry *reg;
     char *setup_json;           /* setup()'s return value, NULL when none */
     atomic_int interrupt;       /* set on SIGINT: stop now */
@@ -51,8 +57,13 @@ int ll_run_stopped(ll_run *run);
 
 typedef struct ll_vu {
     ll_worker *w;
+    ll_sched *sched;            /* its scenario in this worker; NULL in setup */
     int id;                     /* 1-based, unique in the test */
-    int index;                  /* in its worker */
+    int index;                  /* in its worker (picks the multi handle) */
+    int64_t g;                  /* index in its scenario, over all workers */
+    int allowed;                /* ramping-vus: within the current target */
+    uint64_t scheduled_ns;      /* arrival rates: when it was due */
+    uint64_t disallowed_ns;     /* ramping-vus: when it fell out of the target */
     int64_t iteration;          /* 0-based, of this VU */
     lua_State *co;
     int co_ref;
@@ -86,24 +97,24 @@ struct ll_worker {
     ll_loop *loop;
     ll_transport *tp;
     ll_shard *shard;
-    ll_vu *vus;
+    ll_vu *vus;                 /* the lifecycle worker's one VU */
     int nvus;
-    int first_vu_id;
+    ll_sched *scheds;           /* one per scenario */
+    int nscheds;
+    int vu_count;               /* VUs made so far (their index) */
+    int env_ref;                /* the __ENV in force */
     ll_vu *current;             /* the VU whose coroutine is running */
-    int64_t iters_left;         /* -1: unlimited */
-    uint64_t end_ns;            /* 0: no end; stop starting iterations then */
-    uint64_t hard_end_ns;       /* interrupt iterations still running then */
-    int active;                 /* VUs inside an iteration */
-    int stopping;
+    int active;                 /* scenarios (or the one call) not done */
     int single;                 /* running one call (setup/teardown) */
+    uint64_t call_deadline_ns;  /* single call: interrupt it then (0: none) */
+    int call_graceful_at_start; /* single call: the run was already stopping */
     int setup_ref;              /* setup data in this state */
-    int exec_ref;               /* the iteration function */
+    int exec_ref;               /* single call: the function */
     int nclients;               /* http.Client slots handed out */
     uint64_t next_client_uid;
     ll_error_count *errors;
     int nerrors;
     int64_t interrupted;        /* iterations cut by the hard end */
-    _Atomic int64_t done_iters; /* for the progress line */
     ll_shard *published;        /* a copy of shard, refreshed every second */
     pthread_mutex_t pub_mu;     /* guards published */
     ll_timer pub_timer;
@@ -112,15 +123,18 @@ struct ll_worker {
     char errmsg[1024];
 };
 
-/* Creates the worker's loop, state and shard, and runs the script's init
- * code. Returns 0, or an exit code with w->errmsg set. */
-int ll_worker_init(ll_worker *w, ll_run *run, int index, int nvus, int first_vu_id);
+/* Creates the worker's loop, state and shard, runs the script's init code
+ * and prepares its share of each scenario (index -1: the lifecycle worker,
+ * no scenarios). Returns 0, or an exit code with w->errmsg set. */
+int ll_worker_init(ll_worker *w, ll_run *run, int index);
 void ll_worker_free(ll_worker *w);
 
 /* Runs fname once in a VU of this worker with data_json (may be NULL) as its
  * argument; *out_json gets its return value as JSON (NULL for nil). A missing
- * function is not an error (returns 0, *out_json NULL). */
-int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char **out_json);
+ * function is not an error (returns 0, *out_json NULL). timeout_us > 0
+ * interrupts it then (exit code timeout_rc). */
+int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char **out_json, uint64_t timeout_us,
+                   int timeout_rc);
 
 /* Runs the worker's VUs until its iterations or duration are done. */
 int ll_worker_start_thread(ll_worker *w);
@@ -128,8 +142,47 @@ int ll_worker_join(ll_worker *w);
 /* Adds w's last published snapshot into dst (any thread). */
 void ll_worker_read_published(ll_worker *w, ll_shard *dst);
 
+/* One scenario's share in one worker (executor.c). */
+struct ll_sched {
+    const ll_scenario *sc;
+    int index;                  /* of the scenario */
+    ll_worker *w;
+    int exec_ref;               /* its function in this state */
+    int env_ref;                /* its __ENV */
+    ll_vu *vus;                 /* cap slots, nvus made */
+    int nvus, cap;
+    int64_t iters_left;         /* shared-iterations: this worker's pool */
+    uint64_t start_ns, end_ns, hard_end_ns;
+    int phase;                  /* LL_SCHED_* */
+    int alive;                  /* closed models: VUs that go on */
+    int running;                /* VUs inside an iteration */
+    ll_timer timer;             /* start, ramp ticks, arrivals */
+    ll_vu **idle;               /* arrival rates: free VUs */
+    int nidle;
+    int64_t k_next;             /* arrival rates: next due iteration */
+    _Atomic int64_t done_iters; /* for the progress line */
+    _Atomic int active_vus;     /* for the vus gauge */
+    _Atomic int made_vus;       /* for vus_max */
+};
+
+enum { LL_SCHED_WAITING, LL_SCHED_RUNNING, LL_SCHED_STOPPING, LL_SCHED_DONE };
+
+/* executor.c: prepare, start (at its startTime) and stop a scenario share. */
+int ll_sched_init(ll_sched *s, ll_worker *w, int index, char *err, size_t errlen);
+void ll_sched_free(ll_sched *s);
+void ll_sched_begin(ll_sched *s);            /* arms its start timer */
+void ll_sched_tick(ll_sched *s, uint64_t now, int stop_now, int graceful); /* after each loop turn */
+void ll_sched_vu_idle(ll_sched *s, ll_vu *vu);
+void ll_sched_vu_interrupted(ll_sched *s, ll_vu *vu);
+
+/* The scenario tags of a VU's samples: scenario and the scenario's tags. */
+const char *ll_vu_tag(const ll_vu *vu, const char *key);
+void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud);
+/* A tag source with only the VU's scenario tags and group. */
+ll_tag_source ll_vu_tag_source(const ll_vu *vu);
+
 /* VU lifecycle (vu.c). */
-void ll_vu_init(ll_vu *vu, ll_worker *w, int index, int id);
+void ll_vu_init(ll_vu *vu, ll_worker *w, int id);
 void ll_vu_free(ll_vu *vu);
 void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
 void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */

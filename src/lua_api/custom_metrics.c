@@ -75,7 +75,7 @@ static const char *custom_tag(const void *ctx, const char *key, char *buf, size_
         if (v) return buf;
     }
     if (strcmp(key, "group") == 0) return c->vu->group_path;
-    return NULL;
+    return ll_vu_tag(c->vu, key);
 }
 
 static void custom_list(const void *ctx, ll_tag_fn *fn, void *ud) {
@@ -95,6 +95,7 @@ static void custom_list(const void *ctx, ll_tag_fn *fn, void *ud) {
         }
     }
     if (!has_group) fn(ud, "group", c->vu->group_path);
+    ll_vu_tags(c->vu, fn, ud);
 }
 
 /* metric:add(value[, tags]) */

@@ -396,7 +396,7 @@ static const char *http_tag(const void *ctx, const char *key, char *buf, size_t 
         snprintf(buf, len, "%d", r->error_code);
         return buf;
     }
-    return NULL;
+    return ll_vu_tag(h->vu, key);
 }
 
 static int has_user_tag(const ll_http_req *req, const char *key) {
@@ -416,6 +416,7 @@ static void http_list(const void *ctx, ll_tag_fn *fn, void *ud) {
         const char *v = http_tag(ctx, keys[i], buf, sizeof(buf));
         if (v && *v) fn(ud, keys[i], v);
     }
+    ll_vu_tags(h->vu, fn, ud);
 }
 
 static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r) {

@@ -42,7 +42,7 @@ typedef struct check_sample {
 static const char *check_tag(const void *ctx, const char *key, char *buf, size_t len) {
     const check_sample *c = ctx;
     if (strcmp(key, "group") == 0) return c->vu->group_path;
-    if (strcmp(key, "check") != 0) return NULL;
+    if (strcmp(key, "check") != 0) return ll_vu_tag(c->vu, key);
     if (c->name) return c->name;
     snprintf(buf, len, "status is %d", c->status);
     return buf;
@@ -52,6 +52,7 @@ static void check_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     char buf[48];
     fn(ud, "check", check_tag(ctx, "check", buf, sizeof(buf)));
     fn(ud, "group", check_tag(ctx, "group", buf, sizeof(buf)));
+    ll_vu_tags(((const check_sample *)ctx)->vu, fn, ud);
 }
 
 static void record(ll_vu *vu, int id, const char *name, int status, int ok) {
@@ -59,19 +60,6 @@ static void record(ll_vu *vu, int id, const char *name, int status, int ok) {
     check_sample c = {name, status, vu};
     ll_tag_source t = {check_tag, check_list, &c, -1};
     ll_shard_check(vu->w->shard, id, ok, &t);
-}
-
-/* The tags of a group_duration sample and of custom metrics: group. */
-static const char *vu_tag(const void *ctx, const char *key, char *buf, size_t len) {
-    (void)buf;
-    (void)len;
-    const ll_vu *vu = ctx;
-    return strcmp(key, "group") == 0 ? vu->group_path : NULL;
-}
-
-static void vu_list(const void *ctx, ll_tag_fn *fn, void *ud) {
-    const ll_vu *vu = ctx;
-    fn(ud, "group", vu->group_path);
 }
 
 void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
@@ -146,7 +134,7 @@ static int l_group_leave(lua_State *L) {
     ll_vu *vu = ll_lua_vu(L, "group()");
     ll_worker *w = vu->w;
     double us = ((double)ll_now_ns() - start) / 1000;
-    ll_tag_source t = {vu_tag, vu_list, vu, -1}; /* still inside the group */
+    ll_tag_source t = ll_vu_tag_source(vu); /* still inside the group */
     ll_shard_trend(w->shard, LL_M_GROUP_DURATION, (int64_t)us, &t);
     vu->group_id = prev;
     vu->group_path = ll_registry_group_path(w->run->reg, prev);

@@ -1,0 +1,363 @@
+/* executor.c -- one scenario's share of VUs and iterations in one worker
+ * (ll_sched): k6's six executors on the worker's event loop.
+ *
+ * Closed models (shared-iterations, per-vu-iterations, constant-vus,
+ * ramping-vus) keep VUs looping: when an iteration ends the VU starts the
+ * next one if the executor allows it, else it retires. Open models
+ * (constant- and ramping-arrival-rate) start iterations on a timer at the
+ * scheduled times whatever the server does: a free VU takes it, a new VU is
+ * made while under maxVUs, otherwise the iteration is dropped and counted.
+ * Every worker takes its exact share: iterations and VUs split by
+ * ll_share(), arrivals by index (the k-th global iteration runs in worker
+ * k mod workers), ramping VUs round-robin, so shares add up exactly. */
+#include "worker.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RAMP_TICK_US 50000
+
+/* ---- tags of the scenario's own samples (dropped_iterations) ---- */
+
+static const char *sched_tag(const void *ctx, const char *key, char *buf, size_t len) {
+    (void)buf;
+    (void)len;
+    const ll_scenario *sc = ctx;
+    for (int i = 0; i < sc->ntags; i++)
+        if (strcmp(sc->tags[i].key, key) == 0) return sc->tags[i].value;
+    return strcmp(key, "scenario") == 0 ? sc->name : NULL;
+}
+
+static void sched_tags(const void *ctx, ll_tag_fn *fn, void *ud) {
+    const ll_scenario *sc = ctx;
+    for (int i = 0; i < sc->ntags; i++) fn(ud, sc->tags[i].key, sc->tags[i].value);
+    fn(ud, "scenario", sc->name);
+}
+
+const char *ll_vu_tag(const ll_vu *vu, const char *key) {
+    return vu->sched ? sched_tag(vu->sched->sc, key, NULL, 0) : NULL;
+}
+
+void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud) {
+    if (vu->sched) sched_tags(vu->sched->sc, fn, ud);
+}
+
+static const char *vu_source_tag(const void *ctx, const char *key, char *buf, size_t len) {
+    (void)buf;
+    (void)len;
+    const ll_vu *vu = ctx;
+    if (strcmp(key, "group") == 0) return vu->group_path;
+    return ll_vu_tag(vu, key);
+}
+
+static void vu_source_tags(const void *ctx, ll_tag_fn *fn, void *ud) {
+    const ll_vu *vu = ctx;
+    fn(ud, "group", vu->group_path);
+    ll_vu_tags(vu, fn, ud);
+}
+
+ll_tag_source ll_vu_tag_source(const ll_vu *vu) {
+    ll_tag_source t = {vu_source_tag, vu_source_tags, vu, -1};
+    return t;
+}
+
+/* ---- shares ---- */
+
+static int finite_executor(const ll_scenario *sc) {
+    return sc->executor == LL_EX_SHARED_ITERATIONS || sc->executor == LL_EX_PER_VU_ITERATIONS;
+}
+
+static int open_model(const ll_scenario *sc) {
+    return sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
+}
+
+/* The global index (in the scenario) of this worker's i-th VU. */
+static int64_t global_index(const ll_sched *s, int i) {
+    int W = s->w->run->nworkers, w = s->w->index;
+    if (s->sc->executor == LL_EX_RAMPING_VUS) return (int64_t)i * W + w;
+    return (int64_t)((__int128)ll_scenario_max_vus(s->sc) * w / W) + i;
+}
+
+int ll_sched_init(ll_sched *s, ll_worker *w, int index, char *err, size_t errlen) {
+    const ll_scenario *sc = &w->run->scenarios->items[index];
+    int W = w->run->nworkers;
+    memset(s, 0, sizeof(*s));
+    s->sc = sc;
+    s->index = index;
+    s->w = w;
+    s->exec_ref = s->env_ref = LUA_NOREF;
+    int64_t max = ll_scenario_max_vus(sc);
+    s->cap = (int)(sc->executor == LL_EX_RAMPING_VUS ? ll_share_rr(max, w->index, W) : ll_share(max, w->index, W));
+    s->vus = calloc((size_t)(s->cap > 0 ? s->cap : 1), sizeof(ll_vu));
+    s->idle = calloc((size_t)(s->cap > 0 ? s->cap : 1), sizeof(ll_vu *));
+    if (!s->vus || !s->idle) {
+        snprintf(err, errlen, "out of memory for scenario %s", sc->name);
+        return 1;
+    }
+    lua_State *L = w->L;
+    lua_getglobal(L, sc->exec);
+    if (!lua_isfunction(L, -1)) {
+        lua_pop(L, 1);
+        snprintf(err, errlen, "scenario %s: the script has no function %s()", sc->name, sc->exec);
+        return 107;
+    }
+    s->exec_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    /* its __ENV: the run's, with the scenario's env on top */
+    lua_newtable(L);
+    lua_getglobal(L, "__ENV");
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -5);
+    }
+    lua_pop(L, 1);
+    for (int i = 0; i < sc->nenv; i++) {
+        lua_pushstring(L, sc->env[i].value);
+        lua_setfield(L, -2, sc->env[i].key);
+    }
+    s->env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+void ll_sched_free(ll_sched *s) {
+    for (int i = 0; i < s->nvus; i++) ll_vu_free(&s->vus[i]);
+    free(s->vus);
+    free(s->idle);
+    memset(s, 0, sizeof(*s));
+}
+
+/* The next VU slot of the scenario, made now; NULL when all are made. */
+static ll_vu *make_vu(ll_sched *s) {
+    if (s->nvus >= s->cap) return NULL;
+    ll_vu *vu = &s->vus[s->nvus];
+    int64_t g = global_index(s, s->nvus);
+    ll_vu_init(vu, s->w, (int)(s->w->run->vu_id_base[s->index] + g + 1));
+    vu->sched = s;
+    vu->g = g;
+    s->nvus++;
+    atomic_fetch_add_explicit(&s->made_vus, 1, memory_order_relaxed);
+    return vu;
+}
+
+/* ---- closed and open models ---- */
+
+static void finish(ll_sched *s) {
+    if (s->phase == LL_SCHED_DONE) return;
+    s->phase = LL_SCHED_DONE;
+    ll_timer_stop(s->w->loop, &s->timer);
+    s->w->active--;
+}
+
+static void maybe_done(ll_sched *s) {
+    if (s->phase == LL_SCHED_DONE || s->running > 0) return;
+    if (s->phase == LL_SCHED_STOPPING || (finite_executor(s->sc) && s->alive == 0 && s->phase == LL_SCHED_RUNNING)) finish(s);
+}
+
+static int may_continue(const ll_sched *s, const ll_vu *vu) {
+    if (s->phase != LL_SCHED_RUNNING || ll_run_stopped(s->w->run)) return 0;
+    switch (s->sc->executor) {
+    case LL_EX_SHARED_ITERATIONS: return s->iters_left > 0;
+    case LL_EX_PER_VU_ITERATIONS: return vu->iteration < s->sc->iterations;
+    case LL_EX_RAMPING_VUS: return vu->allowed;
+    default: return 1;
+    }
+}
+
+static void start(ll_sched *s, ll_vu *vu) {
+    if (s->sc->executor == LL_EX_SHARED_ITERATIONS) s->iters_left--;
+    s->running++;
+    atomic_fetch_add_explicit(&s->active_vus, 1, memory_order_relaxed);
+    ll_vu_start_iteration(vu);
+}
+
+static void retire(ll_sched *s, ll_vu *vu) {
+    if (vu->alive) {
+        vu->alive = 0;
+        s->alive--;
+    }
+    maybe_done(s);
+}
+
+static void start_or_retire(ll_sched *s, ll_vu *vu) {
+    if (may_continue(s, vu)) start(s, vu);
+    else retire(s, vu);
+}
+
+static void on_deferred(ll_loop *loop, void *ud) {
+    (void)loop;
+    ll_vu *vu = ud;
+    start_or_retire(vu->sched, vu);
+}
+
+void ll_sched_vu_idle(ll_sched *s, ll_vu *vu) {
+    s->running--;
+    atomic_fetch_sub_explicit(&s->active_vus, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->done_iters, 1, memory_order_relaxed);
+    vu->scheduled_ns = 0;
+    if (open_model(s->sc)) {
+        s->idle[s->nidle++] = vu;
+        maybe_done(s);
+        return;
+    }
+    if (!may_continue(s, vu)) {
+        retire(s, vu);
+        return;
+    }
+    /* An iteration that never waited would starve the other VUs if the next
+     * one started right away: give the loop a turn first. */
+    if (!vu->yielded) {
+        vu->timer.fn = on_deferred;
+        ll_timer_start(s->w->loop, &vu->timer, 0);
+        return;
+    }
+    start(s, vu);
+}
+
+/* Abandons vu's running iteration (the hard end of a stop). */
+static void cut(ll_sched *s, ll_vu *vu) {
+    ll_vu_interrupt(vu);
+    s->running--;
+    atomic_fetch_sub_explicit(&s->active_vus, 1, memory_order_relaxed);
+    if (open_model(s->sc)) s->idle[s->nidle++] = vu;
+    else if (vu->alive) {
+        vu->alive = 0;
+        s->alive--;
+    }
+}
+
+static void ramp(ll_loop *loop, void *ud) {
+    ll_sched *s = ud;
+    uint64_t now = ll_now_ns();
+    const ll_scenario *sc = s->sc;
+    int64_t target = llround(ll_ramp_value((double)sc->start_vus, sc->stages, sc->nstages, (now - s->start_ns) / 1000));
+    for (int i = 0; i < s->nvus; i++) {
+        ll_vu *vu = &s->vus[i];
+        int allowed = vu->g < target;
+        if (allowed && !vu->allowed) vu->disallowed_ns = 0;
+        if (!allowed && vu->allowed) vu->disallowed_ns = now;
+        vu->allowed = allowed;
+        if (allowed && !vu->alive && !vu->in_iteration) {
+            vu->alive = 1;
+            s->alive++;
+            start(s, vu);
+        } else if (!allowed && vu->in_iteration && now - vu->disallowed_ns >= sc->graceful_ramp_down_us * 1000) {
+            cut(s, vu); /* gracefulRampDown is over */
+        }
+    }
+    ll_timer_start(loop, &s->timer, RAMP_TICK_US);
+}
+
+static void record_dropped(ll_sched *s) {
+    ll_tag_source t = {sched_tag, sched_tags, s->sc, -1};
+    ll_shard_add(s->w->shard, LL_M_DROPPED_ITERATIONS, 1, &t);
+}
+
+/* Starts every iteration due by now, then sleeps until the next one. */
+static void arrive(ll_loop *loop, void *ud) {
+    ll_sched *s = ud;
+    uint64_t now = ll_now_ns();
+    int W = s->w->run->nworkers;
+    while (s->phase == LL_SCHED_RUNNING && !ll_run_stopped(s->w->run)) {
+        uint64_t t = ll_arrival_time_us(s->sc, s->k_next);
+        if (t == UINT64_MAX) { /* no more arrivals: wait for the running ones */
+            s->phase = LL_SCHED_STOPPING;
+            maybe_done(s);
+            return;
+        }
+        uint64_t due = s->start_ns + t * 1000;
+        if (due > now) {
+            ll_timer_start(loop, &s->timer, (due - now) / 1000);
+            return;
+        }
+        s->k_next += W;
+        ll_vu *vu = s->nidle > 0 ? s->idle[--s->nidle] : make_vu(s);
+        if (!vu) {
+            record_dropped(s);
+            continue;
+        }
+        vu->scheduled_ns = due;
+        ll_tag_source tags = ll_vu_tag_source(vu);
+        ll_shard_trend(s->w->shard, LL_M_ITERATION_START_LAG, (int64_t)(now - due) / 1000, &tags);
+        start(s, vu);
+        now = ll_now_ns();
+    }
+}
+
+static void on_start(ll_loop *loop, void *ud) {
+    ll_sched *s = ud;
+    const ll_scenario *sc = s->sc;
+    (void)loop;
+    if (s->phase != LL_SCHED_WAITING) return;
+    s->phase = LL_SCHED_RUNNING;
+    s->start_ns = ll_now_ns();
+    s->end_ns = s->start_ns + ll_scenario_duration_us(sc) * 1000;
+    s->hard_end_ns = s->end_ns + sc->graceful_stop_us * 1000;
+    int W = s->w->run->nworkers, w = s->w->index;
+    switch (sc->executor) {
+    case LL_EX_RAMPING_VUS:
+        while (make_vu(s)) {}
+        ramp(s->w->loop, s);
+        break;
+    case LL_EX_CONSTANT_ARRIVAL_RATE:
+    case LL_EX_RAMPING_ARRIVAL_RATE: {
+        int64_t pre = ll_share(sc->pre_allocated_vus, w, W);
+        for (int64_t i = 0; i < pre; i++) {
+            ll_vu *vu = make_vu(s);
+            if (vu) s->idle[s->nidle++] = vu;
+        }
+        s->k_next = w;
+        s->timer.fn = arrive;
+        arrive(s->w->loop, s);
+        break;
+    }
+    default:
+        if (sc->executor == LL_EX_SHARED_ITERATIONS) s->iters_left = ll_share(sc->iterations, w, W);
+        for (ll_vu *vu; (vu = make_vu(s));) {
+            vu->alive = 1;
+            s->alive++;
+        }
+        for (int i = 0; i < s->nvus; i++) start_or_retire(s, &s->vus[i]);
+        break;
+    }
+    maybe_done(s);
+}
+
+void ll_sched_begin(ll_sched *s) {
+    uint64_t at = s->w->run->t0 + s->sc->start_time_us * 1000;
+    ll_timer_init(&s->timer, on_start, s);
+    uint64_t now = ll_now_ns();
+    ll_timer_start(s->w->loop, &s->timer, at > now ? (at - now) / 1000 : 0);
+}
+
+void ll_sched_tick(ll_sched *s, uint64_t now, int stop_now, int graceful) {
+    if (s->phase == LL_SCHED_DONE) return;
+    if (s->phase == LL_SCHED_WAITING) {
+        if (stop_now || graceful) finish(s); /* stopped before its startTime */
+        return;
+    }
+    if (s->phase == LL_SCHED_RUNNING && (now >= s->end_ns || stop_now || graceful)) {
+        s->phase = LL_SCHED_STOPPING;
+        ll_timer_stop(s->w->loop, &s->timer);
+        if (graceful && now + s->sc->graceful_stop_us * 1000 < s->hard_end_ns)
+            s->hard_end_ns = now + s->sc->graceful_stop_us * 1000;
+        if (stop_now) s->hard_end_ns = now;
+        /* VUs waiting to start their next iteration are told no now */
+        for (int i = 0; i < s->nvus; i++) {
+            ll_vu *vu = &s->vus[i];
+            if (!vu->alive || vu->in_iteration) continue;
+            ll_timer_stop(s->w->loop, &vu->timer); /* a deferred start */
+            retire(s, vu);
+        }
+        maybe_done(s);
+    }
+    if (s->phase == LL_SCHED_STOPPING && now >= s->hard_end_ns) {
+        for (int i = 0; i < s->nvus; i++)
+            if (s->vus[i].in_iteration) cut(s, &s->vus[i]);
+        finish(s);
+    }
+}
