@@ -6,7 +6,6 @@ local core = require("luaload.core")
 local M = {}
 
 M.sleep = core.sleep
-M.env = __ENV
 
 -- abort(reason): stops the test at once; luaload exits with code 108.
 M.abort = core.abort
@@ -76,4 +75,9 @@ M.vu = setmetatable({}, {
   __newindex = function() error("luaload.vu is read-only", 2) end,
 })
 
-return M
+-- env: __ENV of the running VU's scenario (the run's, plus its env = {...})
+return setmetatable(M, {
+  __index = function(_, k)
+    if k == "env" then return __ENV end
+  end,
+})

@@ -301,6 +301,7 @@ static void on_start(ll_loop *loop, void *ud) {
     switch (sc->executor) {
     case LL_EX_RAMPING_VUS:
         while (make_vu(s)) {}
+        s->timer.fn = ramp;
         ramp(s->w->loop, s);
         break;
     case LL_EX_CONSTANT_ARRIVAL_RATE:

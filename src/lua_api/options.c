@@ -5,6 +5,7 @@
 #include <lua.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
@@ -113,6 +114,192 @@ static int read_thresholds(lua_State *L, ll_config *cfg, ll_registry *reg, char 
     return rc;
 }
 
+/* stages = { { duration = "30s", target = 100 }, ... } */
+static int read_stages(lua_State *L, const char *where, ll_stage **out, int *n, char *err, size_t errlen) {
+    if (!lua_istable(L, -1) || lua_objlen(L, -1) == 0) {
+        snprintf(err, errlen, "%s.stages: expected a list of { duration = \"30s\", target = N }", where);
+        return LL_EXIT_CONFIG;
+    }
+    int count = (int)lua_objlen(L, -1);
+    ll_stage *st = calloc((size_t)count, sizeof(*st));
+    if (!st) return LL_EXIT_CONFIG;
+    for (int i = 1; i <= count; i++) {
+        lua_rawgeti(L, -1, i);
+        int ok = lua_istable(L, -1);
+        if (ok) {
+            lua_getfield(L, -1, "duration");
+            char key[32];
+            snprintf(key, sizeof(key), "stages[%d].duration", i);
+            ok = get_duration(L, key, &st[i - 1].duration_us, err, errlen) == 0;
+            lua_pop(L, 1);
+            lua_getfield(L, -1, "target");
+            if (ok && (lua_type(L, -1) != LUA_TNUMBER || lua_tonumber(L, -1) < 0)) {
+                snprintf(err, errlen, "%s.stages[%d].target: expected a number >= 0", where, i);
+                ok = 0;
+            }
+            st[i - 1].target = lua_tonumber(L, -1);
+            lua_pop(L, 1);
+        } else {
+            snprintf(err, errlen, "%s.stages[%d]: expected { duration = \"30s\", target = N }", where, i);
+        }
+        lua_pop(L, 1);
+        if (!ok) {
+            free(st);
+            return LL_EXIT_CONFIG;
+        }
+    }
+    *out = st;
+    *n = count;
+    return 0;
+}
+
+/* A table of string keys and string/number values into tags. */
+static int read_kv(lua_State *L, const char *where, ll_tag **out, int *n, char *err, size_t errlen) {
+    if (!lua_istable(L, -1)) {
+        snprintf(err, errlen, "%s: expected a table of name = value", where);
+        return LL_EXIT_CONFIG;
+    }
+    int t = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        ll_tag *a = lua_type(L, -2) == LUA_TSTRING && lua_isstring(L, -1)
+                  ? realloc(*out, (size_t)(*n + 1) * sizeof(ll_tag)) : NULL;
+        if (!a) {
+            lua_settop(L, t);
+            snprintf(err, errlen, "%s: expected string keys and string or number values", where);
+            return LL_EXIT_CONFIG;
+        }
+        *out = a;
+        a[*n].key = strdup(lua_tostring(L, -2));
+        a[*n].value = strdup(lua_tostring(L, -1));
+        (*n)++;
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+static const char *const SCENARIO_KEYS[] = {
+    "executor", "exec", "startTime", "gracefulStop", "env", "tags", "vus", "iterations", "duration",
+    "maxDuration", "startVUs", "stages", "gracefulRampDown", "rate", "startRate", "timeUnit",
+    "preAllocatedVUs", "maxVUs", NULL,
+};
+
+static int is_scenario_key(const char *k) {
+    for (int i = 0; SCENARIO_KEYS[i]; i++)
+        if (strcmp(SCENARIO_KEYS[i], k) == 0) return 1;
+    return 0;
+}
+
+/* One scenario table (on the top of the stack) into cfg->scenarios. */
+static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *err, size_t errlen) {
+    char where[160];
+    snprintf(where, sizeof(where), "options.scenarios.%s", name);
+    if (!lua_istable(L, -1)) {
+        snprintf(err, errlen, "%s: expected a table with an executor", where);
+        return LL_EXIT_CONFIG;
+    }
+    int t = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        lua_pop(L, 1);
+        if (!is_scenario_key(k)) {
+            snprintf(err, errlen, "%s: unknown option '%s'", where, k);
+            lua_settop(L, t);
+            return LL_EXIT_CONFIG;
+        }
+    }
+    lua_getfield(L, t, "executor");
+    int e = lua_type(L, -1) == LUA_TSTRING ? ll_executor_parse(lua_tostring(L, -1)) : -1;
+    lua_pop(L, 1);
+    if (e < 0) {
+        snprintf(err, errlen, "%s.executor: expected shared-iterations, per-vu-iterations, constant-vus, "
+                              "ramping-vus, constant-arrival-rate or ramping-arrival-rate", where);
+        return LL_EXIT_CONFIG;
+    }
+    ll_scenario *sc = ll_scenarios_add(&cfg->scenarios, name, (ll_executor)e);
+    if (!sc) return LL_EXIT_CONFIG;
+    int rc = 0;
+    char key[200];
+    for (int i = 0; rc == 0 && SCENARIO_KEYS[i]; i++) {
+        const char *k = SCENARIO_KEYS[i];
+        lua_getfield(L, t, k);
+        if (lua_isnil(L, -1) || strcmp(k, "executor") == 0) {
+            lua_pop(L, 1);
+            continue;
+        }
+        snprintf(key, sizeof(key), "scenarios.%s.%s", name, k);
+        if (strcmp(k, "exec") == 0) {
+            if (lua_type(L, -1) != LUA_TSTRING) {
+                snprintf(err, errlen, "options.%s: expected a function name", key);
+                rc = LL_EXIT_CONFIG;
+            } else {
+                free(sc->exec);
+                sc->exec = strdup(lua_tostring(L, -1));
+            }
+        } else if (strcmp(k, "startTime") == 0) rc = get_duration(L, key, &sc->start_time_us, err, errlen);
+        else if (strcmp(k, "gracefulStop") == 0) rc = get_duration(L, key, &sc->graceful_stop_us, err, errlen);
+        else if (strcmp(k, "gracefulRampDown") == 0) rc = get_duration(L, key, &sc->graceful_ramp_down_us, err, errlen);
+        else if (strcmp(k, "duration") == 0) rc = get_duration(L, key, &sc->duration_us, err, errlen);
+        else if (strcmp(k, "maxDuration") == 0) rc = get_duration(L, key, &sc->max_duration_us, err, errlen);
+        else if (strcmp(k, "timeUnit") == 0) rc = get_duration(L, key, &sc->time_unit_us, err, errlen);
+        else if (strcmp(k, "vus") == 0) rc = get_count(L, key, &sc->vus, err, errlen);
+        else if (strcmp(k, "iterations") == 0) rc = get_count(L, key, &sc->iterations, err, errlen);
+        else if (strcmp(k, "preAllocatedVUs") == 0) rc = get_count(L, key, &sc->pre_allocated_vus, err, errlen);
+        else if (strcmp(k, "maxVUs") == 0) rc = get_count(L, key, &sc->max_vus, err, errlen);
+        else if (strcmp(k, "startVUs") == 0 || strcmp(k, "rate") == 0 || strcmp(k, "startRate") == 0) {
+            double v = lua_tonumber(L, -1);
+            if (lua_type(L, -1) != LUA_TNUMBER || v < 0) {
+                snprintf(err, errlen, "options.%s: expected a number >= 0", key);
+                rc = LL_EXIT_CONFIG;
+            } else if (k[0] == 'r') sc->rate = v;
+            else if (strcmp(k, "startRate") == 0) sc->start_rate = v;
+            else sc->start_vus = (int64_t)v;
+        } else if (strcmp(k, "stages") == 0) rc = read_stages(L, key, &sc->stages, &sc->nstages, err, errlen);
+        else if (strcmp(k, "env") == 0) rc = read_kv(L, key, &sc->env, &sc->nenv, err, errlen);
+        else if (strcmp(k, "tags") == 0) rc = read_kv(L, key, &sc->tags, &sc->ntags, err, errlen);
+        lua_pop(L, 1);
+    }
+    lua_settop(L, t);
+    if (rc == 0 && ll_scenario_validate(sc, err, errlen) != 0) rc = LL_EXIT_CONFIG;
+    return rc;
+}
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* scenarios = { name = { executor = ..., ... }, ... }, read in name order */
+static int read_scenarios(lua_State *L, ll_config *cfg, char *err, size_t errlen) {
+    if (!lua_istable(L, -1)) {
+        snprintf(err, errlen, "options.scenarios: expected a table of name = { executor = ... }");
+        return LL_EXIT_CONFIG;
+    }
+    int t = lua_gettop(L), n = 0, rc = 0;
+    const char *names[256];
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING || n == 256) {
+            snprintf(err, errlen, "options.scenarios: expected at most 256 scenarios named by strings");
+            lua_settop(L, t);
+            return LL_EXIT_CONFIG;
+        }
+        names[n++] = lua_tostring(L, -1); /* the table keeps the string alive */
+    }
+    qsort(names, (size_t)n, sizeof(names[0]), compare_names);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        lua_getfield(L, t, names[i]);
+        rc = read_scenario(L, cfg, names[i], err, errlen);
+        lua_settop(L, t);
+    }
+    if (rc == 0 && n == 0) {
+        snprintf(err, errlen, "options.scenarios: no scenario given");
+        rc = LL_EXIT_CONFIG;
+    }
+    return rc;
+}
+
 static int read_string_list(lua_State *L, const char *key, char *out, size_t outlen, char *err, size_t errlen) {
     size_t used = 0;
     out[0] = 0;
@@ -200,6 +387,30 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
             if (!rc && !cfg->graceful_stop_set) {
                 cfg->graceful_stop_us = v;
                 cfg->graceful_stop_set = 1;
+            }
+        } else if (strcmp(k, "scenarios") == 0) {
+            rc = read_scenarios(L, cfg, err, errlen);
+        } else if (strcmp(k, "stages") == 0) {
+            ll_stage *st = NULL;
+            int n = 0;
+            rc = read_stages(L, "options", &st, &n, err, errlen);
+            if (!rc && !cfg->stages_set) {
+                free(cfg->stages);
+                cfg->stages = st;
+                cfg->nstages = n;
+                cfg->stages_set = 1;
+            } else {
+                free(st);
+            }
+        } else if (strcmp(k, "setupTimeout") == 0 || strcmp(k, "teardownTimeout") == 0) {
+            uint64_t v;
+            rc = get_duration(L, k, &v, err, errlen);
+            if (!rc && k[0] == 's') {
+                cfg->setup_timeout_us = v;
+                cfg->setup_timeout_set = 1;
+            } else if (!rc) {
+                cfg->teardown_timeout_us = v;
+                cfg->teardown_timeout_set = 1;
             }
         } else if (strcmp(k, "thresholds") == 0) {
             if (!cfg->no_thresholds) rc = read_thresholds(L, cfg, reg, err, errlen);

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Executors and scenarios (k6's six), open-model accounting, run control.
+source "$(dirname "$0")/lib.sh"
+start_serve
+sc() { # sc NAME SCENARIOS-LUA [EXTRA-LUA]
+  script "$1" <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+options = { scenarios = $2 }
+function default() http.get("$URL/") end
+${3:-}
+LUA
+}
+S=$(sc shared.lua '{ s = { executor = "shared-iterations", vus = 10, iterations = 1000 } }')
+run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "shared-iterations 1000 on 10 VUs: exit 0" "$RC" 0
+expect_eq "shared-iterations: exactly 1000" "$(jqv "$T/s.json" .metrics.iterations.count)" 1000
+run_ll run "$S" -q -w 3 --summary-export "$T/s.json"
+expect_eq "shared-iterations on 3 workers: exactly 1000" "$(jqv "$T/s.json" .metrics.iterations.count)" 1000
+
+S=$(sc pervu.lua '{ p = { executor = "per-vu-iterations", vus = 7, iterations = 30 } }')
+run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "per-vu-iterations 7x30: 210" "$(jqv "$T/s.json" .metrics.iterations.count)" 210
+
+S=$(sc car.lua '{ a = { executor = "constant-arrival-rate", rate = 200, timeUnit = "1s", duration = "5s",
+                        preAllocatedVUs = 5, maxVUs = 50 } }')
+run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "constant-arrival-rate: exit 0" "$RC" 0
+expect_cmp "constant-arrival-rate 200/s for 5 s: 1000 +-1%" "x >= 990 && x <= 1010" "$(jqv "$T/s.json" .metrics.iterations.count)"
+expect_cmp "constant-arrival-rate: took ~5 s" "x >= 4.9 && x < 7" "$ELAPSED"
+expect_cmp "start lag recorded, small" "x < 50" "$(jqv "$T/s.json" '.metrics.iteration_start_lag["p(95)"]')"
+expect_eq "corrected durations recorded" "$(jqv "$T/s.json" '.metrics.iteration_duration_corrected | has("avg")')" true
+
+# open model against a slow target: iterations keep their schedule, the rest are dropped
+S=$(script slow.lua <<LUA
+local http = require("luaload.http")
+options = { scenarios = { slow = { executor = "constant-arrival-rate", rate = 50, duration = "2s",
+                                    preAllocatedVUs = 2, maxVUs = 5 } } }
+function default() http.get("$URL/delay/500") end
+LUA
+)
+run_ll run "$S" -q --summary-export "$T/s.json"
+D=$(jqv "$T/s.json" '.metrics.dropped_iterations.count // 0')
+I=$(jqv "$T/s.json" '.metrics.iterations.count')
+expect_cmp "slow target: iterations dropped" "x >= 50" "$D"
+expect_eq "slow target: started + dropped = scheduled (100)" "$((D + I))" 100
+expect_cmp "slow target: corrected duration shows the wait" "x >= 500" "$(jqv "$T/s.json" '.metrics.iteration_duration_corrected.max')"
+
+# ramping-vus, observed through the vus gauge in the JSON output
+S=$(script ramp.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+options = { scenarios = { r = { executor = "ramping-vus", startVUs = 0,
+  stages = { { duration = "2s", target = 8 }, { duration = "2s", target = 8 }, { duration = "1s", target = 0 } },
+  gracefulRampDown = "1s" } } }
+function default() http.get("$URL/") ll.sleep(0.05) end
+LUA
+)
+run_ll run "$S" -q -o "json=$T/ramp.json" --summary-export "$T/s.json"
+expect_eq "ramping-vus: exit 0" "$RC" 0
+VUS=$(jq -s -c '[.[] | select(.type == "Point" and .metric == "vus") | .data.value]' "$T/ramp.json")
+expect_cmp "ramping-vus: reached 8 VUs" "x == 8" "$(echo "$VUS" | jq max)"
+expect_cmp "ramping-vus: started low" "x <= 4" "$(echo "$VUS" | jq '.[1]')"
+expect_cmp "ramping-vus: ramped down at the end" "x <= 3" "$(echo "$VUS" | jq '.[-1]')"
+
+# two scenarios: different exec functions, startTime, env and tags
+S=$(script two.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local metrics = require("luaload.metrics")
+local seen = metrics.Counter("seen")
+options = {
+  scenarios = {
+    first = { executor = "shared-iterations", vus = 2, iterations = 20, exec = "browse", tags = { kind = "b" } },
+    second = { executor = "per-vu-iterations", vus = 1, iterations = 5, exec = "buy", startTime = "1s",
+               env = { WHAT = "cart" } },
+  },
+  thresholds = { ["iterations{scenario:first}"] = "count==20", ["iterations{scenario:second}"] = "count==5",
+                 ["http_reqs{kind:b}"] = "count==20", ["seen{what:cart}"] = "count==5" },
+}
+function browse() http.get("$URL/") end
+function buy()
+  http.get("$URL/echo")
+  seen:add(1, { what = ll.env.WHAT })
+end
+function default() error("not used") end
+LUA
+)
+run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "two scenarios: thresholds hold (exit 0)" "$RC" 0
+expect_eq "two scenarios: 25 iterations" "$(jqv "$T/s.json" .metrics.iterations.count)" 25
+expect_cmp "second scenario started after 1 s" "x >= 1" "$ELAPSED"
+
+# -s stages on the command line; bad scenarios
+S=$(sc default.lua '{ x = { executor = "constant-vus", vus = 1, duration = "30s" } }')
+run_ll run "$S" -s 1s:3 -s 1s:0 -q --summary-export "$T/s.json"
+expect_cmp "-s overrides the scenarios: ~2 s" "x < 5" "$ELAPSED"
+for bad in '{ x = { executor = "warp-speed" } }' '{ x = { executor = "constant-vus", vus = 2 } }' \
+           '{ x = { executor = "constant-arrival-rate", rate = 10, duration = "1s" } }' \
+           '{ x = { executor = "constant-vus", vus = 1, duration = "1s", colour = "red" } }' \
+           '{ x = { executor = "ramping-vus", stages = { { duration = "1s" } } } }'; do
+  S=$(sc bad.lua "$bad")
+  run_ll run "$S"
+  expect_eq "bad scenario $bad: exit 104" "$RC" 104
+  expect_eq "bad scenario: one line" "$(wc -l <"$ERR")" 1
+done
+S=$(sc noexec.lua '{ x = { executor = "constant-vus", vus = 1, duration = "1s", exec = "missing" } }')
+run_ll run "$S"
+expect_match "missing exec function named" "$ERR" "scenario x: the script defines no function missing"
+
+# setupTimeout: exit 100
+S=$(script st.lua <<LUA
+local ll = require("luaload")
+options = { setupTimeout = "500ms" }
+function setup() ll.sleep(5) end
+function default() end
+LUA
+)
+run_ll run "$S" -q
+expect_eq "setupTimeout: exit 100" "$RC" 100
+expect_match "setupTimeout: message" "$ERR" "setup\(\) timed out after 0.5s"
+expect_cmp "setupTimeout: stopped early" "x < 3" "$ELAPSED"
+
+# Ctrl-C: graceful (running iterations finish), teardown runs, summary, 105
+S=$(script int.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+options = { scenarios = { c = { executor = "constant-vus", vus = 3, duration = "30s", gracefulStop = "5s" } } }
+function default() http.get("$URL/delay/300") end
+function teardown() io.open(ll.env.MARK, "w"):close() end
+LUA
+)
+MARK=$T/teardown.mark "$LUALOAD" run "$S" -q --summary-export "$T/int.json" >"$T/int.out" 2>"$T/int.err" &
+P=$!
+sleep 1.2
+kill -INT $P
+wait $P
+expect_eq "SIGINT: exit 105" "$?" 105
+expect_eq "SIGINT: teardown ran" "$([[ -f $T/teardown.mark ]] && echo yes)" yes
+expect_eq "SIGINT: running iterations finished (none cut)" "$(grep -c 'interrupted' "$T/int.err")" 0
+expect_cmp "SIGINT: summary exported" "x >= 9" "$(jqv "$T/int.json" .metrics.iterations.count)"
+finish
