@@ -195,6 +195,10 @@ static void on_deferred(ll_loop *loop, void *ud) {
 }
 
 void ll_sched_vu_idle(ll_sched *s, ll_vu *vu) {
+    /* the end of this iteration is the start of the next only if that one
+     * starts right now (below); otherwise it is read from the clock */
+    uint64_t ended = vu->next_start_ns;
+    vu->next_start_ns = 0;
     s->running--;
     atomic_fetch_sub_explicit(&s->active_vus, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->done_iters, 1, memory_order_relaxed);
@@ -215,6 +219,7 @@ void ll_sched_vu_idle(ll_sched *s, ll_vu *vu) {
         ll_timer_start(s->w->loop, &vu->timer, 0);
         return;
     }
+    vu->next_start_ns = ended;
     start(s, vu);
 }
 

@@ -2,6 +2,7 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -174,15 +175,30 @@ static int fire_timers(ll_loop *loop) {
     return n;
 }
 
+/* epoll_wait with a nanosecond timeout (epoll_pwait2, Linux 5.11+), so
+ * timers such as an arrival-rate schedule fire on time rather than on the
+ * next millisecond; falls back to epoll_wait elsewhere. */
+static int wait_events(ll_loop *loop, int64_t wait_ns) {
+    int max = (int)(sizeof(loop->ev) / sizeof(loop->ev[0]));
+    static _Atomic int no_pwait2;
+    if (!no_pwait2) {
+        struct timespec ts = {wait_ns / 1000000000, wait_ns % 1000000000};
+        int n = epoll_pwait2(loop->epfd, loop->ev, max, wait_ns < 0 ? NULL : &ts, NULL);
+        if (n >= 0 || errno != ENOSYS) return n;
+        no_pwait2 = 1;
+    }
+    return epoll_wait(loop->epfd, loop->ev, max, wait_ns < 0 ? -1 : (int)((wait_ns + 999999) / 1000000));
+}
+
 int ll_loop_turn(ll_loop *loop, int max_wait_ms) {
-    int wait = max_wait_ms;
+    int64_t wait = max_wait_ms < 0 ? -1 : (int64_t)max_wait_ms * 1000000;
     loop->now = ll_now_ns();
     if (loop->heap_len > 0) {
         uint64_t d = loop->heap[0]->deadline_ns;
-        int64_t ms = d <= loop->now ? 0 : (int64_t)((d - loop->now + 999999) / 1000000);
-        if (wait < 0 || ms < wait) wait = (int)ms;
+        int64_t ns = d <= loop->now ? 0 : (int64_t)(d - loop->now);
+        if (wait < 0 || ns < wait) wait = ns;
     }
-    int n = epoll_wait(loop->epfd, loop->ev, (int)(sizeof(loop->ev) / sizeof(loop->ev[0])), wait);
+    int n = wait_events(loop, wait);
     int ran = 0;
     for (int i = 0; i < n; i++) {
         int fd = loop->ev[i].data.fd;

@@ -30,6 +30,7 @@ expect_cmp "constant-arrival-rate 200/s for 5 s: 1000 +-1%" "x >= 990 && x <= 10
 expect_cmp "constant-arrival-rate: took ~5 s" "x >= 4.9 && x < 7" "$ELAPSED"
 expect_cmp "start lag recorded, small" "x < 50" "$(jqv "$T/s.json" '.metrics.iteration_start_lag["p(95)"]')"
 expect_eq "corrected durations recorded" "$(jqv "$T/s.json" '.metrics.iteration_duration_corrected | has("avg")')" true
+expect_eq "corrected >= plain duration" "$(jqv "$T/s.json" '.metrics.iteration_duration_corrected.avg >= .metrics.iteration_duration.avg')" true
 
 # open model against a slow target: iterations keep their schedule, the rest are dropped
 S=$(script slow.lua <<LUA
