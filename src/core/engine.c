@@ -97,7 +97,7 @@ static void print_banner(const ll_config *cfg, int nworkers) {
         const ll_scenario *sc = &cfg->scenarios.items[i];
         char shape[256];
         ll_scenario_describe(sc, shape, sizeof(shape));
-        printf("  %s: %s: %s", i == 0 ? "scenarios" : "         ", sc->name, shape);
+        printf("%s%s: %s", i == 0 ? "  scenarios: " : "             ", sc->name, shape);
         if (sc->start_time_us) printf(", starting at %.6gs", (double)sc->start_time_us / 1e6);
         printf("\n");
     }

@@ -122,6 +122,43 @@ expect_eq "setupTimeout: exit 100" "$RC" 100
 expect_match "setupTimeout: message" "$ERR" "setup\(\) timed out after 0.5s"
 expect_cmp "setupTimeout: stopped early" "x < 3" "$ELAPSED"
 
+S=$(script tt.lua <<LUA
+local ll = require("luaload")
+options = { teardownTimeout = "300ms" }
+function default() end
+function teardown() ll.sleep(5) end
+LUA
+)
+run_ll run "$S" -q
+expect_eq "teardownTimeout: exit 101" "$RC" 101
+
+# the progress lines: on a terminal only, not with -q
+S=$(sc prog.lua '{ p = { executor = "constant-vus", vus = 2, duration = "1500ms" } }')
+command script -qec "$LUALOAD run $S --no-summary" "$T/tty.txt" >/dev/null 2>&1
+expect_match "progress drawn on a terminal" "$T/tty.txt" "p +\[=+ *\] +[0-9]+% .* VUs .* iters"
+command script -qec "$LUALOAD run $S --no-summary -q" "$T/tty-q.txt" >/dev/null 2>&1
+expect_eq "no progress with -q" "$(grep -c 'iters' "$T/tty-q.txt")" 0
+run_ll run "$S" --no-summary
+expect_eq "no progress when stderr is not a terminal" "$(grep -c 'iters' "$ERR")" 0
+
+# a second Ctrl-C exits at once, even while iterations are finishing
+S=$(script int2.lua <<LUA
+local http = require("luaload.http")
+options = { scenarios = { c = { executor = "constant-vus", vus = 2, duration = "30s", gracefulStop = "20s" } } }
+function default() http.get("$URL/delay/10000") end
+LUA
+)
+"$LUALOAD" run "$S" -q >/dev/null 2>&1 &
+P=$!
+sleep 1
+kill -INT $P
+sleep 0.5
+kill -INT $P
+START2=$(date +%s.%N)
+wait $P
+expect_eq "second SIGINT: exit 105" "$?" 105
+expect_cmp "second SIGINT: at once" "x < 2" "$(awk -v a="$START2" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
+
 # Ctrl-C: graceful (running iterations finish), teardown runs, summary, 105
 S=$(script int.lua <<LUA
 local http = require("luaload.http")
