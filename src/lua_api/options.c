@@ -36,6 +36,28 @@ static int get_duration(lua_State *L, const char *key, uint64_t *out, char *err,
     return 0;
 }
 
+/* options.KEY into *out unless the command line or environment set it
+ * (*set): CLI > env > script. An invalid value is an error either way. */
+static int set_count(lua_State *L, const char *key, int64_t *out, int *set, char *err, size_t errlen) {
+    int64_t v;
+    int rc = get_count(L, key, &v, err, errlen);
+    if (!rc && !*set) {
+        *out = v;
+        *set = 1;
+    }
+    return rc;
+}
+
+static int set_duration(lua_State *L, const char *key, uint64_t *out, int *set, char *err, size_t errlen) {
+    uint64_t v;
+    int rc = get_duration(L, key, &v, err, errlen);
+    if (!rc && !*set) {
+        *out = v;
+        *set = 1;
+    }
+    return rc;
+}
+
 /* One threshold: "expr" or { threshold = "expr", abortOnFail = b, delayAbortEval = "10s" } */
 static int read_threshold(lua_State *L, ll_config *cfg, ll_registry *reg, const char *key, char *err,
                           size_t errlen) {
@@ -356,38 +378,16 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
     lua_pushnil(L);
     while (rc == 0 && lua_next(L, t)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-        if (strcmp(k, "vus") == 0) {
-            int64_t v;
-            rc = get_count(L, k, &v, err, errlen);
-            if (!rc && !cfg->vus_set) {
-                cfg->vus = v;
-                cfg->vus_set = 1;
-            }
-        } else if (strcmp(k, "iterations") == 0) {
-            int64_t v;
-            rc = get_count(L, k, &v, err, errlen);
-            if (!rc && !cfg->iterations_set) {
-                cfg->iterations = v;
-                cfg->iterations_set = 1;
-            }
-        } else if (strcmp(k, "duration") == 0) {
-            uint64_t v;
-            rc = get_duration(L, k, &v, err, errlen);
-            if (!rc && v == 0) {
+        if (strcmp(k, "vus") == 0) rc = set_count(L, k, &cfg->vus, &cfg->vus_set, err, errlen);
+        else if (strcmp(k, "iterations") == 0) rc = set_count(L, k, &cfg->iterations, &cfg->iterations_set, err, errlen);
+        else if (strcmp(k, "duration") == 0) {
+            rc = set_duration(L, k, &cfg->duration_us, &cfg->duration_set, err, errlen);
+            if (!rc && cfg->duration_set && cfg->duration_us == 0) {
                 snprintf(err, errlen, "options.duration: expected a duration above 0");
                 rc = LL_EXIT_CONFIG;
             }
-            if (!rc && !cfg->duration_set) {
-                cfg->duration_us = v;
-                cfg->duration_set = 1;
-            }
         } else if (strcmp(k, "gracefulStop") == 0) {
-            uint64_t v;
-            rc = get_duration(L, k, &v, err, errlen);
-            if (!rc && !cfg->graceful_stop_set) {
-                cfg->graceful_stop_us = v;
-                cfg->graceful_stop_set = 1;
-            }
+            rc = set_duration(L, k, &cfg->graceful_stop_us, &cfg->graceful_stop_set, err, errlen);
         } else if (strcmp(k, "scenarios") == 0) {
             rc = read_scenarios(L, cfg, err, errlen);
         } else if (strcmp(k, "stages") == 0) {
@@ -402,16 +402,10 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
             } else {
                 free(st);
             }
-        } else if (strcmp(k, "setupTimeout") == 0 || strcmp(k, "teardownTimeout") == 0) {
-            uint64_t v;
-            rc = get_duration(L, k, &v, err, errlen);
-            if (!rc && k[0] == 's') {
-                cfg->setup_timeout_us = v;
-                cfg->setup_timeout_set = 1;
-            } else if (!rc) {
-                cfg->teardown_timeout_us = v;
-                cfg->teardown_timeout_set = 1;
-            }
+        } else if (strcmp(k, "setupTimeout") == 0) {
+            rc = set_duration(L, k, &cfg->setup_timeout_us, &cfg->setup_timeout_set, err, errlen);
+        } else if (strcmp(k, "teardownTimeout") == 0) {
+            rc = set_duration(L, k, &cfg->teardown_timeout_us, &cfg->teardown_timeout_set, err, errlen);
         } else if (strcmp(k, "thresholds") == 0) {
             if (!cfg->no_thresholds) rc = read_thresholds(L, cfg, reg, err, errlen);
         } else if (strcmp(k, "tags") == 0) {
