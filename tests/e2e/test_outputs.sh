@@ -58,11 +58,11 @@ local req = http.Request("$URL/")
 function default() client:get(req) end
 LUA
 )
-run_ll run "$S2" -u 20 -d 3s -q -o "influxdb=http://127.0.0.1:$SLOW/k6" --summary-export "$T/slow.json"
+run_ll run "$S2" -u 20 -d 4s -q -o "influxdb=http://127.0.0.1:$SLOW/k6" --summary-export "$T/slow.json"
 kill $SLOW_PID 2>/dev/null; wait $SLOW_PID 2>/dev/null
 expect_eq "slow output: exit 0" "$RC" 0
 expect_match "slow output: drops counted and reported" "$ERR" "the outputs could not keep up: [0-9]+ samples dropped"
-expect_cmp "slow output: VUs kept going (> 10,000 requests in 3 s)" "x > 10000" "$(jqv "$T/slow.json" .metrics.http_reqs.count)"
+expect_cmp "slow output: VUs kept going (more requests than a full ring of ~6,000 would allow)" "x > 8000" "$(jqv "$T/slow.json" .metrics.http_reqs.count)"
 
 # InfluxDB v1: a real influxd on free loopback ports
 if ! command -v influxd >/dev/null; then not_ok "influxd installed (scripts/setup.sh installs influxdb)"; finish; exit 1; fi
