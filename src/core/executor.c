@@ -257,17 +257,30 @@ static void ramp(ll_loop *loop, void *ud) {
     ll_timer_start(loop, &s->timer, RAMP_TICK_US);
 }
 
-static void record_dropped(ll_sched *s) {
+/* No VU for the iteration k_next: it and every other one of this worker
+ * already due are dropped at once (a stall must not cost a loop turn per
+ * missed iteration). */
+static void drop_due(ll_sched *s, uint64_t now) {
+    int W = s->w->run->nworkers;
+    int64_t due = ll_arrival_count(s->sc, (now - s->start_ns) / 1000);
+    int64_t n = due > s->k_next ? (due - s->k_next + W - 1) / W : 1;
+    s->k_next += n * W;
     ll_tag_source t = {sched_tag, sched_tags, s->sc, -1};
-    ll_shard_add(s->w->shard, LL_M_DROPPED_ITERATIONS, 1, &t);
+    ll_shard_add(s->w->shard, LL_M_DROPPED_ITERATIONS, (double)n, &t);
 }
+
+#define MAX_STARTS_PER_TURN 1024
 
 /* Starts every iteration due by now, then sleeps until the next one. */
 static void arrive(ll_loop *loop, void *ud) {
     ll_sched *s = ud;
     uint64_t now = ll_now_ns();
     int W = s->w->run->nworkers;
-    while (s->phase == LL_SCHED_RUNNING && !ll_run_stopped(s->w->run)) {
+    for (int started = 0; s->phase == LL_SCHED_RUNNING && !ll_run_stopped(s->w->run); started++) {
+        if (started == MAX_STARTS_PER_TURN) { /* let the loop breathe, then go on */
+            ll_timer_start(loop, &s->timer, 0);
+            return;
+        }
         uint64_t t = ll_arrival_time_us(s->sc, s->k_next);
         if (t == UINT64_MAX) { /* no more arrivals: wait for the running ones */
             s->phase = LL_SCHED_STOPPING;
@@ -279,12 +292,12 @@ static void arrive(ll_loop *loop, void *ud) {
             ll_timer_start(loop, &s->timer, (due - now) / 1000);
             return;
         }
-        s->k_next += W;
         ll_vu *vu = s->nidle > 0 ? s->idle[--s->nidle] : make_vu(s);
         if (!vu) {
-            record_dropped(s);
+            drop_due(s, now);
             continue;
         }
+        s->k_next += W;
         vu->scheduled_ns = due;
         ll_tag_source tags = ll_vu_tag_source(vu);
         ll_shard_trend(s->w->shard, LL_M_ITERATION_START_LAG, (int64_t)(now - due) / 1000, &tags);

@@ -213,3 +213,24 @@ uint64_t ll_arrival_time_us(const ll_scenario *s, int64_t k) {
     }
     return UINT64_MAX;
 }
+
+int64_t ll_arrival_count(const ll_scenario *s, uint64_t t_us) {
+    double unit = (double)s->time_unit_us, t = (double)t_us, n;
+    if (s->executor == LL_EX_CONSTANT_ARRIVAL_RATE) {
+        if (t_us >= s->duration_us) t = (double)s->duration_us - 1;
+        n = floor(t * s->rate / unit) + 1;
+    } else { /* the area under the rate curve up to t, plus the one at 0 */
+        double area = 0, from = s->start_rate / unit, left = t;
+        for (int i = 0; i < s->nstages && left > 0; i++) {
+            double d = (double)s->stages[i].duration_us, to = s->stages[i].target / unit;
+            double x = left < d ? left : d, r = from + (to - from) * (x / d);
+            area += (from + r) / 2 * x;
+            left -= x;
+            from = to;
+        }
+        n = floor(area) + 1;
+    }
+    /* never more than ll_arrival_time_us would hand out */
+    while (n > 0 && ll_arrival_time_us(s, (int64_t)n - 1) == UINT64_MAX) n--;
+    return (int64_t)n;
+}

@@ -82,5 +82,8 @@ double ll_ramp_value(double start, const ll_stage *stages, int n, uint64_t t_us)
 /* Arrival rates: when (µs into the scenario) the k-th iteration (0-based)
  * is due, or UINT64_MAX when it falls after the last stage / duration. */
 uint64_t ll_arrival_time_us(const ll_scenario *s, int64_t k);
+/* How many iterations are due by t_us into the scenario (all k with
+ * ll_arrival_time_us(s, k) <= t_us). */
+int64_t ll_arrival_count(const ll_scenario *s, uint64_t t_us);
 
 #endif

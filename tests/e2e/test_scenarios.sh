@@ -47,6 +47,16 @@ expect_cmp "slow target: iterations dropped" "x >= 50" "$D"
 expect_eq "slow target: started + dropped = scheduled (100)" "$((D + I))" 100
 expect_cmp "slow target: corrected duration shows the wait" "x >= 500" "$(jqv "$T/s.json" '.metrics.iteration_duration_corrected.max')"
 
+# an absurd rate neither hangs nor piles up work: bounded per loop turn
+S=$(script absurd.lua <<'LUA'
+options = { scenarios = { a = { executor = "constant-arrival-rate", rate = 1e12, duration = "1s", preAllocatedVUs = 1 } } }
+function default() end
+LUA
+)
+run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "absurd rate: exit 0" "$RC" 0
+expect_cmp "absurd rate: ends on time" "x < 5" "$ELAPSED"
+
 # ramping-vus, observed through the vus gauge in the JSON output
 S=$(script ramp.lua <<LUA
 local http = require("luaload.http")

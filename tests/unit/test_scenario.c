@@ -47,6 +47,9 @@ int main(void) {
     c->duration_us = 5000000;
     tu_check(count_arrivals(c, 100000) == 1000, "constant-arrival-rate 200/s for 5 s: 1000 iterations");
     tu_check(ll_arrival_time_us(c, 1) == 5000, "second iteration 5 ms after the first");
+    tu_check(ll_arrival_count(c, 0) == 1 && ll_arrival_count(c, 4999) == 1 && ll_arrival_count(c, 5000) == 2,
+             "constant: due counts at 0, 4.999 and 5 ms");
+    tu_check(ll_arrival_count(c, 99000000) == 1000, "constant: no more than 1000 due after the end");
     c->time_unit_us = 60000000; /* 200 per minute */
     tu_check(count_arrivals(c, 100000) == 17, "200/min for 5 s: 17 iterations");
 
@@ -60,6 +63,12 @@ int main(void) {
     tu_check(t >= 9999000 && t <= 10001000, "the 500th is due at 10 s (got %llu)", (unsigned long long)t);
     t = ll_arrival_time_us(r, 125);
     tu_check(t >= 4999000 && t <= 5001000, "the 125th is due at 5 s (got %llu)", (unsigned long long)t);
+    int64_t ok = 1;
+    for (int64_t k = 0; k < 1500; k += 37) /* the count and the times agree */
+        ok &= ll_arrival_count(r, ll_arrival_time_us(r, k) + 1) >= k + 1; /* times are whole µs */
+    tu_check(ok, "ramping: every iteration is due by its own time");
+    tu_check(ll_arrival_count(r, 10000000) >= 500 && ll_arrival_count(r, 10000000) <= 502, "ramping: ~501 due at 10 s");
+    tu_check(ll_arrival_count(r, 99000000) == 1500, "ramping: 1500 due after the end");
     r->stages = NULL; /* not ours */
     r->nstages = 0;
 
