@@ -75,23 +75,32 @@ static int open_model(const ll_scenario *sc) {
     return sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
 }
 
+/* How many workers take part in the scenario: never more than its VUs, so
+ * that no worker gets iterations (or arrivals) without a VU to run them. */
+static int nworkers_of(const ll_scenario *sc, int W) {
+    int64_t max = ll_scenario_max_vus(sc);
+    return max < W ? (max > 0 ? (int)max : 1) : W;
+}
+
 /* The global index (in the scenario) of this worker's i-th VU. */
 static int64_t global_index(const ll_sched *s, int i) {
-    int W = s->w->run->nworkers, w = s->w->index;
+    int W = s->nw, w = s->w->index;
     if (s->sc->executor == LL_EX_RAMPING_VUS) return (int64_t)i * W + w;
     return (int64_t)((__int128)ll_scenario_max_vus(s->sc) * w / W) + i;
 }
 
 int ll_sched_init(ll_sched *s, ll_worker *w, int index, char *err, size_t errlen) {
     const ll_scenario *sc = &w->run->scenarios->items[index];
-    int W = w->run->nworkers;
     memset(s, 0, sizeof(*s));
     s->sc = sc;
     s->index = index;
     s->w = w;
     s->exec_ref = s->env_ref = LUA_NOREF;
+    s->nw = nworkers_of(sc, w->run->nworkers);
     int64_t max = ll_scenario_max_vus(sc);
-    s->cap = (int)(sc->executor == LL_EX_RAMPING_VUS ? ll_share_rr(max, w->index, W) : ll_share(max, w->index, W));
+    if (w->index < s->nw)
+        s->cap = (int)(sc->executor == LL_EX_RAMPING_VUS ? ll_share_rr(max, w->index, s->nw)
+                                                         : ll_share(max, w->index, s->nw));
     s->vus = calloc((size_t)(s->cap > 0 ? s->cap : 1), sizeof(ll_vu));
     s->idle = calloc((size_t)(s->cap > 0 ? s->cap : 1), sizeof(ll_vu *));
     if (!s->vus || !s->idle) {
@@ -261,7 +270,7 @@ static void ramp(ll_loop *loop, void *ud) {
  * already due are dropped at once (a stall must not cost a loop turn per
  * missed iteration). */
 static void drop_due(ll_sched *s, uint64_t now) {
-    int W = s->w->run->nworkers;
+    int W = s->nw;
     int64_t due = ll_arrival_count(s->sc, (now - s->start_ns) / 1000);
     int64_t n = due > s->k_next ? (due - s->k_next + W - 1) / W : 1;
     s->k_next += n * W;
@@ -275,7 +284,7 @@ static void drop_due(ll_sched *s, uint64_t now) {
 static void arrive(ll_loop *loop, void *ud) {
     ll_sched *s = ud;
     uint64_t now = ll_now_ns();
-    int W = s->w->run->nworkers;
+    int W = s->nw;
     for (int started = 0; s->phase == LL_SCHED_RUNNING && !ll_run_stopped(s->w->run); started++) {
         if (started == MAX_STARTS_PER_TURN) { /* let the loop breathe, then go on */
             ll_timer_start(loop, &s->timer, 0);
@@ -315,7 +324,11 @@ static void on_start(ll_loop *loop, void *ud) {
     s->start_ns = ll_now_ns();
     s->end_ns = s->start_ns + ll_scenario_duration_us(sc) * 1000;
     s->hard_end_ns = s->end_ns + sc->graceful_stop_us * 1000;
-    int W = s->w->run->nworkers, w = s->w->index;
+    int W = s->nw, w = s->w->index;
+    if (w >= W) { /* the scenario has fewer VUs than there are workers */
+        finish(s);
+        return;
+    }
     switch (sc->executor) {
     case LL_EX_RAMPING_VUS:
         while (make_vu(s)) {}

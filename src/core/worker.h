@@ -147,6 +147,7 @@ struct ll_sched {
     const ll_scenario *sc;
     int index;                  /* of the scenario */
     ll_worker *w;
+    int nw;                     /* workers taking part (<= its VUs) */
     int exec_ref;               /* its function in this state */
     int env_ref;                /* its __ENV */
     ll_vu *vus;                 /* cap slots, nvus made */

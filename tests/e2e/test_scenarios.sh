@@ -47,6 +47,25 @@ expect_cmp "slow target: iterations dropped" "x >= 50" "$D"
 expect_eq "slow target: started + dropped = scheduled (100)" "$((D + I))" 100
 expect_cmp "slow target: corrected duration shows the wait" "x >= 500" "$(jqv "$T/s.json" '.metrics.iteration_duration_corrected.max')"
 
+# a scenario with fewer VUs than workers runs on as many workers as it has VUs
+S=$(script small.lua <<LUA
+local http = require("luaload.http")
+options = {
+  scenarios = {
+    big = { executor = "constant-vus", vus = 4, duration = "1s", exec = "other" },
+    one = { executor = "shared-iterations", vus = 1, iterations = 10 },
+    lone = { executor = "constant-arrival-rate", rate = 20, duration = "2s", preAllocatedVUs = 1, maxVUs = 1 },
+  },
+  thresholds = { ["iterations{scenario:one}"] = "count==10", ["iterations{scenario:lone}"] = "count==40" },
+}
+function default() http.get("$URL/") end
+function other() http.get("$URL/") end
+LUA
+)
+run_ll run "$S" -w 2 -q --summary-export "$T/s.json"
+expect_eq "fewer VUs than workers: all iterations ran (thresholds hold)" "$RC" 0
+expect_eq "fewer VUs than workers: nothing dropped" "$(jqv "$T/s.json" '.metrics.dropped_iterations.count // 0')" 0
+
 # an absurd rate neither hangs nor piles up work: bounded per loop turn
 S=$(script absurd.lua <<'LUA'
 options = { scenarios = { a = { executor = "constant-arrival-rate", rate = 1e12, duration = "1s", preAllocatedVUs = 1 } } }
