@@ -294,6 +294,25 @@ static void set_tags(lua_State *L, ll_http_req *r, int idx, const char *W) {
     }
 }
 
+/* cookies = { name = "value", ... }: one Cookie header, as k6's params.cookies */
+static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    int n = 0, top = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1))
+            luaL_error(L, "%s: cookies must map names to strings", W);
+        lua_pushfstring(L, "%s%s=%s", n++ ? "; " : "", lua_tostring(L, -2), lua_tostring(L, -1));
+        lua_insert(L, -3); /* the piece goes below the key and value */
+        lua_pop(L, 1);     /* the value; the key stays on top for lua_next */
+    }
+    if (n) {
+        lua_concat(L, n);  /* the pieces, in order */
+        add_header(L, r, "Cookie", lua_tostring(L, -1));
+    }
+    lua_settop(L, top);
+}
+
 static void parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
     if (lua_isnoneornil(L, idx)) return;
     luaL_checktype(L, idx, LUA_TTABLE);
@@ -320,6 +339,7 @@ static void parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
         else if (strcmp(k, "redirects") == 0) r->max_redirects = (int)luaL_checkinteger(L, v);
         else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
+        else if (strcmp(k, "cookies") == 0) set_cookies(L, r, v, W);
         else if (strcmp(k, "response_type") == 0) {
             const char *s = lua_tostring(L, v);
             if (s && strcmp(s, "text") == 0) r->response_type = LL_RESPONSE_TEXT;

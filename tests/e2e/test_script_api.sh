@@ -85,6 +85,35 @@ LUA
 run_ll run "$S" -i 1 -q --summary-export "$T/d.json"
 expect_cmp "data_sent counts a 1000-byte body once" "x > 1000 && x < 1300" "$(jqv "$T/d.json" .metrics.data_sent.count)"
 
+# cookies param: one Cookie header (a tiny server that answers with the header it got)
+HPORT=$(free_port)
+python3 - "$HPORT" >/dev/null 2>&1 <<'PY' &
+import sys, http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = (self.headers.get("Cookie") or "").encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+s.timeout = 10
+for _ in range(3): s.handle_request()
+PY
+PYPID=$!
+sleep 0.5
+S=$(script cookies.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+function default()
+  local r = http.get("http://127.0.0.1:$HPORT/", { cookies = { session = "abc" } })
+  ll.check(r, { ["cookie sent"] = function(x) return x.body == "session=abc" end })
+end
+LUA
+)
+run_ll run "$S" -i 1 -q --summary-export "$T/c.json"
+kill $PYPID 2>/dev/null; wait $PYPID 2>/dev/null
+expect_eq "cookies: sent as a Cookie header" "$(jqv "$T/c.json" '.metrics.checks.passes')" 1
+
 # keep-alive: each VU holds its own connection
 S=$(script ka.lua <<LUA
 local http = require("luaload.http")
