@@ -25,14 +25,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-taskset -c "$SERVER_CPU" "$LUALOAD" serve --port 0 --threads 1 >"$SCR/serve.out" 2>&1 &
-SERVER=$!
-for _ in $(seq 100); do
-  PORT=$(sed -n 's|.*127.0.0.1:\([0-9]*\)/.*|\1|p' "$SCR/serve.out")
-  [[ -n $PORT ]] && break
-  sleep 0.05
-done
-[[ -n ${PORT:-} ]] || { echo "arrival.sh: serve did not start" >&2; exit 1; }
+source "$ROOT/scripts/serve-lib.sh"
+ll_start_serve "$SCR/serve.out" taskset -c "$SERVER_CPU" "$LUALOAD" serve --threads 1
+started=$?
+SERVER=$LL_SERVE_PID PORT=$LL_SERVE_PORT
+((started == 0)) || exit 1
 cat >"$SCR/rate.lua" <<LUA
 local http = require("luaload.http")
 options = {

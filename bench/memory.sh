@@ -28,14 +28,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-taskset -c "$SERVER_CPU" "$LUALOAD" serve --port 0 --threads 1 >"$SCR/serve.out" 2>&1 &
-SERVER=$!
-for _ in $(seq 100); do
-  PORT=$(sed -n 's|.*127.0.0.1:\([0-9]*\)/.*|\1|p' "$SCR/serve.out")
-  [[ -n $PORT ]] && break
-  sleep 0.05
-done
-[[ -n ${PORT:-} ]] || { echo "memory.sh: serve did not start" >&2; exit 1; }
+source "$ROOT/scripts/serve-lib.sh"
+ll_start_serve "$SCR/serve.out" taskset -c "$SERVER_CPU" "$LUALOAD" serve --threads 1
+started=$?
+SERVER=$LL_SERVE_PID PORT=$LL_SERVE_PORT
+((started == 0)) || exit 1
 cat >"$SCR/load.lua" <<'LUA'
 local http = require("luaload.http")
 options = { thresholds = { http_req_duration = { "p(99)<10000" }, ["http_req_duration{status:200}"] = { "max<60000" } } }

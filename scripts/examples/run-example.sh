@@ -8,15 +8,9 @@ bin=${LUALOAD:-$here/../../build/luaload}
 script=${1:-$here/hello.lua}
 shift || true
 [[ -x $bin ]] || { echo "run-example.sh: $bin not built (cmake -S . -B build && cmake --build build)" >&2; exit 1; }
+source "$here/../serve-lib.sh"
 log=$(mktemp)
-"$bin" serve --port 0 >"$log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$log")
-  [[ -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $port ]] || { echo "run-example.sh: luaload serve did not start: $(cat "$log")" >&2; exit 1; }
+trap 'kill $LL_SERVE_PID 2>/dev/null; wait $LL_SERVE_PID 2>/dev/null; rm -f "$log"' EXIT
+ll_start_serve "$log" "$bin" serve || exit 1
+port=$LL_SERVE_PORT
 "$bin" run "$script" -e BASE_URL="http://127.0.0.1:$port" "$@"

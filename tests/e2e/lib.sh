@@ -14,16 +14,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_serve [serve flags...]: starts `luaload serve` on a free loopback port; sets PORT and URL.
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/serve-lib.sh"
+
+# start_serve [serve flags...]: starts `luaload serve` on a free loopback port
+# (one thread); sets PORT and URL.
 start_serve() {
-  "$LUALOAD" serve --port 0 --threads 1 "$@" >"$T/serve.out" 2>&1 &
-  SERVE_PID=$!
-  for _ in $(seq 100); do
-    PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/serve.out")
-    [[ -n $PORT ]] && break
-    sleep 0.05
-  done
-  [[ -n $PORT ]] || { echo "serve did not start: $(cat "$T/serve.out")"; exit 1; }
+  ll_start_serve "$T/serve.out" "$LUALOAD" serve --threads 1 "$@"
+  local started=$?
+  SERVE_PID=$LL_SERVE_PID
+  ((started == 0)) || exit 1
+  PORT=$LL_SERVE_PORT
   URL=http://127.0.0.1:$PORT
 }
 

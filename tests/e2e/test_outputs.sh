@@ -46,11 +46,8 @@ expect_match "unwritable output: message" "$ERR" "cannot open /nonexistent-dir/x
 
 # an output that cannot keep up drops and counts, and never slows the VUs:
 # a "database" that takes 2 s to answer each write
-"$LUALOAD" serve --port 0 --threads 1 --delay 2s >"$T/slow.out" 2>&1 &
-SLOW_PID=$!
-for _ in $(seq 100); do
-  SLOW=$(sed -n 's|.*127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/slow.out"); [[ -n $SLOW ]] && break; sleep 0.05
-done
+ll_start_serve "$T/slow.out" "$LUALOAD" serve --threads 1 --delay 2s || exit 1
+SLOW_PID=$LL_SERVE_PID SLOW=$LL_SERVE_PORT
 S2=$(script fast.lua <<LUA
 local http = require("luaload.http")
 local client = http.Client{}
