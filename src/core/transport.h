@@ -38,6 +38,7 @@ typedef struct ll_http_req {
     long timeout_ms;           /* 0: the client's */
     int max_redirects;         /* -1: the client's */
     int disable_keep_alive;
+    int throw_errors;          /* raise in the script on a transport error */
     char **tags;               /* user tags of its samples: key, value, key, ... */
     int ntags;                 /* pairs */
 } ll_http_req;

@@ -336,6 +336,7 @@ static void parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
         } else if (strcmp(k, "body") == 0) set_body(L, r, v);
         else if (strcmp(k, "host") == 0) add_header(L, r, "Host", luaL_checkstring(L, v));
         else if (strcmp(k, "disable_keep_alive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
+        else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
         else if (strcmp(k, "redirects") == 0) r->max_redirects = (int)luaL_checkinteger(L, v);
         else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
@@ -601,6 +602,11 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     const ll_http_req *req = ll_transfer_request(x, &method);
     record_metrics(vu, req, method, r);
     push_response(vu->co, r, (ll_response_type)vu->response_type);
+    if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
+        lua_pushfstring(vu->co, "%s %s: %s (error_code %d)", method, req->url, r->error, r->error_code);
+        ll_vu_resume(vu, 2);
+        return;
+    }
     ll_vu_resume(vu, 1);
 }
 
@@ -631,6 +637,7 @@ static void copy_request(lua_State *L, ll_http_req *dst, const ll_http_req *src)
     dst->timeout_ms = src->timeout_ms;
     dst->max_redirects = src->max_redirects;
     dst->disable_keep_alive = src->disable_keep_alive;
+    dst->throw_errors = src->throw_errors;
 }
 
 /* Sends method to target (a URL or a Request) with an optional body and
@@ -770,5 +777,14 @@ int luaopen_luaload_http(lua_State *L) {
 
     lua_newtable(L);
     luaL_register(L, NULL, fns);
+    /* throw = true: the request functions raise, through a Lua wrapper */
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "luaload.http_wrap");
+    lua_call(L, 1, 1);
+    luaL_getmetatable(L, CLIENT_MT);
+    lua_getfield(L, -1, "__index");
+    lua_remove(L, -2);
+    lua_pushvalue(L, -3);
+    lua_call(L, 2, 0);
     return 1;
 }

@@ -117,6 +117,23 @@ LUA
 )
 run_ll run "$S" -u 2 -i 10 -q --summary-export "$T/s.json"
 expect_eq "refused: exit 0" "$RC" 0
+S2=$(script throw.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local client = http.Client{}
+local req = http.Request("http://127.0.0.1:$FREE/", { throw = true })
+function default()
+  local ok, err = pcall(http.get, "http://127.0.0.1:$FREE/", { throw = true })
+  ll.check(err, { ["pcall sees the error"] = function(e) return not ok and e:find("error_code 1212") ~= nil end })
+  client:get(req)
+end
+LUA
+)
+run_ll run "$S2" -i 3 -q --summary-export "$T/t.json"
+expect_eq "throw: the run goes on (exit 0)" "$RC" 0
+expect_match "throw: raised at the script's line" "$ERR" "throw.lua:8: GET http://127.0.0.1:$FREE/: .*error_code 1212.* in 3 iterations|in 3 iterations: .*throw.lua:8: GET"
+expect_eq "throw: pcall caught it" "$(jqv "$T/t.json" .metrics.checks.passes)" 3
+expect_eq "throw: the failed requests still count" "$(jqv "$T/t.json" .metrics.http_req_failed.passes)" 6
 expect_eq "refused: 10 requests" "$(jqv "$T/s.json" .metrics.http_reqs.count)" 10
 expect_eq "refused: all failed" "$(jqv "$T/s.json" .metrics.http_req_failed.value)" 1
 expect_eq "refused: checks all passed" "$(jqv "$T/s.json" .metrics.checks.fails)" 0
