@@ -13,8 +13,10 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 typedef struct multi_ctx {
@@ -55,6 +57,8 @@ struct ll_transfer {
     uint64_t t_start, t_pre, t_first, t_last; /* our clock: submitted, about to
                                               * send, first and last byte in */
     long timeout_default;      /* the client's timeout_ms */
+    struct curl_slist *ua;     /* "User-Agent: ..." alone */
+    struct curl_slist *merged; /* the request's headers plus the User-Agent */
     long redirects_default;    /* the client's max_redirects */
     ll_buf body, hdrs;
     int64_t body_bytes, header_bytes;
@@ -358,7 +362,17 @@ ll_transfer *ll_transfer_new(ll_transport *tp, int multi_index, const ll_client_
     /* no proxy from http_proxy & co. (a load test goes where it is told;
      * it also saves libcurl's environment lookups on every request) */
     curl_easy_setopt(e, CURLOPT_PROXY, o->proxy ? o->proxy : "");
-    curl_easy_setopt(e, CURLOPT_USERAGENT, o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
+    /* The User-Agent goes in the header list: CURLOPT_USERAGENT makes
+     * libcurl format it anew for every request (~6k instructions, 7% of a
+     * request measured with callgrind). */
+    char ua[512];
+    snprintf(ua, sizeof(ua), "User-Agent: %s", o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
+    x->ua = curl_slist_append(NULL, ua);
+    if (!x->ua) {
+        curl_easy_cleanup(e);
+        free(x);
+        return NULL;
+    }
     if (o->dial_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->dial_timeout_ms);
     if (o->max_conn_duration_s > 0) curl_easy_setopt(e, CURLOPT_MAXLIFETIME_CONN, o->max_conn_duration_s);
     if (o->insecure_skip_verify) {
@@ -383,6 +397,8 @@ void ll_transfer_free(ll_transfer *x) {
     curl_easy_cleanup(x->easy);
     ll_buf_free(&x->body);
     ll_buf_free(&x->hdrs);
+    curl_slist_free_all(x->ua);
+    curl_slist_free_all(x->merged);
     free(x);
 }
 
@@ -398,13 +414,31 @@ const ll_http_req *ll_transfer_request(const ll_transfer *x, const char **method
     return x->req;
 }
 
+/* The header list to send: the request's, with the client's User-Agent
+ * unless the request sets its own. */
+static struct curl_slist *headers_with_ua(ll_transfer *x, struct curl_slist *h) {
+    curl_slist_free_all(x->merged);
+    x->merged = NULL;
+    if (!h) return x->ua;
+    for (struct curl_slist *i = h; i; i = i->next)
+        if (strncasecmp(i->data, "User-Agent:", 11) == 0) return h;
+    for (struct curl_slist *i = h; i; i = i->next) {
+        struct curl_slist *n = curl_slist_append(x->merged, i->data);
+        if (!n) return h; /* out of memory: send them without ours */
+        x->merged = n;
+    }
+    struct curl_slist *n = curl_slist_append(x->merged, x->ua->data);
+    if (n) x->merged = n;
+    return x->merged;
+}
+
 /* Applies the options of req to the easy handle (only when it changed). */
 static void apply_request(ll_transfer *x, const ll_http_req *req, const char *m) {
     CURL *e = x->easy;
     int head = strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     int plain_get = strcmp(m, "GET") == 0 && !req->has_body;
     curl_easy_setopt(e, CURLOPT_URL, req->url);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers_with_ua(x, req->headers));
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* resets body and NOBODY */
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
     if (head) {

@@ -91,28 +91,33 @@ python3 - "$HPORT" >/dev/null 2>&1 <<'PY' &
 import sys, http.server
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = (self.headers.get("Cookie") or "").encode()
+        body = ((self.headers.get("Cookie") or "") + "|" + ",".join(self.headers.get_all("User-Agent") or [])).encode()
         self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
         self.wfile.write(body)
     def log_message(self, *a): pass
 s = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
 s.timeout = 10
-for _ in range(3): s.handle_request()
+for _ in range(4): s.handle_request()
 PY
 PYPID=$!
 sleep 0.5
 S=$(script cookies.lua <<LUA
 local http = require("luaload.http")
 local ll = require("luaload")
+local agent = http.Client{ user_agent = "e2e-agent/1" }
 function default()
   local r = http.get("http://127.0.0.1:$HPORT/", { cookies = { session = "abc" } })
-  ll.check(r, { ["cookie sent"] = function(x) return x.body == "session=abc" end })
+  ll.check(r, { ["cookie and default user agent sent"] = function(x) return x.body == "session=abc|luaload/0.1.0" end })
+  r = agent:get("http://127.0.0.1:$HPORT/", { headers = { ["X-A"] = "1" } })
+  ll.check(r, { ["client user agent"] = function(x) return x.body == "|e2e-agent/1" end })
+  r = agent:get("http://127.0.0.1:$HPORT/", { headers = { ["user-agent"] = "mine" } })
+  ll.check(r, { ["request's own user agent wins, once"] = function(x) return x.body == "|mine" end })
 end
 LUA
 )
 run_ll run "$S" -i 1 -q --summary-export "$T/c.json"
 kill $PYPID 2>/dev/null; wait $PYPID 2>/dev/null
-expect_eq "cookies: sent as a Cookie header" "$(jqv "$T/c.json" '.metrics.checks.passes')" 1
+expect_eq "cookies and user agents: sent as expected" "$(jqv "$T/c.json" '.metrics.checks.passes')" 3
 
 # keep-alive: each VU holds its own connection
 S=$(script ka.lua <<LUA
