@@ -135,8 +135,6 @@ void ll_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud) {
     t->heap_index = -1;
 }
 
-int ll_timer_armed(const ll_timer *t) { return t->heap_index >= 0; }
-
 void ll_timer_stop(ll_loop *loop, ll_timer *t) {
     int i = t->heap_index;
     if (i < 0) return;

@@ -37,7 +37,6 @@ void ll_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud);
 /* Arm (or re-arm) t to fire after after_us microseconds (0: next turn). */
 void ll_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us);
 void ll_timer_stop(ll_loop *loop, ll_timer *t);
-int ll_timer_armed(const ll_timer *t);
 
 /* One turn: wait for events at most max_wait_ms (or until the next timer),
  * dispatch them, then fire due timers. Returns the number of callbacks run. */

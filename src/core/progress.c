@@ -83,7 +83,7 @@ void ll_progress_draw(const ll_scenarios *set, ll_worker *workers, int n, uint64
         double frac = total > 0 ? el / total : 1;
         if (sc->executor == LL_EX_SHARED_ITERATIONS) frac = (double)iters / (double)sc->iterations;
         if (sc->executor == LL_EX_PER_VU_ITERATIONS) frac = (double)iters / (double)(sc->iterations * sc->vus);
-        if (frac > 1 || final) frac = final ? (frac > 1 ? 1 : frac) : 1;
+        if (frac > 1) frac = 1;
         char bar[41], a[32], b[32];
         int fill = (int)(frac * 40);
         for (int i = 0; i < 40; i++) bar[i] = i < fill ? '=' : ' ';

@@ -23,8 +23,6 @@ int ll_executor_parse(const char *name) {
     return -1;
 }
 
-const char *ll_executor_name(ll_executor e) { return NAMES[e]; }
-
 ll_scenario *ll_scenarios_add(ll_scenarios *set, const char *name, ll_executor e) {
     if (set->n == set->cap) {
         int cap = set->cap ? set->cap * 2 : 4;

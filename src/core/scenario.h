@@ -54,7 +54,6 @@ typedef struct ll_scenarios {
 
 /* Executor names as k6 spells them; -1 for an unknown name. */
 int ll_executor_parse(const char *name);
-const char *ll_executor_name(ll_executor e);
 
 /* A scenario with k6's defaults for executor e (gracefulStop 30s, exec
  * "default", timeUnit 1s, maxDuration 10m, ...); NULL on out of memory. */

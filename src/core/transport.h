@@ -69,7 +69,6 @@ typedef void ll_transfer_done_fn(ll_transfer *x, const ll_http_res *res, void *u
 /* One transport per worker, with nmultis multi handles on loop. */
 ll_transport *ll_transport_new(ll_loop *loop, int nmultis);
 void ll_transport_free(ll_transport *tp);
-int ll_transport_active(const ll_transport *tp); /* transfers in flight */
 
 /* A transfer is one VU's connection slot for one client: it keeps its
  * easy handle (and so its keep-alive connection) across requests. */

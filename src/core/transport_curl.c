@@ -38,7 +38,6 @@ struct ll_transport {
     ll_loop *loop;
     multi_ctx *multis;
     int nmultis;
-    int active;
     sock_ctx *socks; /* by fd */
     int nsocks;
 };
@@ -178,7 +177,6 @@ static void drain_done(multi_ctx *mc, uint64_t t_end) {
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
         curl_multi_remove_handle(mc->multi, m->easy_handle);
         x->active = 0;
-        mc->tp->active--;
         fill_result(x, rc, t_end);
         x->fn(x, &x->res, x->ud);
     }
@@ -298,8 +296,6 @@ void ll_transport_free(ll_transport *tp) {
     free(tp);
 }
 
-int ll_transport_active(const ll_transport *tp) { return tp->active; }
-
 /* ---- transfers ---- */
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
@@ -406,7 +402,6 @@ void ll_transfer_cancel(ll_transfer *x) {
     if (!x->active) return;
     curl_multi_remove_handle(x->mc->multi, x->easy);
     x->active = 0;
-    x->tp->active--;
 }
 
 const ll_http_req *ll_transfer_request(const ll_transfer *x, const char **method) {
@@ -482,6 +477,5 @@ int ll_transfer_start(ll_transfer *x, const ll_http_req *req, const char *method
         return -1;
     }
     x->active = 1;
-    x->tp->active++;
     return 0;
 }

@@ -174,7 +174,6 @@ void ll_sched_free(ll_sched *s);
 void ll_sched_begin(ll_sched *s);            /* arms its start timer */
 void ll_sched_tick(ll_sched *s, uint64_t now, int stop_now, int graceful); /* after each loop turn */
 void ll_sched_vu_idle(ll_sched *s, ll_vu *vu);
-void ll_sched_vu_interrupted(ll_sched *s, ll_vu *vu);
 
 /* The scenario tags of a VU's samples: scenario and the scenario's tags. */
 const char *ll_vu_tag(const ll_vu *vu, const char *key);

@@ -58,6 +58,26 @@ static int set_duration(lua_State *L, const char *key, uint64_t *out, int *set, 
     return rc;
 }
 
+/* Whether every key of the table on the top of the stack is one of keys;
+ * if not, err gets "WHERE: unknown option 'k'HINT". */
+static int check_keys(lua_State *L, const char *const *keys, const char *where, const char *hint, char *err,
+                      size_t errlen) {
+    int t = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        int known = 0;
+        for (int i = 0; keys[i] && !known; i++) known = strcmp(keys[i], k) == 0;
+        if (!known) {
+            snprintf(err, errlen, "%s: unknown option '%s'%s", where, k, hint);
+            lua_settop(L, t);
+            return -1;
+        }
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
 /* One threshold: "expr" or { threshold = "expr", abortOnFail = b, delayAbortEval = "10s" } */
 static int read_threshold(lua_State *L, ll_config *cfg, ll_registry *reg, const char *key, char *err,
                           size_t errlen) {
@@ -69,18 +89,12 @@ static int read_threshold(lua_State *L, ll_config *cfg, ll_registry *reg, const 
                  luaL_typename(L, -1));
         return LL_EXIT_CONFIG;
     }
+    static const char *const keys[] = {"threshold", "abortOnFail", "delayAbortEval", NULL};
+    char where[200];
+    snprintf(where, sizeof(where), "options.thresholds[\"%s\"]", key);
     int t = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-        lua_pop(L, 1);
-        if (strcmp(k, "threshold") != 0 && strcmp(k, "abortOnFail") != 0 && strcmp(k, "delayAbortEval") != 0) {
-            snprintf(err, errlen, "options.thresholds[\"%s\"]: unknown key '%s' (expected threshold, abortOnFail, "
-                                  "delayAbortEval)", key, k);
-            lua_pop(L, 1);
-            return LL_EXIT_CONFIG;
-        }
-    }
+    if (check_keys(L, keys, where, " (expected threshold, abortOnFail, delayAbortEval)", err, errlen))
+        return LL_EXIT_CONFIG;
     lua_getfield(L, t, "threshold");
     const char *src = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     lua_getfield(L, t, "abortOnFail");
@@ -206,12 +220,6 @@ static const char *const SCENARIO_KEYS[] = {
     "preAllocatedVUs", "maxVUs", NULL,
 };
 
-static int is_scenario_key(const char *k) {
-    for (int i = 0; SCENARIO_KEYS[i]; i++)
-        if (strcmp(SCENARIO_KEYS[i], k) == 0) return 1;
-    return 0;
-}
-
 /* One scenario table (on the top of the stack) into cfg->scenarios. */
 static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *err, size_t errlen) {
     char where[160];
@@ -221,16 +229,7 @@ static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *e
         return LL_EXIT_CONFIG;
     }
     int t = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-        lua_pop(L, 1);
-        if (!is_scenario_key(k)) {
-            snprintf(err, errlen, "%s: unknown option '%s'", where, k);
-            lua_settop(L, t);
-            return LL_EXIT_CONFIG;
-        }
-    }
+    if (check_keys(L, SCENARIO_KEYS, where, "", err, errlen)) return LL_EXIT_CONFIG;
     lua_getfield(L, t, "executor");
     int e = lua_type(L, -1) == LUA_TSTRING ? ll_executor_parse(lua_tostring(L, -1)) : -1;
     lua_pop(L, 1);

@@ -34,7 +34,7 @@ expect_eq "--no-thresholds: exit 0" "$RC" 0
 
 for bad in '{ http_req_duration = "p95<200" }' '{ http_req_duration = "avg<" }' '{ nope_metric = "count>1" }' \
            '{ http_reqs = "avg<3" }' '{ http_req_duration = { { abortOnFail = true } } }' \
-           '{ ["http_req_duration{status"] = "avg<1" }'; do
+           '{ ["http_req_duration{status"] = "avg<1" }' '{ http_reqs = { { threshold = "count>0", colour = 1 } } }'; do
   S=$(mk bad.lua "$bad")
   run_ll run "$S" -i 1
   expect_eq "malformed $bad: exit 104" "$RC" 104
