@@ -107,7 +107,7 @@ static int l_add(lua_State *L) {
     else return luaL_error(L, "metric:add: expected a number%s, got %s", m->type == LL_RATE ? " or boolean" : "",
                            luaL_typename(L, 2));
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
-    ll_vu *vu = ll_lua_vu(L, "metric:add()");
+    ll_vu *vu = ll_luaload_vu(L, "metric:add()");
     custom_sample c = {L, lua_istable(L, 3) ? 3 : 0, vu};
     ll_tag_source t = {custom_tag, custom_list, &c, -1};
     ll_shard_sample(vu->w->shard, m->id, v, ll_now_ns(), &t);

@@ -11,7 +11,7 @@
 #include "state.h"
 #include "worker.h"
 
-ll_vu *ll_lua_vu(lua_State *L, const char *what) {
+ll_vu *ll_luaload_vu(lua_State *L, const char *what) {
     ll_worker *w = ll_state_worker(L);
     if (!w || !w->current) luaL_error(L, "%s is not available in the init context", what);
     return w->current;
@@ -62,7 +62,7 @@ static void record(ll_vu *vu, int id, const char *name, int status, int ok) {
     ll_shard_check(vu->w->shard, id, ok, &t);
 }
 
-void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
+void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
     push_check_cache(L, vu);
     lua_getfield(L, -1, name);
     int id;
@@ -77,7 +77,7 @@ void ll_lua_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
     record(vu, id, name, 0, ok);
 }
 
-void ll_lua_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
+void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
     push_check_cache(L, vu);
     lua_rawgeti(L, -1, -status);
     int id;
@@ -94,18 +94,32 @@ void ll_lua_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
     record(vu, id, NULL, status, ok);
 }
 
+/* sleep(s): the VU's timer resumes it; an interrupt stops the timer
+ * through the VU's pending-operation slot. */
+static void on_sleep_done(ll_loop *loop, void *ud) {
+    (void)loop;
+    ll_vu_resume(ud, 0);
+}
+
+static void cancel_sleep(void *ud) {
+    ll_vu *vu = ud;
+    ll_timer_stop(vu->w->loop, &vu->timer);
+}
+
 static int l_sleep(lua_State *L) {
     double s = luaL_checknumber(L, 1);
-    ll_vu *vu = ll_lua_vu(L, "sleep()");
+    ll_vu *vu = ll_luaload_vu(L, "sleep()");
     if (s < 0) s = 0;
-    ll_vu_sleep(vu, (uint64_t)(s * 1e6));
+    vu->timer.fn = on_sleep_done;
+    ll_timer_start(vu->w->loop, &vu->timer, (uint64_t)(s * 1e6));
+    ll_vu_wait(vu, cancel_sleep, vu);
     return lua_yield(L, 0);
 }
 
 static int l_check(lua_State *L) {
     const char *name = luaL_checkstring(L, 1);
-    ll_vu *vu = ll_lua_vu(L, "check()");
-    ll_lua_record_check(L, vu, name, lua_toboolean(L, 2));
+    ll_vu *vu = ll_luaload_vu(L, "check()");
+    ll_luaload_record_check(L, vu, name, lua_toboolean(L, 2));
     return 0;
 }
 
@@ -113,7 +127,7 @@ static int l_check(lua_State *L) {
 static int l_group_enter(lua_State *L) {
     size_t len;
     const char *name = luaL_checklstring(L, 1, &len);
-    ll_vu *vu = ll_lua_vu(L, "group()");
+    ll_vu *vu = ll_luaload_vu(L, "group()");
     if (len == 0 || strstr(name, "::")) return luaL_error(L, "group name must be non-empty and not contain '::'");
     ll_registry *reg = vu->w->run->reg;
     lua_pushfstring(L, "%s::%s", vu->group_path, name);
@@ -131,7 +145,7 @@ static int l_group_enter(lua_State *L) {
 static int l_group_leave(lua_State *L) {
     int prev = (int)luaL_checkinteger(L, 1);
     double start = luaL_checknumber(L, 2);
-    ll_vu *vu = ll_lua_vu(L, "group()");
+    ll_vu *vu = ll_luaload_vu(L, "group()");
     ll_worker *w = vu->w;
     double us = ((double)ll_now_ns() - start) / 1000;
     ll_tag_source t = ll_vu_tag_source(vu); /* still inside the group */

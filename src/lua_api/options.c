@@ -231,14 +231,14 @@ static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *e
     int t = lua_gettop(L);
     if (check_keys(L, SCENARIO_KEYS, where, "", err, errlen)) return LL_EXIT_CONFIG;
     lua_getfield(L, t, "executor");
-    int e = lua_type(L, -1) == LUA_TSTRING ? ll_executor_parse(lua_tostring(L, -1)) : -1;
+    int e = lua_type(L, -1) == LUA_TSTRING ? ll_scenario_executor_parse(lua_tostring(L, -1)) : -1;
     lua_pop(L, 1);
     if (e < 0) {
         snprintf(err, errlen, "%s.executor: expected shared-iterations, per-vu-iterations, constant-vus, "
                               "ramping-vus, constant-arrival-rate or ramping-arrival-rate", where);
         return LL_EXIT_CONFIG;
     }
-    ll_scenario *sc = ll_scenarios_add(&cfg->scenarios, name, (ll_executor)e);
+    ll_scenario *sc = ll_scenarios_add(&cfg->scenarios, name, (ll_executor_type)e);
     if (!sc) return LL_EXIT_CONFIG;
     int rc = 0;
     char key[200];
@@ -418,7 +418,7 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
             }
         } else if (strcmp(k, "summaryTimeUnit") == 0) {
             const char *u = lua_tostring(L, -1);
-            if (!u || !ll_time_unit_valid(u)) {
+            if (!u || !ll_config_time_unit_valid(u)) {
                 snprintf(err, errlen, "options.summaryTimeUnit: expected \"s\", \"ms\" or \"us\"");
                 rc = LL_EXIT_CONFIG;
             } else if (!cfg->time_unit_set) {

@@ -66,14 +66,14 @@ int main(void) {
     setenv("LUALOAD_VUS", "9", 1);
     setenv("LUALOAD_ITERATIONS", "11", 1);
     setenv("LUALOAD_DURATION", "2s", 1);
-    rc = ll_config_from_env(&c);
+    rc = ll_cli_parse_env(&c);
     tu_check(rc == 0 && c.vus == 4 && c.iterations == 11 && c.duration_us == 2000000, "env under CLI");
     ll_config_free(&c);
     parse(&c, "run s.lua");
     setenv("LUALOAD_DURATION", "soon", 1);
     FILE *saved = stderr;
     stderr = fopen("/dev/null", "w");
-    rc = ll_config_from_env(&c);
+    rc = ll_cli_parse_env(&c);
     fclose(stderr);
     stderr = saved;
     tu_check(rc == LL_EXIT_CONFIG, "bad LUALOAD_DURATION -> 104");

@@ -1,0 +1,16 @@
+/* exit.h -- the process exit codes, k6's numbers, shared by `luaload run`
+ * and `luaload serve`. */
+#ifndef LL_EXIT_H
+#define LL_EXIT_H
+
+#define LL_EXIT_OK 0
+#define LL_EXIT_FAILURE 1          /* cannot start: listen, threads, memory */
+#define LL_EXIT_THRESHOLDS 99
+#define LL_EXIT_SETUP_TIMEOUT 100
+#define LL_EXIT_TEARDOWN_TIMEOUT 101
+#define LL_EXIT_CONFIG 104
+#define LL_EXIT_EXTERNAL_ABORT 105
+#define LL_EXIT_SCRIPT 107
+#define LL_EXIT_ABORTED 108
+
+#endif

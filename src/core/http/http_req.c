@@ -1,0 +1,117 @@
+/* http_req.c -- building, copying and freeing prepared requests (see
+ * http_req.h). Everything a request holds is user-sized, so every setter
+ * reports out of memory instead of aborting. */
+#include "http_req.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t ll_http_req_next_id(void) {
+    static _Atomic uint64_t next = 1;
+    return atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+}
+
+void ll_http_req_init(ll_http_req *req) {
+    memset(req, 0, sizeof(*req));
+    req->id = ll_http_req_next_id();
+    req->max_redirects = -1;
+    req->body.fd = -1;
+}
+
+void ll_http_req_clear(ll_http_req *req) {
+    free(req->method);
+    free(req->url);
+    for (int i = 0; i < req->nheaders; i++) {
+        free(req->headers[i].name);
+        free(req->headers[i].value);
+    }
+    free(req->headers);
+    ll_body_clear(&req->body);
+    for (int i = 0; i < 2 * req->ntags; i++) free(req->tags[i]);
+    free(req->tags);
+    memset(req, 0, sizeof(*req));
+    req->body.fd = -1;
+}
+
+static int replace(char **dst, const char *s) {
+    char *p = strdup(s);
+    if (!p) return -1;
+    free(*dst);
+    *dst = p;
+    return 0;
+}
+
+int ll_http_req_set_url(ll_http_req *req, const char *url) { return replace(&req->url, url); }
+
+int ll_http_req_set_method(ll_http_req *req, const char *method) {
+    if (replace(&req->method, method) < 0) return -1;
+    for (char *s = req->method; *s; s++)
+        if (*s >= 'a' && *s <= 'z') *s = (char)(*s - 32);
+    return 0;
+}
+
+int ll_http_req_add_header(ll_http_req *req, const char *name, const char *value) {
+    if (req->nheaders == req->cap_headers) {
+        int n = req->cap_headers ? 2 * req->cap_headers : 8;
+        ll_header *h = realloc(req->headers, (size_t)n * sizeof(*h));
+        if (!h) return -1;
+        req->headers = h;
+        req->cap_headers = n;
+    }
+    char *k = strdup(name), *v = strdup(value);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    req->headers[req->nheaders].name = k;
+    req->headers[req->nheaders].value = v;
+    req->nheaders++;
+    return 0;
+}
+
+int ll_http_req_add_tag(ll_http_req *req, const char *key, const char *value) {
+    char *k = strdup(key), *v = strdup(value);
+    char **t = k && v ? realloc(req->tags, (size_t)(req->ntags + 1) * 2 * sizeof(char *)) : NULL;
+    if (!t) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    req->tags = t;
+    for (int i = 0; i < req->ntags; i++) {
+        if (strcmp(t[2 * i], k) != 0) continue;
+        free(t[2 * i]);
+        free(t[2 * i + 1]);
+        t[2 * i] = k;
+        t[2 * i + 1] = v;
+        return 0;
+    }
+    t[2 * req->ntags] = k;
+    t[2 * req->ntags + 1] = v;
+    req->ntags++;
+    return 0;
+}
+
+const char *ll_http_req_tag(const ll_http_req *req, const char *key) {
+    for (int i = 0; i < req->ntags; i++)
+        if (strcmp(req->tags[2 * i], key) == 0) return req->tags[2 * i + 1];
+    return NULL;
+}
+
+int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src) {
+    if (ll_http_req_set_url(dst, src->url) < 0) return -1;
+    if (src->method && replace(&dst->method, src->method) < 0) return -1;
+    for (int i = 0; i < src->nheaders; i++)
+        if (ll_http_req_add_header(dst, src->headers[i].name, src->headers[i].value) < 0) return -1;
+    if (ll_body_copy(&dst->body, &src->body) < 0) return -1;
+    for (int i = 0; i < src->ntags; i++)
+        if (ll_http_req_add_tag(dst, src->tags[2 * i], src->tags[2 * i + 1]) < 0) return -1;
+    dst->response_type = src->response_type;
+    dst->timeout_ms = src->timeout_ms;
+    dst->max_redirects = src->max_redirects;
+    dst->disable_keep_alive = src->disable_keep_alive;
+    dst->throw_errors = src->throw_errors;
+    return 0;
+}

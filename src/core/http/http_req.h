@@ -1,0 +1,77 @@
+/* http_req.h -- the messages that cross the transport seam, free of any
+ * HTTP library: a request prepared once and reused (method, URL, headers as
+ * a name/value array, a body source, per-request options and tags), and the
+ * response a transport hands back (status, protocol, headers, body,
+ * k6's timing phases, error). */
+#ifndef LL_HTTP_REQ_H
+#define LL_HTTP_REQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "body.h"
+
+typedef enum { LL_RESPONSE_TEXT, LL_RESPONSE_BINARY, LL_RESPONSE_NONE } ll_response_type;
+
+typedef struct ll_header {
+    char *name, *value;
+} ll_header;
+
+/* A request prepared once and reused; immutable while in flight. */
+typedef struct ll_http_req {
+    uint64_t id;               /* unique per prepared request (cache key) */
+    char *method;              /* the method given in the params, or NULL */
+    char *url;
+    ll_header *headers;        /* in order; a name may repeat */
+    int nheaders, cap_headers;
+    ll_body body;              /* LL_BODY_NONE: the request has none */
+    ll_response_type response_type;
+    long timeout_ms;           /* 0: the client's */
+    int max_redirects;         /* -1: the client's */
+    int disable_keep_alive;
+    int throw_errors;          /* raise in the script on a transport error */
+    char **tags;               /* user tags of its samples: key, value, key, ... */
+    int ntags;                 /* pairs */
+} ll_http_req;
+
+/* Phases in microseconds, with k6's meanings. */
+typedef struct ll_timings {
+    int64_t blocked, connecting, tls_handshaking, sending, waiting, receiving, duration;
+} ll_timings;
+
+typedef struct ll_http_res {
+    int status;                /* 0 on a transport error */
+    const char *proto;         /* "HTTP/1.1", "HTTP/2.0", "HTTP/3.0" */
+    const char *body;          /* valid until the next request on the transfer */
+    size_t body_len;
+    const char *headers;       /* raw header block of the final response */
+    size_t headers_len;
+    ll_timings t;
+    int64_t bytes_sent, bytes_received;
+    int error_code;            /* k6's error codes, 0 when none */
+    const char *error;         /* "" when none */
+    const char *effective_url;
+} ll_http_res;
+
+/* Zeroes req and gives it a fresh id (no method, no body, the client's
+ * timeout and redirects). */
+void ll_http_req_init(ll_http_req *req);
+/* Frees what req owns (method, url, headers, body, tags) and zeroes it. */
+void ll_http_req_clear(ll_http_req *req);
+/* A fresh unique id for ll_http_req.id (any thread). */
+uint64_t ll_http_req_next_id(void);
+
+/* Setters for user-given values: they return 0, or -1 when out of memory
+ * (req keeps what it had). */
+int ll_http_req_set_url(ll_http_req *req, const char *url);
+/* Copies method, upper-cased. */
+int ll_http_req_set_method(ll_http_req *req, const char *method);
+int ll_http_req_add_header(ll_http_req *req, const char *name, const char *value);
+/* Adds a user tag, replacing an earlier one with the same key. */
+int ll_http_req_add_tag(ll_http_req *req, const char *key, const char *value);
+/* The value of the user tag key, or NULL. */
+const char *ll_http_req_tag(const ll_http_req *req, const char *key);
+/* Makes dst (initialised, empty) a copy of src, with a fresh id. */
+int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src);
+
+#endif

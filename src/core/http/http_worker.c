@@ -1,0 +1,25 @@
+/* http_worker.c -- a worker's transports, one per kind (see http_worker.h). */
+#include "http_worker.h"
+
+#include <string.h>
+
+void ll_http_worker_init(ll_http_worker *hw, ll_loop *loop) {
+    memset(hw, 0, sizeof(*hw));
+    hw->loop = loop;
+}
+
+void ll_http_worker_free(ll_http_worker *hw) {
+    for (int i = 0; i < hw->n; i++) hw->ops[i]->transport_free(hw->tps[i]);
+    memset(hw, 0, sizeof(*hw));
+}
+
+ll_transport *ll_http_worker_transport(ll_http_worker *hw, const ll_transport_ops *ops) {
+    for (int i = 0; i < hw->n; i++)
+        if (hw->ops[i] == ops) return hw->tps[i];
+    if (hw->n == LL_HTTP_MAX_TRANSPORTS) return NULL;
+    ll_transport *tp = ops->transport_new(hw->loop);
+    if (!tp) return NULL;
+    hw->ops[hw->n] = ops;
+    hw->tps[hw->n++] = tp;
+    return tp;
+}

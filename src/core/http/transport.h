@@ -1,0 +1,63 @@
+/* transport.h -- the seam between the http module and the wire, a table of
+ * operations (as wrk's net.h or h2load's Session).
+ *
+ * A transport is made once per worker and event loop; a transfer is one
+ * VU's connection slot for one Client, kept across requests so the VU keeps
+ * its keep-alive connection. A prepared request goes in; the completion
+ * callback, called from the loop, gets the timings, status, headers and
+ * body. transport_curl.c is the first implementation; native HTTP/1.1 and
+ * HTTP/2 transports plug in beside it with the same table. */
+#ifndef LL_TRANSPORT_H
+#define LL_TRANSPORT_H
+
+#include "http_req.h"
+#include "loop.h"
+
+/* Options of one http.Client (shared by the VUs of a worker). */
+typedef struct ll_client_opts {
+    long dial_timeout_ms;      /* 0: the transport's default */
+    long timeout_ms;           /* whole request; 0: none */
+    long max_conn_duration_s;  /* 0: unlimited */
+    int insecure_skip_verify;
+    int http_version;          /* 0 default, 11, 2, 3 */
+    int max_redirects;         /* -1: k6's default of 10 */
+    char *ca, *certificate, *private_key, *proxy, *user_agent;
+} ll_client_opts;
+
+typedef struct ll_transport ll_transport;
+typedef struct ll_transfer ll_transfer;
+typedef void ll_transfer_done_fn(ll_transfer *x, const ll_http_res *res, void *ud);
+
+typedef struct ll_transport_ops {
+    const char *name;
+    ll_transport *(*transport_new)(ll_loop *loop);     /* NULL: out of resources */
+    void (*transport_free)(ll_transport *tp);
+    /* vu_index: the VU's index in its worker (a transport may group VUs) */
+    ll_transfer *(*transfer_new)(ll_transport *tp, int vu_index, const ll_client_opts *opts);
+    void (*transfer_free)(ll_transfer *x);              /* cancels first */
+    /* Starts req with method (a string that outlives the transfer: a literal
+     * or req->method); fn is called once, from the loop, when it completes.
+     * Returns 0, or -1 with an error message in *err. */
+    int (*start)(ll_transfer *x, const ll_http_req *req, const char *method, ll_transfer_done_fn *fn, void *ud,
+                 const char **err);
+    void (*cancel)(ll_transfer *x);                     /* no callback will follow */
+} ll_transport_ops;
+
+/* What every transport's own structs start with. */
+struct ll_transport {
+    const ll_transport_ops *ops;
+    ll_loop *loop;
+};
+
+struct ll_transfer {
+    ll_transport *tp;
+    const ll_http_req *req;    /* in flight, or last sent */
+    const char *method;
+};
+
+/* The transport of a name ("curl"), or NULL. */
+const ll_transport_ops *ll_transport_find(const char *name);
+/* The transport Clients use unless told otherwise. */
+const ll_transport_ops *ll_transport_default(void);
+
+#endif

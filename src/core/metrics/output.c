@@ -1,0 +1,226 @@
+/* output.c -- per-shard sample rings and the output thread that drains them
+ * into the sinks (see output.h). */
+#include "output.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "loop.h"
+
+#define RING_SIZE 65536 /* samples per shard: 1.5 MiB */
+#define DRAIN_EVERY_NS 100000000ull
+#define FLUSH_EVERY_NS 1000000000ull
+
+typedef struct ring_entry {
+    int32_t metric_id;
+    int32_t tagset;
+    double value;
+    uint64_t mono_ns;
+} ring_entry;
+
+/* One shard's ring: the shard's thread writes at head, the output thread
+ * reads at tail. */
+typedef struct ring {
+    ring_entry *slots;
+    _Atomic uint64_t head, tail;
+    _Atomic int64_t dropped;
+    ll_tagset_cache cache; /* the producer's */
+    int base_tagset;       /* samples without tags */
+    ll_outputs *o;
+} ring;
+
+struct ll_outputs {
+    ll_registry *reg;
+    ll_tagsets tagsets;
+    ll_output_sink **sinks;
+    char **names;
+    int nsinks;
+    ring **rings;
+    int nrings;
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    int64_t mono_to_unix_ns;
+};
+
+void ll_output_json_escape(const char *s, char *out, size_t len) {
+    size_t o = 0;
+    for (; *s && o + 7 < len; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)c;
+        } else if (c < 0x20) {
+            o += (size_t)snprintf(out + o, len - o, "\\u%04x", c);
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    out[o] = 0;
+}
+
+static void emit(void *ud, int id, double value, uint64_t now, ll_tag_source *t) {
+    ring *r = ud;
+    int tagset = r->base_tagset;
+    if (t) {
+        if (t->tagset < 0) t->tagset = ll_tagsets_intern(&r->o->tagsets, &r->cache, r->o->reg, t);
+        tagset = t->tagset;
+    }
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (head - tail >= RING_SIZE || tagset < 0) {
+        atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    r->slots[head & (RING_SIZE - 1)] = (ring_entry){id, tagset, value, now};
+    atomic_store_explicit(&r->head, head + 1, memory_order_release);
+}
+
+static int open_sink(ll_outputs *o, const char *spec, const ll_output_http *http, char *err, size_t errlen) {
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+        snprintf(err, errlen, "invalid output '%s' (expected json=FILE, csv=FILE or influxdb=URL)", spec);
+        return -1;
+    }
+    size_t n = (size_t)(eq - spec);
+    ll_output_sink *s = NULL;
+    if (n == 4 && strncmp(spec, "json", n) == 0) s = ll_output_json_open(eq + 1, err, errlen);
+    else if (n == 3 && strncmp(spec, "csv", n) == 0) s = ll_output_csv_open(eq + 1, err, errlen);
+    else if (n == 8 && strncmp(spec, "influxdb", n) == 0) s = ll_output_influxdb_open(eq + 1, http, err, errlen);
+    else {
+        snprintf(err, errlen, "unknown output type '%.*s' in '%s' (expected json, csv or influxdb)", (int)n, spec, spec);
+        return -1;
+    }
+    if (!s) return -1;
+    ll_output_sink **sinks = realloc(o->sinks, (size_t)(o->nsinks + 1) * sizeof(*sinks));
+    char **names = realloc(o->names, (size_t)(o->nsinks + 1) * sizeof(*names));
+    if (sinks) o->sinks = sinks;
+    if (names) o->names = names;
+    if (!sinks || !names || !(names[o->nsinks] = strdup(spec))) {
+        s->close(s);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    o->sinks[o->nsinks++] = s;
+    return 0;
+}
+
+ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_threshold_set *th,
+                            const ll_output_http *http, char *err, size_t errlen) {
+    ll_outputs *o = calloc(1, sizeof(*o));
+    if (!o) return NULL;
+    o->reg = reg;
+    ll_tagsets_init(&o->tagsets);
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    o->mono_to_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)ll_now_ns();
+    for (int i = 0; i < n; i++) {
+        if (open_sink(o, specs[i], http, err, errlen) != 0) {
+            ll_outputs_free(o);
+            return NULL;
+        }
+        o->sinks[o->nsinks - 1]->thresholds = th;
+    }
+    return o;
+}
+
+int ll_outputs_attach(ll_outputs *o, ll_shard *shard) {
+    ring *r = calloc(1, sizeof(*r));
+    ring **rings = r ? realloc(o->rings, (size_t)(o->nrings + 1) * sizeof(*rings)) : NULL;
+    if (rings) o->rings = rings;
+    if (!r || !rings || !(r->slots = malloc(RING_SIZE * sizeof(ring_entry)))) {
+        free(r);
+        return -1;
+    }
+    r->o = o;
+    r->base_tagset = ll_tagsets_intern(&o->tagsets, &r->cache, o->reg, NULL);
+    o->rings[o->nrings++] = r;
+    shard->emit = emit;
+    shard->emit_ud = r;
+    return 0;
+}
+
+/* Hands every queued sample to the sinks. */
+static void drain(ll_outputs *o) {
+    pthread_mutex_lock(&o->tagsets.mu);
+    for (int i = 0; i < o->nrings; i++) {
+        ring *r = o->rings[i];
+        uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+        for (; tail != head; tail++) {
+            const ring_entry *e = &r->slots[tail & (RING_SIZE - 1)];
+            ll_out_sample x = {e->metric_id, &o->reg->metrics[e->metric_id], e->value,
+                               (int64_t)e->mono_ns + o->mono_to_unix_ns, &o->tagsets, e->tagset};
+            for (int s = 0; s < o->nsinks; s++) o->sinks[s]->write(o->sinks[s], &x);
+        }
+        atomic_store_explicit(&r->tail, tail, memory_order_release);
+    }
+    pthread_mutex_unlock(&o->tagsets.mu);
+}
+
+static void flush_all(ll_outputs *o) {
+    for (int s = 0; s < o->nsinks; s++) o->sinks[s]->flush(o->sinks[s]);
+}
+
+static void *thread_main(void *arg) {
+    ll_outputs *o = arg;
+    uint64_t last_flush = ll_now_ns();
+    while (!atomic_load(&o->stop)) {
+        struct timespec ts = {0, (long)DRAIN_EVERY_NS};
+        nanosleep(&ts, NULL);
+        drain(o);
+        if (ll_now_ns() - last_flush >= FLUSH_EVERY_NS) {
+            flush_all(o);
+            last_flush = ll_now_ns();
+        }
+    }
+    return NULL;
+}
+
+int ll_outputs_start(ll_outputs *o) {
+    if (pthread_create(&o->thread, NULL, thread_main, o) != 0) return -1;
+    o->started = 1;
+    return 0;
+}
+
+int64_t ll_outputs_stop(ll_outputs *o) {
+    if (o->started) {
+        atomic_store(&o->stop, 1);
+        pthread_join(o->thread, NULL);
+        o->started = 0;
+    }
+    drain(o);
+    flush_all(o);
+    int64_t dropped = 0;
+    for (int i = 0; i < o->nrings; i++) dropped += atomic_load(&o->rings[i]->dropped);
+    if (dropped > 0)
+        fprintf(stderr, "luaload: warning: the outputs could not keep up: %lld samples dropped\n", (long long)dropped);
+    for (int s = 0; s < o->nsinks; s++) {
+        if (o->sinks[s]->err[0]) fprintf(stderr, "luaload: output %s: %s\n", o->names[s], o->sinks[s]->err);
+        o->sinks[s]->close(o->sinks[s]);
+        o->sinks[s] = NULL;
+    }
+    return dropped;
+}
+
+void ll_outputs_free(ll_outputs *o) {
+    if (!o) return;
+    if (o->started) ll_outputs_stop(o);
+    for (int s = 0; s < o->nsinks; s++)
+        if (o->sinks[s]) o->sinks[s]->close(o->sinks[s]);
+    for (int s = 0; s < o->nsinks; s++) free(o->names[s]);
+    free(o->sinks);
+    free(o->names);
+    for (int i = 0; i < o->nrings; i++) {
+        ll_tagset_cache_free(&o->rings[i]->cache);
+        free(o->rings[i]->slots);
+        free(o->rings[i]);
+    }
+    free(o->rings);
+    ll_tagsets_free(&o->tagsets);
+    free(o);
+}

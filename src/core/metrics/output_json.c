@@ -1,0 +1,130 @@
+/* output_json.c -- `-o json=FILE`: k6's JSON lines, a "Metric" line the
+ * first time a metric shows up, then one "Point" per sample with its time,
+ * value and tags. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buffer.h"
+#include "output.h"
+#include "output_file.h"
+
+typedef struct json_sink {
+    ll_output_sink base;
+    ll_outfile *f;
+    unsigned char *declared; /* by metric id */
+    int ndeclared;
+    ll_buf line;
+} json_sink;
+
+static const char *type_name(ll_metric_type t) {
+    return t == LL_COUNTER ? "counter" : t == LL_GAUGE ? "gauge" : t == LL_RATE ? "rate" : "trend";
+}
+
+static void add(json_sink *j, const char *s) { ll_buf_puts(&j->line, s); }
+
+static void add_string(json_sink *j, const char *s) {
+    char esc[2048];
+    ll_output_json_escape(s, esc, sizeof(esc));
+    add(j, "\"");
+    add(j, esc);
+    add(j, "\"");
+}
+
+static void declare(json_sink *j, const ll_out_sample *x) {
+    if (x->metric_id >= j->ndeclared) {
+        int n = x->metric_id + 32;
+        unsigned char *d = realloc(j->declared, (size_t)n);
+        if (!d) return;
+        memset(d + j->ndeclared, 0, (size_t)(n - j->ndeclared));
+        j->declared = d;
+        j->ndeclared = n;
+    }
+    if (j->declared[x->metric_id]) return;
+    j->declared[x->metric_id] = 1;
+    const ll_metric *m = x->metric;
+    j->line.len = 0;
+    add(j, "{\"type\":\"Metric\",\"data\":{\"name\":");
+    add_string(j, m->name);
+    add(j, ",\"type\":\"");
+    add(j, type_name(m->type));
+    add(j, "\",\"contains\":\"");
+    add(j, m->contains == LL_CONTAINS_TIME ? "time" : m->contains == LL_CONTAINS_DATA ? "data" : "default");
+    add(j, "\",\"thresholds\":[");
+    int first = 1;
+    const ll_threshold_set *th = j->base.thresholds;
+    for (int i = 0; th && i < th->n; i++) {
+        if (th->items[i].metric_id != x->metric_id) continue;
+        if (!first) add(j, ",");
+        add_string(j, th->items[i].source);
+        first = 0;
+    }
+    add(j, "],\"submetrics\":null},\"metric\":");
+    add_string(j, m->name);
+    add(j, "}\n");
+    ll_outfile_write(j->f, j->line.p, j->line.len);
+}
+
+typedef struct tag_ctx {
+    json_sink *j;
+    int n;
+} tag_ctx;
+
+static void add_tag(void *ud, const char *key, const char *value) {
+    tag_ctx *c = ud;
+    if (c->n++) add(c->j, ",");
+    add_string(c->j, key);
+    add(c->j, ":");
+    add_string(c->j, value);
+}
+
+static int json_write(ll_output_sink *s, const ll_out_sample *x) {
+    json_sink *j = (json_sink *)s;
+    declare(j, x);
+    char num[64], when[64];
+    time_t secs = (time_t)(x->unix_ns / 1000000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + n, sizeof(when) - n, ".%09lldZ", (long long)(x->unix_ns % 1000000000));
+    j->line.len = 0;
+    add(j, "{\"metric\":");
+    add_string(j, x->metric->name);
+    add(j, ",\"type\":\"Point\",\"data\":{\"time\":\"");
+    add(j, when);
+    add(j, "\",\"value\":");
+    snprintf(num, sizeof(num), "%.17g", x->value);
+    add(j, num);
+    add(j, ",\"tags\":{");
+    tag_ctx c = {j, 0};
+    ll_tagset_each(x->tagsets, x->tagset, add_tag, &c);
+    add(j, "}}}\n");
+    if (ll_outfile_write(j->f, j->line.p, j->line.len) != 0 && !s->err[0])
+        snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
+    return 0;
+}
+
+static int json_flush(ll_output_sink *s) { return ll_outfile_flush(((json_sink *)s)->f); }
+
+static void json_close(ll_output_sink *s) {
+    json_sink *j = (json_sink *)s;
+    if (ll_outfile_close(j->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
+    free(j->declared);
+    ll_buf_free(&j->line);
+    free(j);
+}
+
+ll_output_sink *ll_output_json_open(const char *path, char *err, size_t errlen) {
+    json_sink *j = calloc(1, sizeof(*j));
+    if (!j) return NULL;
+    j->f = ll_outfile_open(path, err, errlen);
+    if (!j->f) {
+        free(j);
+        return NULL;
+    }
+    j->base.write = json_write;
+    j->base.flush = json_flush;
+    j->base.close = json_close;
+    return &j->base;
+}

@@ -1,0 +1,180 @@
+/* cli.c -- `luaload run` flags and the LUALOAD_* environment variables
+ * (which sit between the flags and the script's options) -> ll_config. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+
+static void usage(FILE *f) {
+    fputs("usage: luaload run [flags] SCRIPT.lua | URL\n"
+          "  -u, --vus N               virtual users (default 1)\n"
+          "  -c, --connections N       same as --vus (wrk/hey style)\n"
+          "  -d, --duration D          test duration, e.g. 30s, 1m30s\n"
+          "  -i, --iterations N        iterations shared by all VUs\n"
+          "  -s, --stage D:N           ramp to N VUs over D (repeatable): -s 30s:100 -s 1m:100\n"
+          "  -w, --workers N           worker threads (default: one per core)\n"
+          "  -e, --env KEY=VALUE       script environment variable (repeatable)\n"
+          "      --graceful-stop D     time for running iterations to finish (default 30s)\n"
+          "      --summary-export FILE write the end-of-test summary as JSON\n"
+          "      --summary-trend-stats L  trend stats in the summary, e.g. avg,p(99),p(99.99),count\n"
+          "      --summary-time-unit U time unit of the summary: s, ms or us\n"
+          "      --no-summary          do not print the end-of-test summary\n"
+          "      --no-thresholds       do not evaluate thresholds\n"
+          "  -o, --out TYPE=TARGET     stream every sample: json=FILE, csv=FILE (.gz: gzip),\n"
+          "                            influxdb=http://127.0.0.1:8086/k6 (repeatable)\n"
+          "  -q, --quiet               print nothing but errors and the summary\n",
+          f);
+}
+
+static int is(const char *flag, const char *short_name, const char *long_name) {
+    return strcmp(flag, short_name) == 0 || strcmp(flag, long_name) == 0;
+}
+
+static int bad(const char *flag, const char *value, const char *expected) {
+    fprintf(stderr, "luaload: invalid value for %s: '%s' (expected %s)\n", flag, value, expected);
+    return LL_EXIT_CONFIG;
+}
+
+static int parse_count(const char *flag, const char *v, int64_t min, int64_t *out) {
+    if (ll_parse_int(v, out) != 0 || *out < min) {
+        char what[64];
+        snprintf(what, sizeof(what), "an integer >= %lld", (long long)min);
+        return bad(flag, v, what);
+    }
+    return 0;
+}
+
+static int parse_dur(const char *flag, const char *v, uint64_t *out) {
+    if (ll_duration_parse(v, out) != 0) return bad(flag, v, "a duration such as 10s, 1m30s, 500ms");
+    return 0;
+}
+
+int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        char flag[64];
+        /* --flag=value */
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        if (eq) {
+            snprintf(flag, sizeof(flag), "%.*s", (int)(eq - a), a);
+            v = eq + 1;
+        } else {
+            snprintf(flag, sizeof(flag), "%s", a);
+        }
+        int takes_value = is(flag, "-s", "--stage") || is(flag, "-u", "--vus") || is(flag, "-c", "--connections") || is(flag, "-d", "--duration") ||
+                          is(flag, "-i", "--iterations") || is(flag, "-w", "--workers") || is(flag, "-e", "--env") ||
+                          is(flag, "--graceful-stop", "--graceful-stop") ||
+                          is(flag, "--summary-export", "--summary-export") ||
+                          is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
+                          is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out");
+        if (takes_value && !v) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "luaload: flag %s needs a value\n", flag);
+                return LL_EXIT_CONFIG;
+            }
+            v = argv[++i];
+        }
+        int rc = 0;
+        if (is(flag, "-h", "--help")) {
+            usage(stdout);
+            return -1;
+        } else if (is(flag, "-u", "--vus") || is(flag, "-c", "--connections")) {
+            rc = parse_count(flag, v, 1, &cfg->vus);
+            cfg->vus_set = 1;
+            cfg->shortcut_cli = 1;
+        } else if (is(flag, "-d", "--duration")) {
+            rc = parse_dur(flag, v, &cfg->duration_us);
+            if (!rc && cfg->duration_us == 0) rc = bad(flag, v, "a duration above 0");
+            cfg->duration_set = 1;
+            cfg->shortcut_cli = 1;
+        } else if (is(flag, "-i", "--iterations")) {
+            rc = parse_count(flag, v, 1, &cfg->iterations);
+            cfg->iterations_set = 1;
+        } else if (is(flag, "-s", "--stage")) {
+            const char *colon = strrchr(v, ':');
+            char dur[64];
+            uint64_t us;
+            int64_t target;
+            if (!colon || (size_t)(colon - v) >= sizeof(dur)) return bad(flag, v, "DURATION:TARGET such as 30s:100");
+            snprintf(dur, sizeof(dur), "%.*s", (int)(colon - v), v);
+            if (ll_duration_parse(dur, &us) != 0 || ll_parse_int(colon + 1, &target) != 0)
+                return bad(flag, v, "DURATION:TARGET such as 30s:100");
+            if (ll_config_add_stage(cfg, us, (double)target) != 0) return LL_EXIT_CONFIG;
+            cfg->stages_set = 1;
+            cfg->shortcut_cli = 1;
+        } else if (is(flag, "-w", "--workers")) {
+            int64_t n;
+            rc = parse_count(flag, v, 1, &n);
+            if (!rc && n > 1024) rc = bad(flag, v, "at most 1024 workers");
+            cfg->workers = (int)n;
+        } else if (is(flag, "--graceful-stop", "--graceful-stop")) {
+            rc = parse_dur(flag, v, &cfg->graceful_stop_us);
+            cfg->graceful_stop_set = 1;
+        } else if (is(flag, "-e", "--env")) {
+            if (!strchr(v, '=') || v[0] == '=') return bad(flag, v, "KEY=VALUE");
+            char **env = realloc(cfg->env, (size_t)(cfg->nenv + 1) * sizeof(*env));
+            if (!env) return LL_EXIT_CONFIG;
+            cfg->env = env;
+            cfg->env[cfg->nenv++] = (char *)v;
+        } else if (is(flag, "-o", "--out")) {
+            char **o = realloc(cfg->outputs, (size_t)(cfg->noutputs + 1) * sizeof(*o));
+            if (!o) return LL_EXIT_CONFIG;
+            cfg->outputs = o;
+            cfg->outputs[cfg->noutputs++] = (char *)v;
+        } else if (is(flag, "--summary-export", "--summary-export")) {
+            cfg->summary_export = v;
+        } else if (is(flag, "--summary-trend-stats", "--summary-trend-stats")) {
+            char why[200];
+            if (ll_config_set_trend_stats(cfg, v, why, sizeof(why)) != 0) rc = bad(flag, v, why);
+        } else if (is(flag, "--summary-time-unit", "--summary-time-unit")) {
+            if (!ll_config_time_unit_valid(v) || !*v) rc = bad(flag, v, "s, ms or us");
+            cfg->time_unit = v;
+            cfg->time_unit_set = 1;
+        } else if (is(flag, "--no-summary", "--no-summary")) {
+            cfg->no_summary = 1;
+        } else if (is(flag, "--no-thresholds", "--no-thresholds")) {
+            cfg->no_thresholds = 1;
+        } else if (is(flag, "-q", "--quiet")) {
+            cfg->quiet = 1;
+        } else if (a[0] == '-' && a[1] != 0) {
+            fprintf(stderr, "luaload: unknown flag %s (see luaload run --help)\n", flag);
+            return LL_EXIT_CONFIG;
+        } else if (cfg->script_path || cfg->quick_url) {
+            fprintf(stderr, "luaload: more than one script or URL given: '%s'\n", a);
+            return LL_EXIT_CONFIG;
+        } else if (strncmp(a, "http://", 7) == 0 || strncmp(a, "https://", 8) == 0) {
+            cfg->quick_url = a;
+        } else {
+            cfg->script_path = a;
+        }
+        if (rc) return rc;
+    }
+    if (!cfg->script_path && !cfg->quick_url) {
+        fprintf(stderr, "luaload: run needs a script or a URL (luaload run script.lua)\n");
+        return LL_EXIT_CONFIG;
+    }
+    return 0;
+}
+
+int ll_cli_parse_env(ll_config *cfg) {
+    const char *v;
+    int rc = 0;
+    if (!cfg->vus_set && (v = getenv("LUALOAD_VUS"))) {
+        rc = parse_count("LUALOAD_VUS", v, 1, &cfg->vus);
+        cfg->vus_set = cfg->shortcut_cli = 1;
+    }
+    if (!rc && !cfg->duration_set && (v = getenv("LUALOAD_DURATION"))) {
+        rc = parse_dur("LUALOAD_DURATION", v, &cfg->duration_us);
+        cfg->duration_set = cfg->shortcut_cli = 1;
+    }
+    if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
+        rc = parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->iterations);
+        cfg->iterations_set = cfg->shortcut_cli = 1;
+    }
+    return rc;
+}

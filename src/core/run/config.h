@@ -1,0 +1,71 @@
+/* config.h -- one run's configuration, merged k6-style: CLI flags win over
+ * LUALOAD_* environment variables, which win over the script's options. */
+#ifndef LL_CONFIG_H
+#define LL_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
+#include "threshold_set.h"
+
+#include "exit.h"
+
+typedef struct ll_config {
+    const char *script_path;    /* a script, or */
+    const char *quick_url;      /* a URL to hit with GET (quick mode) */
+    int64_t vus;
+    int vus_set;
+    uint64_t duration_us;
+    int duration_set;
+    int64_t iterations;
+    int iterations_set;
+    uint64_t graceful_stop_us;
+    int graceful_stop_set;
+    ll_stage *stages;           /* -s / options.stages: a ramping-vus default */
+    int nstages;
+    int stages_set;
+    int shortcut_cli;           /* -u/-d/-i/-s given on the command line or env */
+    ll_scenarios scenarios;     /* options.scenarios */
+    uint64_t setup_timeout_us, teardown_timeout_us;
+    int setup_timeout_set, teardown_timeout_set;
+    int workers;                /* 0: one per core */
+    char **env;                 /* -e KEY=VALUE */
+    int nenv;
+    const char *summary_export;
+    int quiet;
+    int no_summary;
+    int no_thresholds;
+    char **outputs;             /* -o type=target */
+    int noutputs;
+    ll_threshold_set thresholds;
+    char **trend_stats;         /* summaryTrendStats; NULL: k6's default */
+    int ntrend_stats;
+    const char *time_unit;      /* summaryTimeUnit: "", "s", "ms", "us" */
+    int time_unit_set;
+    int trend_stats_set;
+} ll_config;
+
+/* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when
+ * help was printed, or LL_EXIT_CONFIG after printing a one-line error. */
+int ll_cli_parse_run(int argc, char **argv, ll_config *cfg);
+void ll_config_free(ll_config *cfg);
+
+/* Sets summaryTrendStats from a comma-separated list ("avg,p(99),count").
+ * Returns 0, or -1 with a one-line reason in err. */
+int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_t errlen);
+/* Appends a stage "DURATION:TARGET" (as -s 30s:100). Returns 0 or -1. */
+int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target);
+/* Fills cfg->scenarios with the implicit default scenario (from -u, -d,
+ * -i, -s / options.vus, duration, iterations, stages) when the options
+ * gave none or the command line overrides them. */
+int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen);
+
+/* Whether s is a summary time unit: "s", "ms" or "us" (or "" for automatic). */
+int ll_config_time_unit_valid(const char *s);
+
+/* Fills what the CLI left unset from LUALOAD_VUS, LUALOAD_DURATION,
+ * LUALOAD_ITERATIONS. Returns 0 or LL_EXIT_CONFIG (error printed). */
+int ll_cli_parse_env(ll_config *cfg);
+
+#endif

@@ -1,0 +1,98 @@
+/* progress.c -- the vus gauges and the live progress lines (see progress.h). */
+#include "progress.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void fmt_secs(double s, char *buf, size_t len) {
+    if (s < 60) snprintf(buf, len, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len) {
+    char d[32];
+    fmt_secs((double)ll_scenario_duration_us(sc) / 1e6, d, sizeof(d));
+    switch (sc->executor) {
+    case LL_EX_SHARED_ITERATIONS:
+        snprintf(buf, len, "%lld iterations shared by %lld VUs (max %s)", (long long)sc->iterations,
+                 (long long)sc->vus, d);
+        break;
+    case LL_EX_PER_VU_ITERATIONS:
+        snprintf(buf, len, "%lld iterations for each of %lld VUs (max %s)", (long long)sc->iterations,
+                 (long long)sc->vus, d);
+        break;
+    case LL_EX_CONSTANT_VUS: snprintf(buf, len, "%lld VUs for %s", (long long)sc->vus, d); break;
+    case LL_EX_RAMPING_VUS:
+        snprintf(buf, len, "up to %lld VUs over %d stages, %s", (long long)ll_scenario_max_vus(sc), sc->nstages, d);
+        break;
+    case LL_EX_CONSTANT_ARRIVAL_RATE:
+        snprintf(buf, len, "%.6g iterations/%.6gs for %s (max %lld VUs)", sc->rate, (double)sc->time_unit_us / 1e6,
+                 d, (long long)ll_scenario_max_vus(sc));
+        break;
+    case LL_EX_RAMPING_ARRIVAL_RATE:
+        snprintf(buf, len, "from %.6g iterations/%.6gs over %d stages, %s (max %lld VUs)", sc->start_rate,
+                 (double)sc->time_unit_us / 1e6, sc->nstages, d, (long long)ll_scenario_max_vus(sc));
+        break;
+    }
+}
+
+/* VUs a scenario runs at its start. */
+static int64_t initial_vus(const ll_scenario *sc) {
+    if (sc->start_time_us > 0) return 0;
+    switch (sc->executor) {
+    case LL_EX_RAMPING_VUS: return sc->start_vus;
+    case LL_EX_CONSTANT_ARRIVAL_RATE:
+    case LL_EX_RAMPING_ARRIVAL_RATE: return 0;
+    default: return sc->vus;
+    }
+}
+
+void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *workers, int n, uint64_t now,
+                        int initial) {
+    int64_t vus = 0, max = 0;
+    for (int s = 0; s < set->n; s++) {
+        const ll_scenario *sc = &set->items[s];
+        if (initial) {
+            vus += initial_vus(sc);
+            int arrival = sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
+            max += arrival ? sc->pre_allocated_vus : ll_scenario_max_vus(sc);
+            continue;
+        }
+        for (int w = 0; w < n; w++) {
+            if (s >= workers[w].nexecutors) continue;
+            vus += atomic_load_explicit(&workers[w].executors[s].active_vus, memory_order_relaxed);
+            max += atomic_load_explicit(&workers[w].executors[s].made_vus, memory_order_relaxed);
+        }
+    }
+    ll_shard_set(shard, LL_M_VUS, (double)vus, now, NULL);
+    if (max > 0) ll_shard_set(shard, LL_M_VUS_MAX, (double)max, now, NULL);
+}
+
+void ll_progress_draw(const ll_scenarios *set, ll_worker *workers, int n, uint64_t t0, uint64_t now, int final) {
+    for (int s = 0; s < set->n; s++) {
+        const ll_scenario *sc = &set->items[s];
+        int64_t iters = 0, vus = 0;
+        for (int w = 0; w < n; w++) {
+            if (s >= workers[w].nexecutors) continue;
+            iters += atomic_load_explicit(&workers[w].executors[s].done_iters, memory_order_relaxed);
+            vus += atomic_load_explicit(&workers[w].executors[s].active_vus, memory_order_relaxed);
+        }
+        double total = (double)(sc->start_time_us + ll_scenario_duration_us(sc)) / 1e6;
+        double el = (double)(now - t0) / 1e9, own = el - (double)sc->start_time_us / 1e6;
+        double frac = total > 0 ? el / total : 1;
+        if (sc->executor == LL_EX_SHARED_ITERATIONS) frac = (double)iters / (double)sc->iterations;
+        if (sc->executor == LL_EX_PER_VU_ITERATIONS) frac = (double)iters / (double)(sc->iterations * sc->vus);
+        if (frac > 1) frac = 1;
+        char bar[41], a[32], b[32];
+        int fill = (int)(frac * 40);
+        for (int i = 0; i < 40; i++) bar[i] = i < fill ? '=' : ' ';
+        bar[40] = 0;
+        fmt_secs(el, a, sizeof(a));
+        fmt_secs(total, b, sizeof(b));
+        fprintf(stderr, "\r\033[K%-12.12s [%s] %3.0f%% %s/%s %5lld VUs %9lld iters %8.0f/s\n", sc->name, bar,
+                frac * 100, a, b, (long long)vus, (long long)iters, own > 0 ? (double)iters / own : 0.0);
+    }
+    if (!final) fprintf(stderr, "\033[%dA", set->n);
+    fflush(stderr);
+}

@@ -1,0 +1,22 @@
+/* progress.h -- what the main thread reports while the workers run: the
+ * vus / vus_max gauges (sampled every second) and, on a terminal, one live
+ * progress line per scenario on stderr. */
+#ifndef LL_PROGRESS_H
+#define LL_PROGRESS_H
+
+#include <stdint.h>
+
+#include "worker.h"
+
+/* The scenario's shape in words, e.g. "250 VUs for 30s". */
+void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len);
+
+/* Records vus and vus_max into shard (the main thread's) at now. initial:
+ * the planned VUs at the start, before any worker ran. */
+void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *workers, int n, uint64_t now,
+                        int initial);
+
+/* Redraws the progress lines (stderr must be a terminal); final leaves them. */
+void ll_progress_draw(const ll_scenarios *set, ll_worker *workers, int n, uint64_t t0, uint64_t now, int final);
+
+#endif

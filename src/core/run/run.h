@@ -1,0 +1,44 @@
+/* run.h -- what every worker of a run shares: the script, the scenarios,
+ * the registry, the setup data, and the flags that stop the run (read-only
+ * once the workers start, but for the atomics). */
+#ifndef LL_RUN_H
+#define LL_RUN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "metrics.h"
+#include "scenario.h"
+#include "transport.h"
+
+typedef struct ll_run {
+    const char *script_path;    /* NULL in quick mode */
+    const char *script_source;  /* quick mode: the generated script */
+    const char *chunkname;      /* "@script.lua" */
+    const char *lib_dir;        /* the shipped lib/lua */
+    char **env;                 /* KEY=VALUE, from -e */
+    int nenv;
+    const ll_scenarios *scenarios;
+    uint64_t *vu_id_base;       /* per scenario: VU ids start after it */
+    int nworkers;
+    uint64_t t0;                /* when the scenarios start (ll_now_ns) */
+    ll_registry *reg;
+    const ll_transport_ops *transport; /* what a new http.Client uses */
+    char *setup_json;           /* setup()'s return value, NULL when none */
+    atomic_int interrupt;       /* set on SIGINT: stop now */
+    atomic_int aborted;         /* luaload.abort() was called: stop now */
+    char abort_reason[256];     /* written once, by whoever set aborted */
+    atomic_int threshold_abort; /* an abortOnFail threshold failed: stop now */
+    int publish;                /* workers publish a snapshot every second */
+    pthread_mutex_t mu;         /* guards finished */
+    pthread_cond_t cv;          /* signalled when a worker finishes */
+    int finished;
+} ll_run;
+
+/* Stops the run from a script (luaload.abort); the first reason is kept. */
+void ll_run_abort(ll_run *run, const char *reason);
+/* Whether the workers should stop now (SIGINT, abort, abortOnFail). */
+int ll_run_stopped(ll_run *run);
+
+#endif

@@ -1,0 +1,61 @@
+/* script.h -- the one door from run/ to Lua (as wrk's script.h); the Lua
+ * side (src/lua_api/script.c) implements it. Nothing else in run/ includes
+ * a Lua header: values living in a worker's Lua state are handed around as
+ * integer references (LL_SCRIPT_NOREF for none). */
+#ifndef LL_SCRIPT_H
+#define LL_SCRIPT_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "worker.h"
+
+typedef struct cJSON cJSON;
+
+#define LL_SCRIPT_NOREF (-2)
+
+/* What resuming a VU's coroutine came to. */
+enum { LL_SCRIPT_YIELDED, LL_SCRIPT_RETURNED, LL_SCRIPT_FAILED };
+
+/* Creates w's Lua state (libraries, luaload modules, require path, __ENV)
+ * and runs the script's init code in it. Returns 0, or an exit code with
+ * the error (file:line: message) in w->errmsg. */
+int ll_script_open(ll_worker *w);
+void ll_script_close(ll_worker *w);
+
+/* Reads the script's `options` into cfg and reg (what the CLI and the
+ * environment left unset). Returns 0, or LL_EXIT_CONFIG with err set. */
+int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen);
+
+/* Whether the global name is a function; *ref (when not NULL) gets a
+ * reference to it. Otherwise *type (when not NULL) names what it is. */
+int ll_script_function(ll_worker *w, const char *name, int *ref, const char **type);
+/* A new __ENV for a scenario: the run's with the scenario's env on top. */
+int ll_script_scenario_env(ll_worker *w, const ll_scenario *sc);
+/* Makes the __ENV of env_ref the global one. */
+void ll_script_use_env(ll_worker *w, int env_ref);
+/* Decodes JSON into a value of w's state: returns 0 and sets *ref, or -1
+ * with err set. */
+int ll_script_decode(ll_worker *w, const char *json, int *ref, char *err, size_t errlen);
+/* The value of ref as JSON (malloc'd), NULL for nil (err "") or for a value
+ * JSON cannot hold (err set). */
+char *ll_script_encode(ll_worker *w, int ref, char *err, size_t errlen);
+void ll_script_unref(ll_worker *w, int ref);
+
+/* A VU's coroutine: made, dropped (after an error or an interrupt: a
+ * coroutine that raised cannot be resumed), started with fn_ref(arg_ref)
+ * (arg_ref may be NOREF), resumed. ll_script_vu_resume puts the error
+ * message in err when it returns LL_SCRIPT_FAILED. */
+void ll_script_vu_open(ll_vu *vu);
+void ll_script_vu_close(ll_vu *vu);
+int ll_script_vu_call(ll_vu *vu, int fn_ref, int arg_ref); /* returns nargs */
+int ll_script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen);
+/* After LL_SCRIPT_RETURNED: a reference to the first value returned (NOREF
+ * when none); clears the coroutine's stack either way. */
+int ll_script_vu_result(ll_vu *vu, int keep);
+
+/* Prints or writes the end-of-test summary: handle_summary(data) when the
+ * script has one, else luaload.summary's text on stdout. Returns 0 or -1. */
+int ll_script_summary(ll_worker *w, const cJSON *data);
+
+#endif

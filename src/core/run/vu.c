@@ -1,0 +1,166 @@
+/* vu.c -- a virtual user's iterations: starting one, resuming its coroutine
+ * after a wait, recording iteration metrics and script errors at its end,
+ * and abandoning it on an interrupt through the pending-operation slot.
+ * What the VU does next is its owner's decision (on_idle). */
+#include "vu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "executor.h"
+#include "script.h"
+#include "worker.h"
+
+void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *idle_ud) {
+    memset(vu, 0, sizeof(*vu));
+    vu->w = w;
+    vu->on_idle = on_idle;
+    vu->idle_ud = idle_ud;
+    vu->index = w->vu_count++;
+    vu->id = id;
+    vu->group_id = -1;
+    vu->group_path = "";
+    vu->result_ref = LL_SCRIPT_NOREF;
+    vu->co_ref = LL_SCRIPT_NOREF;
+    ll_timer_init(&vu->timer, NULL, vu);
+    ll_script_vu_open(vu);
+}
+
+void ll_vu_free(ll_vu *vu) {
+    if (!vu->w) return;
+    ll_timer_stop(vu->w->loop, &vu->timer);
+    ll_http_vu_free(&vu->http);
+    ll_script_vu_close(vu);
+    ll_script_unref(vu->w, vu->result_ref);
+    vu->w = NULL;
+}
+
+/* A fresh coroutine after one that raised or was abandoned. */
+static void renew_coroutine(ll_vu *vu) {
+    ll_script_vu_close(vu);
+    ll_script_vu_open(vu);
+}
+
+static void end_iteration(ll_vu *vu, int completed) {
+    ll_worker *w = vu->w;
+    vu->in_iteration = 0;
+    vu->iteration++;
+    vu->group_id = -1;
+    vu->group_path = "";
+    uint64_t now = ll_now_ns();
+    /* a VU that goes straight on starts its next iteration now */
+    vu->next_start_ns = vu->yielded ? now : 0;
+    if (completed && !w->single) {
+        ll_tag_source t = ll_vu_tag_source(vu);
+        ll_shard_add(w->shard, LL_M_ITERATIONS, 1, &t);
+        ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)((now - vu->iter_start_ns) / 1000), &t);
+        if (vu->scheduled_ns) /* from when it was due: what a user would have seen */
+            ll_shard_trend(w->shard, LL_M_ITERATION_DURATION_CORRECTED, (int64_t)((now - vu->scheduled_ns) / 1000), &t);
+    }
+    vu->on_idle(vu, vu->idle_ud);
+}
+
+static void run(ll_vu *vu, int nargs) {
+    ll_worker *w = vu->w;
+    /* the VU's scenario __ENV, when another scenario's is in place */
+    if (vu->executor && vu->executor->env_ref != w->env_ref) ll_script_use_env(w, vu->executor->env_ref);
+    char err[1024];
+    w->current = vu;
+    int rc = ll_script_vu_resume(vu, nargs, err, sizeof(err));
+    w->current = NULL;
+    if (rc == LL_SCRIPT_YIELDED) {
+        vu->yielded = 1;
+        return;
+    }
+    if (rc == LL_SCRIPT_FAILED && atomic_load_explicit(&w->run->aborted, memory_order_relaxed)) {
+        renew_coroutine(vu); /* luaload.abort() unwound it: not a script error */
+        if (!w->single) w->interrupted++;
+        end_iteration(vu, 0);
+        return;
+    }
+    if (rc == LL_SCRIPT_FAILED) {
+        if (w->single) { /* setup/teardown: the engine reports it */
+            snprintf(w->errmsg, sizeof(w->errmsg), "%s", err);
+            vu->last_error = w->errmsg;
+        } else {
+            vu->last_error = ll_errors_add(&w->errors, err);
+        }
+        renew_coroutine(vu);
+    } else {
+        vu->result_ref = ll_script_vu_result(vu, w->single);
+    }
+    end_iteration(vu, 1);
+}
+
+void ll_vu_start_iteration(ll_vu *vu) {
+    ll_worker *w = vu->w;
+    int nargs = ll_script_vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
+    vu->in_iteration = 1;
+    vu->yielded = 0;
+    vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_now_ns();
+    vu->next_start_ns = 0;
+    run(vu, nargs);
+}
+
+void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud) {
+    vu->cancel = cancel;
+    vu->cancel_ud = ud;
+}
+
+void ll_vu_resume(ll_vu *vu, int nargs) {
+    vu->cancel = NULL;
+    vu->cancel_ud = NULL;
+    run(vu, nargs);
+}
+
+void ll_vu_interrupt(ll_vu *vu) {
+    if (!vu->in_iteration) return;
+    ll_vu_cancel_fn *cancel = vu->cancel;
+    void *ud = vu->cancel_ud;
+    vu->cancel = NULL;
+    vu->cancel_ud = NULL;
+    if (cancel) cancel(ud);
+    renew_coroutine(vu);
+    vu->w->interrupted++;
+    vu->in_iteration = 0;
+    vu->group_id = -1;
+    vu->group_path = "";
+}
+
+/* ---- tags ---- */
+
+static const char *scenario_tag(const ll_scenario *sc, const char *key) {
+    for (int i = 0; i < sc->ntags; i++)
+        if (strcmp(sc->tags[i].key, key) == 0) return sc->tags[i].value;
+    return strcmp(key, "scenario") == 0 ? sc->name : NULL;
+}
+
+const char *ll_vu_tag(const ll_vu *vu, const char *key) {
+    return vu->executor ? scenario_tag(vu->executor->sc, key) : NULL;
+}
+
+void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud) {
+    if (!vu->executor) return;
+    const ll_scenario *sc = vu->executor->sc;
+    for (int i = 0; i < sc->ntags; i++) fn(ud, sc->tags[i].key, sc->tags[i].value);
+    fn(ud, "scenario", sc->name);
+}
+
+static const char *source_tag(const void *ctx, const char *key, char *buf, size_t len) {
+    (void)buf;
+    (void)len;
+    const ll_vu *vu = ctx;
+    if (strcmp(key, "group") == 0) return vu->group_path;
+    return ll_vu_tag(vu, key);
+}
+
+static void source_tags(const void *ctx, ll_tag_fn *fn, void *ud) {
+    const ll_vu *vu = ctx;
+    fn(ud, "group", vu->group_path);
+    ll_vu_tags(vu, fn, ud);
+}
+
+ll_tag_source ll_vu_tag_source(const ll_vu *vu) {
+    ll_tag_source t = {source_tag, source_tags, vu, -1};
+    return t;
+}

@@ -1,0 +1,74 @@
+/* vu.h -- a virtual user: a coroutine in its worker's Lua state that runs
+ * one iteration at a time and yields whenever it waits.
+ *
+ * Every wait registers how to cancel it in the VU's one pending-operation
+ * slot before the coroutine yields (as lua-nginx-module's coroutine cleanup
+ * does): an HTTP request its transfer, sleep() its timer. Interrupting the
+ * VU calls it, so this file knows nothing of transfers or sleeps. When an
+ * iteration ends, the VU tells its owner (an executor, or the worker
+ * running setup/teardown) through on_idle. */
+#ifndef LL_VU_H
+#define LL_VU_H
+
+#include <stdint.h>
+
+#include "http_vu.h"
+#include "loop.h"
+#include "metrics.h"
+
+typedef struct lua_State lua_State;
+typedef struct ll_worker ll_worker;
+typedef struct ll_executor ll_executor;
+typedef struct ll_vu ll_vu;
+
+typedef void ll_vu_cancel_fn(void *ud);
+typedef void ll_vu_idle_fn(ll_vu *vu, void *ud);
+
+struct ll_vu {
+    ll_worker *w;
+    ll_executor *executor;      /* its scenario in this worker; NULL in setup */
+    ll_vu_idle_fn *on_idle;     /* an iteration ended */
+    void *idle_ud;
+    int id;                     /* 1-based, unique in the test */
+    int index;                  /* in its worker (transports group by it) */
+    int64_t g;                  /* index in its scenario, over all workers */
+    int allowed;                /* ramping-vus: within the current target */
+    uint64_t scheduled_ns;      /* arrival rates: when it was due */
+    uint64_t disallowed_ns;     /* ramping-vus: when it fell out of the target */
+    int64_t iteration;          /* 0-based, of this VU */
+    lua_State *co;
+    int co_ref;
+    int in_iteration;
+    int yielded;                /* the current iteration waited at least once */
+    uint64_t iter_start_ns;
+    uint64_t next_start_ns;     /* when the last iteration ended, if going on */
+    ll_timer timer;             /* the owner's deferred starts, or a wait's */
+    ll_vu_cancel_fn *cancel;    /* the pending-operation slot: how to cancel */
+    void *cancel_ud;            /* the wait the coroutine is in, or NULL */
+    ll_http_vu http;            /* its connections, one per http.Client */
+    int alive;                  /* will run (or is running) iterations */
+    int group_id;               /* current group, -1 for the root */
+    const char *group_path;     /* "" or "::a::b" (owned by the registry) */
+    uint64_t group_start_ns;
+    int result_ref;             /* single-call mode: return value */
+    const char *last_error;     /* message of the last failed iteration */
+};
+
+void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *idle_ud);
+void ll_vu_free(ll_vu *vu);
+void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
+void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
+
+/* Registers how to cancel the wait the VU's coroutine is about to yield in;
+ * called right before every yield. */
+void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud);
+/* Ends the wait and resumes the coroutine with the nargs values on vu->co. */
+void ll_vu_resume(ll_vu *vu, int nargs);
+
+/* The scenario tags of a VU's samples: scenario and the scenario's tags. */
+const char *ll_vu_tag(const ll_vu *vu, const char *key);
+void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud);
+/* A tag source with only the VU's scenario tags and group. */
+ll_tag_source ll_vu_tag_source(const ll_vu *vu);
+
+#endif

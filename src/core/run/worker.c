@@ -1,0 +1,192 @@
+/* worker.c -- a worker: one thread with its event loop, Lua state, VUs,
+ * transports and metrics shard. Drives its executors until they are done,
+ * publishes a snapshot of its shard every second, and runs single calls
+ * (setup, teardown) on the lifecycle worker. */
+#include "worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "script.h"
+
+int ll_worker_init(ll_worker *w, ll_run *run, int index) {
+    memset(w, 0, sizeof(*w));
+    w->index = index;
+    w->run = run;
+    w->setup_ref = LL_SCRIPT_NOREF;
+    w->exec_ref = LL_SCRIPT_NOREF;
+    w->env_ref = LL_SCRIPT_NOREF;
+    pthread_mutex_init(&w->pub_mu, NULL);
+    w->loop = ll_loop_new();
+    if (!w->loop) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "cannot make the event loop of worker %d", index);
+        return w->rc = LL_EXIT_FAILURE;
+    }
+    ll_http_worker_init(&w->http, w->loop);
+    w->shard = ll_shard_new(run->reg);
+    if (run->publish) w->published = ll_shard_new(run->reg);
+    if (!w->shard || (run->publish && !w->published)) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "out of memory starting worker %d", index);
+        return w->rc = LL_EXIT_FAILURE;
+    }
+    int nscenarios = index >= 0 ? run->scenarios->n : 0;
+    if (index < 0) w->vus = ll_xcalloc(1, sizeof(ll_vu));
+    if (nscenarios) w->executors = ll_xcalloc((size_t)nscenarios, sizeof(ll_executor));
+    int rc = ll_script_open(w);
+    if (rc) return w->rc = rc;
+    for (int i = 0; i < nscenarios; i++) {
+        rc = ll_executor_init(&w->executors[i], w, i, w->errmsg, sizeof(w->errmsg));
+        w->nexecutors = i + 1;
+        if (rc) return w->rc = rc;
+    }
+    return 0;
+}
+
+void ll_worker_free(ll_worker *w) {
+    for (int i = 0; i < w->nvus; i++) ll_vu_free(&w->vus[i]);
+    free(w->vus);
+    for (int i = 0; i < w->nexecutors; i++) ll_executor_free(&w->executors[i]);
+    free(w->executors);
+    ll_script_close(w);
+    ll_http_worker_free(&w->http);
+    ll_loop_free(w->loop);
+    ll_shard_free(w->shard);
+    ll_shard_free(w->published);
+    pthread_mutex_destroy(&w->pub_mu);
+    ll_errors_free(&w->errors);
+    memset(w, 0, sizeof(*w));
+}
+
+/* The one call of the lifecycle worker is over (its VU's on_idle). */
+static void call_done(ll_vu *vu, void *ud) {
+    ll_worker *w = ud;
+    vu->alive = 0;
+    w->active--;
+}
+
+/* Runs the loop until every scenario (or the one call) is done. */
+static void drive(ll_worker *w) {
+    while (w->active > 0) {
+        ll_loop_turn(w->loop, 100);
+        uint64_t now = ll_now_ns();
+        ll_run *run = w->run;
+        int stop_now = atomic_load_explicit(&run->aborted, memory_order_relaxed);
+        int graceful = atomic_load_explicit(&run->interrupt, memory_order_relaxed) ||
+                       atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
+        for (int i = 0; i < w->nexecutors; i++) ll_executor_tick(&w->executors[i], now, stop_now, graceful);
+        if (!w->single || !w->vus[0].alive) continue;
+        /* setup/teardown: stopped by abort(), its timeout, or a Ctrl-C that
+         * came while it ran (teardown still runs after a graceful stop) */
+        int late = w->call_deadline_ns && now >= w->call_deadline_ns;
+        int interrupted = graceful && !w->call_graceful_at_start;
+        if (stop_now || late || interrupted) {
+            ll_vu_interrupt(&w->vus[0]);
+            w->vus[0].alive = 0;
+            w->active--;
+        }
+    }
+}
+
+#define PUBLISH_EVERY_US 1000000
+
+static void publish(ll_loop *loop, void *ud) {
+    ll_worker *w = ud;
+    pthread_mutex_lock(&w->pub_mu);
+    ll_shard_reset(w->published);
+    ll_shard_merge(w->published, w->shard);
+    pthread_mutex_unlock(&w->pub_mu);
+    ll_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
+}
+
+void ll_worker_read_published(ll_worker *w, ll_shard *dst) {
+    pthread_mutex_lock(&w->pub_mu);
+    if (w->published) ll_shard_merge(dst, w->published);
+    pthread_mutex_unlock(&w->pub_mu);
+}
+
+static void *thread_main(void *arg) {
+    ll_worker *w = arg;
+    if (w->run->setup_json) {
+        char err[256];
+        if (ll_script_decode(w, w->run->setup_json, &w->setup_ref, err, sizeof(err)) != 0)
+            w->setup_ref = LL_SCRIPT_NOREF;
+    }
+    if (w->published) {
+        ll_timer_init(&w->pub_timer, publish, w);
+        ll_timer_start(w->loop, &w->pub_timer, PUBLISH_EVERY_US);
+    }
+    w->active = w->nexecutors;
+    for (int i = 0; i < w->nexecutors; i++) ll_executor_begin(&w->executors[i]);
+    drive(w);
+    if (w->published) ll_timer_stop(w->loop, &w->pub_timer);
+    pthread_mutex_lock(&w->run->mu);
+    w->run->finished++;
+    pthread_cond_signal(&w->run->cv);
+    pthread_mutex_unlock(&w->run->mu);
+    return NULL;
+}
+
+int ll_worker_start_thread(ll_worker *w) {
+    return pthread_create(&w->thread, NULL, thread_main, w) == 0 ? 0 : -1;
+}
+
+int ll_worker_join(ll_worker *w) { return pthread_join(w->thread, NULL); }
+
+int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char **out_json, uint64_t timeout_us,
+                   int timeout_rc) {
+    *out_json = NULL;
+    const char *type = NULL;
+    if (!ll_script_function(w, fname, &w->exec_ref, &type)) {
+        if (strcmp(type, "nil") == 0) return 0;
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s is a %s, expected a function", fname, type);
+        return w->rc = LL_EXIT_SCRIPT;
+    }
+    w->setup_ref = LL_SCRIPT_NOREF;
+    if (data_json && ll_script_decode(w, data_json, &w->setup_ref, w->errmsg, sizeof(w->errmsg)) != 0) {
+        ll_script_unref(w, w->exec_ref);
+        w->exec_ref = LL_SCRIPT_NOREF;
+        return w->rc = LL_EXIT_SCRIPT;
+    }
+    ll_vu *vu = &w->vus[0];
+    if (!vu->w) ll_vu_init(vu, w, 0, call_done, w);
+    w->nvus = 1;
+    w->single = 1;
+    w->call_deadline_ns = timeout_us ? ll_now_ns() + timeout_us * 1000 : 0;
+    w->call_graceful_at_start = atomic_load(&w->run->interrupt) || atomic_load(&w->run->threshold_abort);
+    int64_t cut_before = w->interrupted;
+    vu->last_error = NULL;
+    vu->next_start_ns = 0;
+    vu->alive = 1;
+    w->active = 1;
+    ll_vu_start_iteration(vu);
+    drive(w);
+
+    int rc = 0;
+    if (atomic_load(&w->run->aborted)) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s() aborted the test: %s", fname, w->run->abort_reason);
+        rc = w->rc = LL_EXIT_ABORTED;
+    } else if (vu->last_error) { /* w->errmsg holds it */
+        rc = w->rc = LL_EXIT_SCRIPT;
+    } else if (w->interrupted != cut_before && atomic_load(&w->run->interrupt) && !w->call_graceful_at_start) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s() interrupted", fname);
+        rc = w->rc = LL_EXIT_EXTERNAL_ABORT;
+    } else if (w->interrupted != cut_before) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s() timed out after %.6gs", fname, (double)timeout_us / 1e6);
+        rc = w->rc = timeout_rc;
+    } else if (vu->result_ref != LL_SCRIPT_NOREF) {
+        char why[256] = "";
+        *out_json = ll_script_encode(w, vu->result_ref, why, sizeof(why));
+        ll_script_unref(w, vu->result_ref);
+        vu->result_ref = LL_SCRIPT_NOREF;
+        if (!*out_json && why[0]) {
+            snprintf(w->errmsg, sizeof(w->errmsg), "%s() returned a value that cannot be passed on: %s", fname, why);
+            rc = w->rc = LL_EXIT_SCRIPT;
+        }
+    }
+    ll_script_unref(w, w->exec_ref);
+    ll_script_unref(w, w->setup_ref);
+    w->exec_ref = w->setup_ref = LL_SCRIPT_NOREF;
+    return rc;
+}

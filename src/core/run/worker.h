@@ -1,0 +1,70 @@
+/* worker.h -- a worker thread: its LuaJIT state, its event loop, its HTTP
+ * transports, its metrics shard and its share of each scenario (one
+ * executor each). The engine also uses one worker on the main thread, the
+ * lifecycle worker, to run init, setup() and teardown(). */
+#ifndef LL_WORKER_H
+#define LL_WORKER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "errors.h"
+#include "executor.h"
+#include "http_worker.h"
+#include "loop.h"
+#include "metrics.h"
+#include "run.h"
+#include "vu.h"
+
+struct ll_worker {
+    int index;
+    ll_run *run;
+    lua_State *L;
+    ll_loop *loop;
+    ll_http_worker http;        /* its transports */
+    ll_shard *shard;
+    ll_vu *vus;                 /* the lifecycle worker's one VU */
+    int nvus;
+    ll_executor *executors;     /* one per scenario */
+    int nexecutors;
+    int vu_count;               /* VUs made so far (their index) */
+    int env_ref;                /* the __ENV in force */
+    ll_vu *current;             /* the VU whose coroutine is running */
+    int active;                 /* scenarios (or the one call) not done */
+    int single;                 /* running one call (setup/teardown) */
+    uint64_t call_deadline_ns;  /* single call: interrupt it then (0: none) */
+    int call_graceful_at_start; /* single call: the run was already stopping */
+    int setup_ref;              /* setup data in this state */
+    int exec_ref;               /* single call: the function */
+    int nclients;               /* http.Client slots handed out */
+    uint64_t next_client_uid;
+    ll_errors errors;           /* script errors of its iterations */
+    int64_t interrupted;        /* iterations cut by the hard end */
+    ll_shard *published;        /* a copy of shard, refreshed every second */
+    pthread_mutex_t pub_mu;     /* guards published */
+    ll_timer pub_timer;
+    pthread_t thread;
+    int rc;                     /* exit code on failure (LL_EXIT_*) */
+    char errmsg[1024];
+};
+
+/* Creates the worker's loop, state and shard, runs the script's init code
+ * and prepares its share of each scenario (index -1: the lifecycle worker,
+ * no scenarios). Returns 0, or an exit code with w->errmsg set. */
+int ll_worker_init(ll_worker *w, ll_run *run, int index);
+void ll_worker_free(ll_worker *w);
+
+/* Runs fname once in a VU of this worker with data_json (may be NULL) as its
+ * argument; *out_json gets its return value as JSON (NULL for nil). A missing
+ * function is not an error (returns 0, *out_json NULL). timeout_us > 0
+ * interrupts it then (exit code timeout_rc). */
+int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char **out_json, uint64_t timeout_us,
+                   int timeout_rc);
+
+/* Runs the worker's VUs until its iterations or duration are done. */
+int ll_worker_start_thread(ll_worker *w);
+int ll_worker_join(ll_worker *w);
+/* Adds w's last published snapshot into dst (any thread). */
+void ll_worker_read_published(ll_worker *w, ll_shard *dst);
+
+#endif

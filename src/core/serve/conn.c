@@ -1,0 +1,327 @@
+/* conn.c -- `luaload serve`'s client connections.
+ *
+ * Owns: each connection's life (open on accept, close), its read buffer,
+ * its output queue (bytes in wbuf, large 'x' bodies as "fill" segments that
+ * point at the shared fill_bytes, so /bytes/N never copies) sent with one
+ * sendmsg(), the events its loop watches, its timer (a delayed response or
+ * the lingering close), and the loop that answers the requests in rbuf in
+ * order (parsing is request.c's, responses routes.c's). A delayed request
+ * stops processing until its timer fires, which keeps pipelined responses
+ * in order. */
+#include "alloc.h"
+#include "serve_internal.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define OUT_HIGH (1024 * 1024)          /* stop parsing above this much queued output */
+#define READ_MIN 2048                   /* free space wanted before each read */
+#define READ_BIG (64 * 1024)            /* rbuf grows to this while reads fill it */
+#define IOV_BATCH 64
+#define LINGER_US 2000000
+
+enum { STOP_MORE, STOP_DELAY, STOP_FULL, STOP_CLOSE };
+
+static char fill_bytes[64 * 1024]; /* all 'x', read-only once serving */
+
+void ll_conn_fill_init(void) { memset(fill_bytes, 'x', sizeof(fill_bytes)); }
+
+/* ---- output queue ---- */
+
+static void out_seg(conn *c, int fill, size_t off, uint64_t len) {
+    if (len == 0) return;
+    c->out_pending += len;
+    if (c->nseg > 0) {
+        seg *last = &c->segs[c->nseg - 1];
+        if (fill && last->fill) {
+            last->len += len;
+            return;
+        }
+        if (!fill && !last->fill && last->off + last->len == off) {
+            last->len += len;
+            return;
+        }
+    }
+    if (c->nseg == c->scap) {
+        size_t cap = c->scap ? c->scap * 2 : 8;
+        seg *s = realloc(c->segs, cap * sizeof(*s));
+        if (!s) {
+            c->failed = 1;
+            return;
+        }
+        c->segs = s;
+        c->scap = cap;
+    }
+    c->segs[c->nseg].len = len;
+    c->segs[c->nseg].off = off;
+    c->segs[c->nseg].fill = fill;
+    c->nseg++;
+}
+
+void ll_conn_out_bytes(conn *c, const char *p, size_t n) {
+    if (c->failed || n == 0) return;
+    if (c->wcap - c->wlen < n) {
+        size_t cap = c->wcap ? c->wcap : BUF_INIT;
+        while (cap - c->wlen < n) cap *= 2;
+        char *b = realloc(c->wbuf, cap);
+        if (!b) {
+            c->failed = 1;
+            return;
+        }
+        c->wbuf = b;
+        c->wcap = cap;
+    }
+    memcpy(c->wbuf + c->wlen, p, n);
+    out_seg(c, 0, c->wlen, n);
+    c->wlen += n;
+}
+
+void ll_conn_out_fill(conn *c, uint64_t n) {
+    if (n <= FILL_INLINE) ll_conn_out_bytes(c, fill_bytes, (size_t)n);
+    else out_seg(c, 1, 0, n);
+}
+
+static void out_advance(conn *c, uint64_t w) {
+    c->out_pending -= w;
+    while (w > 0) {
+        seg *s = &c->segs[c->seg_head];
+        uint64_t left = s->len - c->seg_done;
+        if (w < left) {
+            c->seg_done += w;
+            return;
+        }
+        w -= left;
+        c->seg_head++;
+        c->seg_done = 0;
+    }
+    if (c->out_pending > 0) return;
+    c->nseg = c->seg_head = 0;
+    c->wlen = 0;
+    c->full = 0;
+    if (c->wcap > BUF_KEEP) {
+        free(c->wbuf);
+        c->wbuf = NULL;
+        c->wcap = 0;
+    }
+}
+
+static int out_iov(conn *c, struct iovec *iov) {
+    int n = 0;
+    for (size_t i = c->seg_head; i < c->nseg && n < IOV_BATCH; i++) {
+        seg *s = &c->segs[i];
+        uint64_t skip = i == c->seg_head ? c->seg_done : 0;
+        uint64_t left = s->len - skip;
+        if (!s->fill) {
+            iov[n].iov_base = c->wbuf + s->off + skip;
+            iov[n++].iov_len = (size_t)left;
+            continue;
+        }
+        while (left > 0 && n < IOV_BATCH) {
+            size_t k = left < sizeof(fill_bytes) ? (size_t)left : sizeof(fill_bytes);
+            iov[n].iov_base = fill_bytes;
+            iov[n++].iov_len = k;
+            left -= k;
+        }
+    }
+    return n;
+}
+
+/* Sends as much queued output as the socket takes. -1 on a dead peer. */
+static int flush(conn *c) {
+    while (c->out_pending > 0) {
+        struct iovec iov[IOV_BATCH];
+        struct msghdr mh;
+        memset(&mh, 0, sizeof(mh));
+        mh.msg_iov = iov;
+        mh.msg_iovlen = (size_t)out_iov(c, iov);
+        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w >= 0) {
+            out_advance(c, (uint64_t)w);
+            continue;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- answering requests ---- */
+
+/* Answers every complete request in rbuf, in order, until one is delayed,
+ * the connection is closing, output backs up, or more input is needed. */
+static int process(conn *c) {
+    request *r = &c->req;
+    for (;;) {
+        if (c->closing || c->failed) return STOP_CLOSE;
+        if (c->delay_pending) return STOP_DELAY;
+        if (c->full) return STOP_FULL;
+        int rc = ll_request_parse(c);
+        if (rc == P_MORE) return STOP_MORE;
+        if (rc == P_BAD) {
+            ll_routes_respond_error(c);
+            continue;
+        }
+        if (r->delay_us && !r->delay_done) {
+            c->delay_pending = 1;
+            ll_timer_start(c->w->loop, &c->timer, r->delay_us);
+            continue;
+        }
+        ll_routes_respond(c);
+        if (!r->keep_alive) c->closing = 1;
+        ll_request_reset(c);
+        if (c->out_pending >= OUT_HIGH) c->full = 1;
+    }
+}
+
+/* ---- connections ---- */
+
+void ll_conn_close(conn *c) {
+    worker *w = c->w;
+    ll_timer_stop(w->loop, &c->timer);
+    ll_loop_watch(w->loop, c->fd, 0, NULL, NULL);
+    close(c->fd);
+    if (c->prev) c->prev->next = c->next;
+    else w->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    free(c->rbuf);
+    free(c->body);
+    free(c->wbuf);
+    free(c->segs);
+    free(c);
+}
+
+static void on_conn_io(ll_loop *loop, int fd, int events, void *ud);
+
+static int conn_set_events(conn *c, int events) {
+    if (events == c->events) return 0;
+    if (ll_loop_watch(c->w->loop, c->fd, events, on_conn_io, c) < 0) return -1;
+    c->events = events;
+    return 0;
+}
+
+static int wanted_events(const conn *c) {
+    int ev = 0;
+    if (!c->eof && !c->closing && !c->delay_pending && !c->full) ev |= LL_READABLE;
+    if (c->out_pending > 0) ev |= LL_WRITABLE;
+    return ev;
+}
+
+/* Everything is sent and the connection should end: half-close, then read
+ * and drop what the client still sends (so close() cannot reset the
+ * connection under an unread response) until EOF or LINGER_US. */
+static void conn_finish(conn *c) {
+    if (c->eof || shutdown(c->fd, SHUT_WR) < 0) {
+        ll_conn_close(c);
+        return;
+    }
+    c->lingering = 1;
+    ll_timer_start(c->w->loop, &c->timer, LINGER_US);
+    if (conn_set_events(c, LL_READABLE) < 0) ll_conn_close(c);
+}
+
+static void linger_read(conn *c) {
+    char buf[4096];
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = read(c->fd, buf, sizeof(buf));
+        if (n > 0) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+        break;
+    }
+    ll_conn_close(c);
+}
+
+/* Reads once into rbuf. 0 on data, EOF or nothing yet; -1 on error. */
+static int conn_read(conn *c) {
+    if (c->rpos == c->rlen) c->rpos = c->rlen = 0;
+    if (c->rcap - c->rlen < READ_MIN && c->rpos > 0) {
+        memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+        c->rlen -= c->rpos;
+        c->rpos = 0;
+    }
+    if (c->rcap - c->rlen < READ_MIN) {
+        size_t cap = c->rcap ? c->rcap * 2 : BUF_INIT;
+        char *b = realloc(c->rbuf, cap);
+        if (!b) return -1;
+        c->rbuf = b;
+        c->rcap = cap;
+    }
+    size_t room = c->rcap - c->rlen;
+    ssize_t n = read(c->fd, c->rbuf + c->rlen, room);
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+    if (n == 0) c->eof = 1;
+    c->rlen += (size_t)n;
+    if ((size_t)n == room && c->rcap < READ_BIG) {
+        char *b = realloc(c->rbuf, c->rcap * 2); /* reads fill it: read more at once */
+        if (b) {
+            c->rbuf = b;
+            c->rcap *= 2;
+        }
+    }
+    return 0;
+}
+
+/* Answers what can be answered, sends, then watches what is needed next. */
+static void conn_drive(conn *c) {
+    int why;
+    do {
+        why = process(c);
+        if (why == STOP_MORE && c->eof) c->closing = 1;
+        if (c->failed || flush(c) < 0) {
+            ll_conn_close(c);
+            return;
+        }
+    } while (why == STOP_FULL && !c->full);
+    if (c->closing && c->out_pending == 0) {
+        conn_finish(c);
+        return;
+    }
+    if (conn_set_events(c, wanted_events(c)) < 0) ll_conn_close(c);
+}
+
+static void on_conn_io(ll_loop *loop, int fd, int events, void *ud) {
+    conn *c = ud;
+    (void)loop;
+    (void)fd;
+    if (c->lingering) {
+        linger_read(c);
+        return;
+    }
+    if ((events & LL_READABLE) && (c->events & LL_READABLE) && conn_read(c) < 0) {
+        ll_conn_close(c);
+        return;
+    }
+    conn_drive(c);
+}
+
+static void on_conn_timer(ll_loop *loop, void *ud) {
+    conn *c = ud;
+    (void)loop;
+    if (c->lingering) {
+        ll_conn_close(c);
+        return;
+    }
+    c->delay_pending = 0;
+    c->req.delay_done = 1;
+    conn_drive(c);
+}
+
+void ll_conn_open(worker *w, int fd) {
+    int one = 1;
+    conn *c = ll_xcalloc(1, sizeof(*c));
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->fd = fd;
+    c->w = w;
+    ll_timer_init(&c->timer, on_conn_timer, c);
+    c->next = w->conns;
+    if (w->conns) w->conns->prev = c;
+    w->conns = c;
+    if (conn_set_events(c, LL_READABLE) < 0) ll_conn_close(c);
+}

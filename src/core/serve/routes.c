@@ -1,0 +1,227 @@
+/* routes.c -- `luaload serve`'s routes and responses.
+ *
+ * Owns: matching a request target to a route (/status/N, /bytes/N,
+ * /delay/MS, /echo, /close, anything else the default route), reason
+ * phrases, the status line and headers, the default route's prebuilt
+ * keep-alive response, and queueing each route's response (and the error
+ * responses) on the connection's output (conn.c). */
+#include "alloc.h"
+#include "serve_internal.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HELLO "hello world\n"
+
+enum { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEP };
+
+/* ---- routes ---- */
+
+static int has_prefix(const char *s, size_t n, const char *pre) {
+    size_t k = strlen(pre);
+    return n >= k && memcmp(s, pre, k) == 0;
+}
+
+static int is_exactly(const char *s, size_t n, const char *word) {
+    return strlen(word) == n && memcmp(s, word, n) == 0;
+}
+
+/* Fills in route, status and delay (and msg, making it ROUTE_ERROR, for a
+ * bad number) from the request target. */
+void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) {
+    const char *end = t + n, *path = t;
+    uint64_t v;
+    if (has_prefix(t, n, "http://") || has_prefix(t, n, "https://")) {
+        const char *host = (const char *)memchr(t, ':', n) + 3;
+        path = memchr(host, '/', (size_t)(end - host));
+        if (!path) path = end;
+    }
+    const char *q = path;
+    while (q < end && *q != '?' && *q != '#') q++;
+    size_t len = (size_t)(q - path);
+    r->route = ROUTE_DEFAULT;
+    r->status = cfg->status;
+    r->delay_us = cfg->delay_us;
+    r->msg = NULL;
+    if (has_prefix(path, len, "/status/")) {
+        r->route = ROUTE_STATUS;
+        r->delay_us = 0;
+        if (ll_request_parse_u64n(path + 8, len - 8, &v) == 0 && v >= 100 && v <= 999) r->status = (int)v;
+        else r->msg = "bad status: expected /status/100..999\n";
+    } else if (has_prefix(path, len, "/bytes/")) {
+        r->route = ROUTE_BYTES;
+        r->delay_us = 0;
+        if (ll_request_parse_u64n(path + 7, len - 7, &v) == 0) r->nbytes = v;
+        else r->msg = "bad size: expected /bytes/N\n";
+    } else if (has_prefix(path, len, "/delay/")) {
+        r->route = ROUTE_DELAY;
+        r->delay_us = 0;
+        if (ll_request_parse_u64n(path + 7, len - 7, &v) == 0 && v <= 86400000) r->delay_us = v * 1000;
+        else r->msg = "bad delay: expected /delay/MS (up to 86400000)\n";
+    } else if (is_exactly(path, len, "/echo")) {
+        r->route = ROUTE_ECHO;
+        r->delay_us = 0;
+    } else if (is_exactly(path, len, "/close")) {
+        r->route = ROUTE_CLOSE;
+        r->delay_us = 0;
+    }
+    if (r->msg) r->route = ROUTE_ERROR;
+}
+
+/* ---- response text ---- */
+
+static const char *reason(int status) {
+    switch (status) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 203: return "Non-Authoritative Information";
+    case 204: return "No Content";
+    case 205: return "Reset Content";
+    case 206: return "Partial Content";
+    case 300: return "Multiple Choices";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 402: return "Payment Required";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 416: return "Range Not Satisfiable";
+    case 417: return "Expectation Failed";
+    case 418: return "I'm a teapot";
+    case 422: return "Unprocessable Content";
+    case 425: return "Too Early";
+    case 426: return "Upgrade Required";
+    case 428: return "Precondition Required";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 451: return "Unavailable For Legal Reasons";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+    }
+}
+
+/* 1xx, 204 and 304 responses never carry a body. */
+static int body_allowed(int status) { return status >= 200 && status != 204 && status != 304; }
+
+static size_t append_str(char *buf, size_t cap, size_t n, const char *s) {
+    size_t k = strlen(s);
+    if (n + k >= cap) return n;
+    memcpy(buf + n, s, k);
+    return n + k;
+}
+
+/* Status line and headers. 1xx and 204 get no Content-Length (RFC 9110). */
+static size_t format_head(char *buf, size_t cap, int status, uint64_t len, int conn_hdr) {
+    char num[48];
+    size_t n = 0;
+    snprintf(num, sizeof(num), "HTTP/1.1 %d ", status);
+    n = append_str(buf, cap, n, num);
+    n = append_str(buf, cap, n, reason(status));
+    n = append_str(buf, cap, n, "\r\nContent-Type: text/plain\r\n");
+    if (status >= 200 && status != 204) {
+        snprintf(num, sizeof(num), "Content-Length: %" PRIu64 "\r\n", len);
+        n = append_str(buf, cap, n, num);
+    }
+    if (conn_hdr == CONN_HDR_CLOSE) n = append_str(buf, cap, n, "Connection: close\r\n");
+    if (conn_hdr == CONN_HDR_KEEP) n = append_str(buf, cap, n, "Connection: keep-alive\r\n");
+    return append_str(buf, cap, n, "\r\n");
+}
+
+/* The default route's keep-alive HTTP/1.1 response, prebuilt once. */
+void ll_routes_build_fast(serve_cfg *cfg) {
+    char head[256];
+    int has_body = body_allowed(cfg->status);
+    uint64_t len = has_body ? cfg->body_size : 0;
+    size_t hn = format_head(head, sizeof(head), cfg->status, len, CONN_HDR_NONE);
+    size_t inline_len = len <= FILL_INLINE ? (size_t)len : 0;
+    cfg->fast = ll_xmalloc(hn + inline_len + 1);
+    memcpy(cfg->fast, head, hn);
+    if (inline_len == 12) memcpy(cfg->fast + hn, HELLO, 12);
+    else memset(cfg->fast + hn, 'x', inline_len);
+    cfg->fast_len = hn + inline_len;
+    cfg->fast_fill = len > FILL_INLINE;
+}
+
+/* ---- responses ---- */
+
+static void respond_with(conn *c, int status, const char *body, uint64_t len, int fill) {
+    request *r = &c->req;
+    int conn_hdr = !r->keep_alive ? CONN_HDR_CLOSE : r->http10 ? CONN_HDR_KEEP : CONN_HDR_NONE;
+    int has_body = body_allowed(status);
+    char head[256];
+    size_t n = format_head(head, sizeof(head), status, has_body ? len : 0, conn_hdr);
+    ll_conn_out_bytes(c, head, n);
+    if (!has_body || r->head) return;
+    if (fill) ll_conn_out_fill(c, len);
+    else ll_conn_out_bytes(c, body, (size_t)len);
+}
+
+void ll_routes_respond(conn *c) {
+    request *r = &c->req;
+    const serve_cfg *cfg = c->w->cfg;
+    char text[64];
+    switch (r->route) {
+    case ROUTE_DEFAULT:
+        if (r->keep_alive && !r->http10 && !r->head) {
+            ll_conn_out_bytes(c, cfg->fast, cfg->fast_len);
+            if (cfg->fast_fill) ll_conn_out_fill(c, cfg->body_size);
+        } else if (cfg->body_size == 12) {
+            respond_with(c, cfg->status, HELLO, 12, 0);
+        } else {
+            respond_with(c, cfg->status, NULL, cfg->body_size, 1);
+        }
+        break;
+    case ROUTE_STATUS:
+        snprintf(text, sizeof(text), "%d %s\n", r->status, reason(r->status));
+        respond_with(c, r->status, text, strlen(text), 0);
+        break;
+    case ROUTE_BYTES:
+        respond_with(c, 200, NULL, r->nbytes, 1);
+        break;
+    case ROUTE_ECHO:
+        respond_with(c, 200, c->body, c->blen, 0);
+        break;
+    case ROUTE_ERROR:
+        respond_with(c, 400, r->msg, strlen(r->msg), 0);
+        break;
+    default: /* ROUTE_DELAY, ROUTE_CLOSE */
+        respond_with(c, 200, HELLO, 12, 0);
+        break;
+    }
+}
+
+void ll_routes_respond_error(conn *c) {
+    request *r = &c->req;
+    int status = r->err_status ? r->err_status : 400;
+    const char *msg = r->err_status && r->msg ? r->msg : "bad request\n";
+    r->keep_alive = 0;
+    r->http10 = 0;
+    r->head = 0;
+    respond_with(c, status, msg, strlen(msg), 0);
+    c->closing = 1;
+}

@@ -1,0 +1,232 @@
+/* serve.c -- `luaload serve`, the built-in HTTP/1.1 target server: the
+ * subcommand itself.
+ *
+ * Owns: the serve subcommand's flags (usage, parsing into a serve_cfg) and
+ * ll_serve_main, which raises the descriptor limit, opens one listener and
+ * event loop per worker thread (listener.c), starts the threads, stops them
+ * on SIGINT/SIGTERM and frees everything. Connections are conn.c's, request
+ * parsing request.c's, responses routes.c's. */
+#include "serve.h"
+#include "alloc.h"
+#include "duration.h"
+#include "exit.h"
+#include "serve_internal.h"
+
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define MAX_THREADS 1024
+
+/* ---- flags ---- */
+
+static int parse_u64(const char *s, uint64_t *out) { return ll_request_parse_u64n(s, strlen(s), out); }
+
+static int parse_int_range(const char *s, int lo, int hi, int *out) {
+    uint64_t v;
+    if (parse_u64(s, &v) < 0 || v < (uint64_t)lo || v > (uint64_t)hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* "4096", "64k", "1M": k/K = 1024, m/M = 1024^2, g/G = 1024^3. */
+static int parse_size(const char *s, uint64_t *out) {
+    size_t n = strlen(s);
+    uint64_t mult = 1, v;
+    if (n > 0) {
+        switch (s[n - 1]) {
+        case 'k': case 'K': mult = 1024; n--; break;
+        case 'm': case 'M': mult = 1024 * 1024; n--; break;
+        case 'g': case 'G': mult = 1024 * 1024 * 1024; n--; break;
+        default: break;
+        }
+    }
+    if (ll_request_parse_u64n(s, n, &v) < 0 || v > UINT64_MAX / mult) return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static int set_host(serve_cfg *cfg, const char *v) {
+    char buf[INET6_ADDRSTRLEN + 2];
+    size_t n = strlen(v);
+    if (n >= sizeof(buf)) return -1;
+    memcpy(buf, v, n + 1);
+    if (n >= 2 && buf[0] == '[' && buf[n - 1] == ']') {
+        memmove(buf, buf + 1, n - 2);
+        buf[n - 2] = '\0';
+    }
+    if (strcmp(buf, "localhost") == 0) strcpy(buf, "127.0.0.1");
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&cfg->addr;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&cfg->addr;
+    memset(&cfg->addr, 0, sizeof(cfg->addr));
+    if (inet_pton(AF_INET, buf, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        cfg->addrlen = sizeof(*a4);
+        inet_ntop(AF_INET, &a4->sin_addr, cfg->host_text, sizeof(cfg->host_text));
+        return 0;
+    }
+    if (inet_pton(AF_INET6, buf, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        cfg->addrlen = sizeof(*a6);
+        inet_ntop(AF_INET6, &a6->sin6_addr, cfg->host_text, sizeof(cfg->host_text));
+        return 0;
+    }
+    return -1;
+}
+
+static int set_port(serve_cfg *cfg, const char *v) { return parse_int_range(v, 0, 65535, &cfg->port); }
+static int set_threads(serve_cfg *cfg, const char *v) { return parse_int_range(v, 1, MAX_THREADS, &cfg->threads); }
+static int set_status(serve_cfg *cfg, const char *v) { return parse_int_range(v, 100, 999, &cfg->status); }
+static int set_body_size(serve_cfg *cfg, const char *v) { return parse_size(v, &cfg->body_size); }
+static int set_delay(serve_cfg *cfg, const char *v) { return ll_duration_parse(v, &cfg->delay_us); }
+
+static const struct flag {
+    const char *name;
+    const char *expect;
+    int (*set)(serve_cfg *cfg, const char *value);
+} flags[] = {
+    {"--host", "an IP address such as 127.0.0.1 or ::1", set_host},
+    {"--port", "an integer from 0 to 65535", set_port},
+    {"--threads", "an integer from 1 to 1024", set_threads},
+    {"--body-size", "a byte count such as 12, 64k or 1m", set_body_size},
+    {"--status", "an integer from 100 to 999", set_status},
+    {"--delay", "a duration such as 0, 250us, 10ms, 1.5s, 2m or 1h", set_delay},
+};
+
+static void usage(FILE *f) {
+    fputs("usage: luaload serve [options]\n"
+          "\n"
+          "Runs a fast HTTP/1.1 keep-alive server to point load tests at; stops on\n"
+          "SIGINT/SIGTERM.\n"
+          "\n"
+          "  --host ADDR        address to listen on (default 127.0.0.1; ::1 for IPv6)\n"
+          "  --port N           port (default 8080; 0 picks a free port)\n"
+          "  --threads N        worker threads (default: number of online CPUs)\n"
+          "  --body-size N      default route's body size, k/m suffixes (default 12:\n"
+          "                     \"hello world\\n\"; otherwise N 'x' bytes)\n"
+          "  --status N         default route's status, 100..999 (default 200)\n"
+          "  --delay DURATION   delay before each default-route response\n"
+          "                     (0, 250us, 10ms, 1.5s, 2m, 1h; default 0)\n"
+          "  -h, --help         show this help\n"
+          "\n"
+          "Routes (the query string is ignored):\n"
+          "  /status/NNN   respond with status NNN\n"
+          "  /bytes/N      respond with N bytes\n"
+          "  /delay/MS     respond after MS milliseconds\n"
+          "  /echo         respond with the request body\n"
+          "  /close        respond, then close the connection\n"
+          "  anything else the default route (--status, --body-size, --delay)\n",
+          f);
+}
+
+/* Returns -1 to go on serving, otherwise the exit code. */
+static int parse_args(serve_cfg *cfg, int argc, char **argv) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    memset(cfg, 0, sizeof(*cfg));
+    set_host(cfg, "127.0.0.1");
+    cfg->port = 8080;
+    cfg->threads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
+    cfg->status = 200;
+    cfg->body_size = 12;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            usage(stdout);
+            return LL_EXIT_OK;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const struct flag *f = NULL;
+        for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+            if (strlen(flags[k].name) == name_len && strncmp(arg, flags[k].name, name_len) == 0) f = &flags[k];
+        if (!f) {
+            fprintf(stderr, "luaload serve: unknown %s '%s' (see luaload serve --help)\n",
+                    arg[0] == '-' ? "flag" : "argument", arg);
+            return LL_EXIT_CONFIG;
+        }
+        const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!value) {
+            fprintf(stderr, "luaload serve: %s: missing value, expected %s\n", f->name, f->expect);
+            return LL_EXIT_CONFIG;
+        }
+        if (f->set(cfg, value) < 0) {
+            fprintf(stderr, "luaload serve: %s: expected %s, got '%s'\n", f->name, f->expect, value);
+            return LL_EXIT_CONFIG;
+        }
+    }
+    return -1;
+}
+
+/* ---- signals and threads ---- */
+
+static void on_stop_signal(int sig) {
+    (void)sig;
+    ll_listener_set_stop(1);
+}
+
+static void raise_nofile(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max) return;
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int ll_serve_main(int argc, char **argv) {
+    serve_cfg cfg;
+    worker *ws = NULL;
+    struct sigaction sa, old_int, old_term;
+    int code = parse_args(&cfg, argc, argv);
+    int port, v6, started = 0, signals_set = 0;
+    if (code >= 0) return code;
+    code = LL_EXIT_FAILURE;
+    raise_nofile();
+    ll_conn_fill_init();
+    ll_listener_set_stop(0);
+    ws = ll_xcalloc((size_t)cfg.threads, sizeof(*ws));
+    ll_routes_build_fast(&cfg);
+    for (int i = 0; i < cfg.threads; i++) ws[i].lfd = -1;
+    if (cfg.port != 0 && ll_listener_probe_port(&cfg) < 0) goto out;
+    port = cfg.port;
+    for (int i = 0; i < cfg.threads; i++)
+        if (ll_listener_setup(&ws[i], &cfg, port, &port) < 0) goto out;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    signals_set = 1;
+
+    v6 = cfg.addr.ss_family == AF_INET6;
+    printf("luaload serve: listening on http://%s%s%s:%d/ (%d threads)\n", v6 ? "[" : "", cfg.host_text,
+           v6 ? "]" : "", port, cfg.threads);
+    fflush(stdout);
+
+    code = LL_EXIT_OK;
+    for (; started < cfg.threads; started++) {
+        int err = pthread_create(&ws[started].tid, NULL, ll_listener_run, &ws[started]);
+        if (err != 0) {
+            fprintf(stderr, "luaload serve: cannot start a thread: %s\n", strerror(err));
+            ll_listener_set_stop(1);
+            code = LL_EXIT_FAILURE;
+            break;
+        }
+    }
+    for (int i = 0; i < started; i++) pthread_join(ws[i].tid, NULL);
+
+out:
+    if (signals_set) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    for (int i = 0; i < cfg.threads; i++) ll_listener_free(&ws[i]);
+    free(ws);
+    free(cfg.fast);
+    return code;
+}

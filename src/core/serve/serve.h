@@ -1,0 +1,12 @@
+/* serve.h -- `luaload serve`: the built-in HTTP/1.1 keep-alive target server
+ * (httpbin-like routes, one epoll loop and SO_REUSEPORT listener per thread). */
+#ifndef LL_SERVE_H
+#define LL_SERVE_H
+
+/* Parses the serve subcommand's arguments (argv[0] is "serve") and runs until
+ * SIGINT/SIGTERM. Returns the process exit code: 0 after a clean stop or
+ * --help, 104 for an unknown flag or a bad value, 1 when it cannot listen
+ * or start its threads. */
+int ll_serve_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,156 @@
+/* serve_internal.h -- private to src/core/serve/: the types `luaload serve`'s
+ * files share (configuration, request, connection, worker), the limits more
+ * than one file uses, and each file's cross-file functions.
+ *
+ *   serve.c     flags, ll_serve_main: threads, signals, stopping
+ *   listener.c  listening sockets, the per-thread worker loop, accept
+ *   conn.c      connection I/O: read, output queue, events, timers, close
+ *   request.c   HTTP/1.1 request parsing (head, Content-Length, chunked)
+ *   routes.c    routes and their responses
+ *
+ * Data flow per connection: conn.c reads into rbuf; request.c parses as many
+ * complete requests as it can; routes.c appends their responses to conn.c's
+ * output queue (bytes in wbuf, large 'x' bodies as "fill" segments that
+ * point at a shared static buffer, so /bytes/N never copies); conn.c sends
+ * the queue with one sendmsg(). */
+#ifndef LL_SERVE_INTERNAL_H
+#define LL_SERVE_INTERNAL_H
+
+#include "loop.h"
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define BUF_INIT 4096
+#define BUF_KEEP (1024 * 1024)          /* free idle buffers bigger than this */
+#define FILL_INLINE 8192                /* fill bodies up to this are copied */
+
+/* ---- configuration (serve.c fills it; read-only once serving) ---- */
+
+typedef struct serve_cfg {
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    char host_text[INET6_ADDRSTRLEN];
+    int port;
+    int threads;
+    int status;
+    uint64_t body_size;
+    uint64_t delay_us;
+    char *fast;       /* whole keep-alive response of the default route */
+    size_t fast_len;
+    int fast_fill;    /* the body is not in fast: append body_size fill bytes */
+} serve_cfg;
+
+/* ---- requests and connections ---- */
+
+enum { RS_HEAD, RS_BODY, RS_CHUNK_SIZE, RS_CHUNK_DATA, RS_CHUNK_END, RS_TRAILER, RS_READY };
+enum { ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_ERROR };
+enum { P_MORE, P_OK, P_BAD };
+
+typedef struct request {
+    int state;            /* RS_* */
+    int route;            /* ROUTE_* */
+    int status;
+    uint64_t nbytes;      /* body size for /bytes/N */
+    uint64_t delay_us;
+    uint64_t left;        /* body bytes still to read: Content-Length or chunk */
+    uint64_t content_length;
+    const char *msg;      /* body of ROUTE_ERROR and of parse errors */
+    int err_status;       /* parse errors: 400 unless set */
+    int has_cl, chunked, te_seen;
+    int conn_close, conn_ka, expect_continue;
+    int http10, head, keep_alive, delay_done;
+} request;
+
+typedef struct seg {
+    uint64_t len;
+    size_t off;           /* into wbuf, unless fill */
+    int fill;             /* len bytes of conn.c's fill bytes */
+} seg;
+
+typedef struct worker worker;
+
+typedef struct conn {
+    int fd;
+    int events;           /* what the loop watches now */
+    int eof, closing, lingering, delay_pending, full, failed;
+    worker *w;
+    struct conn *prev, *next;
+    ll_timer timer;       /* delayed response, or lingering close */
+    request req;
+    char *rbuf;
+    size_t rpos, rlen, rcap, scan;
+    char *body;           /* /echo request body */
+    size_t blen, bcap;
+    char *wbuf;
+    size_t wlen, wcap;
+    seg *segs;
+    size_t nseg, scap, seg_head;
+    uint64_t seg_done, out_pending;
+} conn;
+
+/* One per thread: its listener, event loop and connections. */
+struct worker {
+    pthread_t tid;
+    int lfd;
+    int accept_warned;
+    ll_loop *loop;
+    const serve_cfg *cfg;
+    ll_timer accept_timer;
+    conn *conns;
+};
+
+/* ---- listener.c ---- */
+
+/* Binds cfg's address and port without SO_REUSEPORT and closes it again:
+ * fails (with a message) when anything, even another SO_REUSEPORT server
+ * that would otherwise silently share, owns the port. 0 or -1. */
+int ll_listener_probe_port(const serve_cfg *cfg);
+/* Opens w's SO_REUSEPORT listener on port (0: any) and its event loop;
+ * sets *bound to the real port. 0, or -1 after a message on stderr. */
+int ll_listener_setup(worker *w, const serve_cfg *cfg, int port, int *bound);
+/* Thread entry (arg: the worker): turns w's loop until ll_listener_set_stop(1). */
+void *ll_listener_run(void *arg);
+/* Sets the flag every worker loop checks; async-signal-safe. */
+void ll_listener_set_stop(int stop);
+/* Closes w's connections, listener and loop (after its thread ended). */
+void ll_listener_free(worker *w);
+
+/* ---- conn.c ---- */
+
+/* Fills the shared fill bytes with 'x'; once, before any thread serves. */
+void ll_conn_fill_init(void);
+/* Takes over an accepted, non-blocking socket. */
+void ll_conn_open(worker *w, int fd);
+void ll_conn_close(conn *c);
+/* Queue output; on out of memory they set c->failed (the connection closes). */
+void ll_conn_out_bytes(conn *c, const char *p, size_t n);
+void ll_conn_out_fill(conn *c, uint64_t n);
+
+/* ---- request.c ---- */
+
+/* Parses c->req on from c->rbuf[c->rpos]: the head (when state is RS_HEAD),
+ * then the body. P_OK when the request is complete (state RS_READY), P_MORE
+ * for more input, P_BAD for a malformed or refused request. */
+int ll_request_parse(conn *c);
+/* Clears c->req for the next request on c. */
+void ll_request_reset(conn *c);
+/* n decimal digits into *out (no sign, no overflow). 0 or -1. */
+int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out);
+
+/* ---- routes.c ---- */
+
+/* Fills in r's route, status, delay and error message from the request
+ * target t (n bytes; absolute form and query string allowed). */
+void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n);
+/* Builds cfg->fast, the default route's keep-alive HTTP/1.1 response. */
+void ll_routes_build_fast(serve_cfg *cfg);
+/* Queues the response to the complete request c->req. */
+void ll_routes_respond(conn *c);
+/* Queues the error response to a P_BAD request and marks c closing. */
+void ll_routes_respond_error(conn *c);
+
+#endif

@@ -1,0 +1,358 @@
+/* http_client.c -- luaload.http's Client and Request userdata: Client
+ * options (xk6-fasthttp's names), the client slots that index every VU's
+ * connections, and k6's request params (method, headers, body, tags,
+ * cookies, timeout, redirects, ...) for Request() and the one-off calls. */
+#include "http_client.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+#include "state.h"
+#include "worker.h"
+
+#define CLIENT_MT "luaload.Client"
+#define REQUEST_MT "luaload.Request"
+
+/* Userdata carry a tag so the hot path can tell a Client from a Request
+ * without looking their metatables up by name (Lua code cannot forge one). */
+#define CLIENT_TAG 0x4c4c434cu  /* "LLCL" */
+#define REQUEST_TAG 0x4c4c5251u /* "LLRQ" */
+
+static void *tagged(lua_State *L, int idx, uint32_t tag, size_t size) {
+    void *p = lua_touserdata(L, idx);
+    if (!p || lua_type(L, idx) != LUA_TUSERDATA || lua_objlen(L, idx) != size) return NULL;
+    return *(uint32_t *)p == tag ? p : NULL;
+}
+
+ll_http_request *ll_http_client_to_request(lua_State *L, int idx) {
+    return tagged(L, idx, REQUEST_TAG, sizeof(ll_http_request));
+}
+
+ll_http_client *ll_http_client_check(lua_State *L, int idx) {
+    ll_http_client *c = tagged(L, idx, CLIENT_TAG, sizeof(ll_http_client));
+    if (!c) luaL_typerror(L, idx, "http.Client (call methods with ':')");
+    return c;
+}
+
+/* ---- option parsing helpers ---- */
+
+/* A duration from a string ("1.5s") or a number of milliseconds (k6). */
+static long opt_ms(lua_State *L, int idx, const char *where, const char *key) {
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        double ms = lua_tonumber(L, idx);
+        if (ms < 0) luaL_error(L, "%s: %s must not be negative", where, key);
+        return (long)ms;
+    }
+    uint64_t us = 0;
+    const char *s = lua_tostring(L, idx);
+    if (!s || ll_duration_parse(s, &us) != 0)
+        luaL_error(L, "%s: %s must be a duration such as \"10s\" or a number of milliseconds", where, key);
+    return (long)(us / 1000);
+}
+
+static char *opt_str(lua_State *L, int idx, const char *where, const char *key) {
+    if (lua_type(L, idx) != LUA_TSTRING) luaL_error(L, "%s: %s must be a string", where, key);
+    char *s = strdup(lua_tostring(L, idx));
+    if (!s) luaL_error(L, "out of memory");
+    return s;
+}
+
+/* ---- Client ---- */
+
+static void client_opts_default(ll_client_opts *o) {
+    memset(o, 0, sizeof(*o));
+    o->timeout_ms = 60000; /* k6's default request timeout */
+    o->max_redirects = -1;
+}
+
+static void client_opts_free(ll_client_opts *o) {
+    free(o->ca);
+    free(o->certificate);
+    free(o->private_key);
+    free(o->proxy);
+    free(o->user_agent);
+    memset(o, 0, sizeof(*o));
+}
+
+static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
+    const char *W = "http.Client tls";
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        int v = lua_gettop(L);
+        if (strcmp(k, "insecure_skip_verify") == 0) o->insecure_skip_verify = lua_toboolean(L, v);
+        else if (strcmp(k, "ca") == 0) o->ca = opt_str(L, v, W, k);
+        else if (strcmp(k, "certificate") == 0) o->certificate = opt_str(L, v, W, k);
+        else if (strcmp(k, "private_key") == 0) o->private_key = opt_str(L, v, W, k);
+        else luaL_error(L, "%s: unknown option '%s' (expected insecure_skip_verify, ca, certificate, private_key)", W, k);
+        lua_pop(L, 1);
+    }
+}
+
+/* Raises unless every key of the table at idx is one of keys. */
+static void check_keys(lua_State *L, int idx, const char *const *keys, const char *where) {
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        int known = 0;
+        for (int i = 0; k && keys[i] && !known; i++) known = strcmp(k, keys[i]) == 0;
+        if (!known) luaL_error(L, "%s: unknown option '%s'", where, k ? k : luaL_typename(L, -2));
+        lua_pop(L, 1);
+    }
+}
+
+/* Pushes t[key] of the table at idx; returns 0 (and pushes nothing) when nil. */
+static int field(lua_State *L, int idx, const char *key) {
+    lua_getfield(L, idx, key);
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+    return 0;
+}
+
+static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
+    static const char *const keys[] = {"dial_timeout", "timeout", "read_timeout", "write_timeout",
+                                       "max_conn_duration", "user_agent", "proxy", "max_redirects",
+                                       "max_conns_per_host", "tls", "http_version", NULL};
+    const char *W = "http.Client";
+    luaL_checktype(L, idx, LUA_TTABLE);
+    check_keys(L, idx, keys, W);
+    if (field(L, idx, "dial_timeout")) {
+        o->dial_timeout_ms = opt_ms(L, -1, W, "dial_timeout");
+        lua_pop(L, 1);
+    }
+    /* timeout bounds the whole request; without it the larger of the read
+     * and write timeouts does, else k6's 60 s. */
+    if (field(L, idx, "timeout")) {
+        o->timeout_ms = opt_ms(L, -1, W, "timeout");
+        lua_pop(L, 1);
+    } else {
+        long rt = 0, wt = 0;
+        if (field(L, idx, "read_timeout")) {
+            rt = opt_ms(L, -1, W, "read_timeout");
+            lua_pop(L, 1);
+        }
+        if (field(L, idx, "write_timeout")) {
+            wt = opt_ms(L, -1, W, "write_timeout");
+            lua_pop(L, 1);
+        }
+        if (rt || wt) o->timeout_ms = rt > wt ? rt : wt;
+    }
+    if (field(L, idx, "max_conn_duration")) {
+        o->max_conn_duration_s = (opt_ms(L, -1, W, "max_conn_duration") + 999) / 1000;
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "user_agent")) {
+        o->user_agent = opt_str(L, -1, W, "user_agent");
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "proxy")) {
+        o->proxy = opt_str(L, -1, W, "proxy");
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "max_redirects")) {
+        o->max_redirects = (int)luaL_checkinteger(L, -1);
+        lua_pop(L, 1);
+    }
+    /* each VU keeps its own connection per client, so any limit >= 1 holds */
+    if (field(L, idx, "max_conns_per_host")) {
+        if (lua_tointeger(L, -1) < 1) luaL_error(L, "%s: max_conns_per_host must be an integer >= 1", W);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "tls")) {
+        parse_tls(L, lua_gettop(L), o);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "http_version")) {
+        const char *s = lua_tostring(L, -1);
+        if (s && strcmp(s, "1.1") == 0) o->http_version = 11;
+        else if (s && strcmp(s, "2") == 0) o->http_version = 2;
+        else if (s && strcmp(s, "3") == 0) o->http_version = 3;
+        else luaL_error(L, "%s: http_version must be \"1.1\", \"2\" or \"3\"", W);
+        lua_pop(L, 1);
+    }
+}
+
+/* Free client slots (of collected clients) are kept in
+ * registry["luaload.client_slots"], so a script that makes a Client per
+ * iteration does not grow every VU's connection table without end. */
+ll_http_client *ll_http_client_push(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    ll_http_client *c = lua_newuserdata(L, sizeof(*c));
+    memset(c, 0, sizeof(*c));
+    c->tag = CLIENT_TAG;
+    c->ops = w->run->transport;
+    client_opts_default(&c->opts);
+    luaL_getmetatable(L, CLIENT_MT);
+    lua_setmetatable(L, -2);
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
+    int nfree = (int)lua_objlen(L, -1);
+    if (nfree > 0) {
+        lua_rawgeti(L, -1, nfree);
+        c->slot = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        lua_rawseti(L, -2, nfree);
+    } else {
+        c->slot = w->nclients++;
+    }
+    lua_pop(L, 1);
+    c->uid = ++w->next_client_uid;
+    return c;
+}
+
+int ll_http_client_new(lua_State *L) {
+    lua_settop(L, 1);
+    ll_http_client *c = ll_http_client_push(L);
+    if (!lua_isnoneornil(L, 1)) parse_client(L, 1, &c->opts);
+    return 1;
+}
+
+static int l_client_gc(lua_State *L) {
+    ll_http_client *c = luaL_checkudata(L, 1, CLIENT_MT);
+    client_opts_free(&c->opts);
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
+    if (lua_istable(L, -1)) {
+        lua_pushinteger(L, c->slot);
+        lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* ---- Request ---- */
+
+static void add_header(lua_State *L, ll_http_req *r, const char *name, const char *value) {
+    if (ll_http_req_add_header(r, name, value) < 0) luaL_error(L, "out of memory");
+}
+
+void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx) {
+    size_t len;
+    const char *b = lua_tolstring(L, idx, &len);
+    if (!b) luaL_error(L, "http: body must be a string, got %s", luaL_typename(L, idx));
+    if (ll_body_set_memory(&r->body, b, len) < 0) luaL_error(L, "out of memory");
+}
+
+static void add_tag(lua_State *L, ll_http_req *r, const char *key, const char *value) {
+    if (ll_http_req_add_tag(r, key, value) < 0) luaL_error(L, "out of memory");
+}
+
+static void set_tags(lua_State *L, ll_http_req *r, int idx, const char *W) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1))
+            luaL_error(L, "%s: tags must map strings to strings or numbers", W);
+        add_tag(L, r, lua_tostring(L, -2), lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+}
+
+/* cookies = { name = "value", ... }: one Cookie header, as k6's params.cookies */
+static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    int n = 0, top = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1))
+            luaL_error(L, "%s: cookies must map names to strings", W);
+        lua_pushfstring(L, "%s%s=%s", n++ ? "; " : "", lua_tostring(L, -2), lua_tostring(L, -1));
+        lua_insert(L, -3); /* the piece goes below the key and value */
+        lua_pop(L, 1);     /* the value; the key stays on top for lua_next */
+    }
+    if (n) {
+        lua_concat(L, n);  /* the pieces, in order */
+        add_header(L, r, "Cookie", lua_tostring(L, -1));
+    }
+    lua_settop(L, top);
+}
+
+void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
+    if (lua_isnoneornil(L, idx)) return;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        int v = lua_gettop(L);
+        if (strcmp(k, "method") == 0) {
+            if (lua_type(L, v) != LUA_TSTRING) luaL_error(L, "%s: %s must be a string", W, k);
+            if (ll_http_req_set_method(r, lua_tostring(L, v)) < 0) luaL_error(L, "out of memory");
+        } else if (strcmp(k, "headers") == 0) {
+            luaL_checktype(L, v, LUA_TTABLE);
+            lua_pushnil(L);
+            while (lua_next(L, v)) {
+                if (!lua_isstring(L, -2) || !lua_isstring(L, -1))
+                    luaL_error(L, "%s: headers must map strings to strings", W);
+                add_header(L, r, lua_tostring(L, -2), lua_tostring(L, -1));
+                lua_pop(L, 1);
+            }
+        } else if (strcmp(k, "body") == 0) ll_http_client_set_body(L, r, v);
+        else if (strcmp(k, "host") == 0) add_header(L, r, "Host", luaL_checkstring(L, v));
+        else if (strcmp(k, "disable_keep_alive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
+        else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
+        else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
+        else if (strcmp(k, "redirects") == 0) r->max_redirects = (int)luaL_checkinteger(L, v);
+        else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
+        else if (strcmp(k, "cookies") == 0) set_cookies(L, r, v, W);
+        else if (strcmp(k, "response_type") == 0) {
+            const char *s = lua_tostring(L, v);
+            if (s && strcmp(s, "text") == 0) r->response_type = LL_RESPONSE_TEXT;
+            else if (s && strcmp(s, "binary") == 0) r->response_type = LL_RESPONSE_BINARY;
+            else if (s && strcmp(s, "none") == 0) r->response_type = LL_RESPONSE_NONE;
+            else luaL_error(L, "%s: response_type must be \"text\", \"binary\" or \"none\"", W);
+        } else {
+            luaL_error(L, "%s: unknown parameter '%s'", W, k);
+        }
+        lua_pop(L, 1);
+    }
+}
+
+void ll_http_client_set_url(lua_State *L, ll_http_req *r, int idx) {
+    const char *url = luaL_checkstring(L, idx);
+    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+        luaL_error(L, "http: invalid URL '%s' (expected http:// or https://)", url);
+    if (ll_http_req_set_url(r, url) < 0) luaL_error(L, "out of memory");
+}
+
+int ll_http_client_request_new(lua_State *L) {
+    lua_settop(L, 2);
+    ll_http_request *q = lua_newuserdata(L, sizeof(*q));
+    q->tag = REQUEST_TAG;
+    ll_http_req_init(&q->req);
+    luaL_getmetatable(L, REQUEST_MT);
+    lua_setmetatable(L, -2);
+    ll_http_client_set_url(L, &q->req, 1);
+    ll_http_client_parse_params(L, 2, &q->req, "http.Request");
+    return 1;
+}
+
+static int l_request_gc(lua_State *L) {
+    ll_http_request *q = luaL_checkudata(L, 1, REQUEST_MT);
+    ll_http_req_clear(&q->req);
+    return 0;
+}
+
+static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc) {
+    luaL_newmetatable(L, name);
+    if (methods) {
+        lua_newtable(L);
+        luaL_register(L, NULL, methods);
+        lua_setfield(L, -2, "__index");
+    }
+    if (gc) {
+        lua_pushcfunction(L, gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_pop(L, 1);
+}
+
+void ll_http_client_register(lua_State *L, const luaL_Reg *client_methods) {
+    new_metatable(L, CLIENT_MT, client_methods, l_client_gc);
+    new_metatable(L, REQUEST_MT, NULL, l_request_gc);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
+}

@@ -1,0 +1,165 @@
+/* http_response.c -- the Response table: the documented fields set at
+ * once (status, proto, body, error, error_code, url); headers (Go's
+ * canonical names, repeated ones joined), timings (k6's names, in ms) and
+ * res:json() built on first access from a copy kept aside in a weak table,
+ * so a script that never reads them does not pay for them. */
+#include "http_response.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <string.h>
+
+#include "json.h"
+
+#define RESPONSE_MT "luaload.Response"
+
+/* What a Response computes on first use: its timings and its headers. */
+typedef struct resp_extra {
+    ll_timings t;
+    size_t headers_len;
+    char headers[];
+} resp_extra;
+
+static void set_ms(lua_State *L, const char *k, int64_t us) {
+    lua_pushnumber(L, (double)us / 1000.0);
+    lua_setfield(L, -2, k);
+}
+
+static void push_timings(lua_State *L, const ll_timings *t) {
+    lua_createtable(L, 0, 7);
+    set_ms(L, "blocked", t->blocked);
+    set_ms(L, "connecting", t->connecting);
+    set_ms(L, "tls_handshaking", t->tls_handshaking);
+    set_ms(L, "sending", t->sending);
+    set_ms(L, "waiting", t->waiting);
+    set_ms(L, "receiving", t->receiving);
+    set_ms(L, "duration", t->duration);
+}
+
+/* Pushes the Response table on L: status, proto, body, error, error_code,
+ * url. timings and headers are built on first access from a copy kept
+ * aside in a weak table, so the response holds only documented fields and
+ * a script that never reads them does not pay for them. */
+void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type) {
+    lua_createtable(L, 0, 8);
+    lua_pushinteger(L, r->status);
+    lua_setfield(L, -2, "status");
+    lua_pushstring(L, r->proto);
+    lua_setfield(L, -2, "proto");
+    if (type != LL_RESPONSE_NONE) {
+        lua_pushlstring(L, r->body, r->body_len);
+        lua_setfield(L, -2, "body");
+    }
+    lua_pushstring(L, r->error);
+    lua_setfield(L, -2, "error");
+    lua_pushinteger(L, r->error_code);
+    lua_setfield(L, -2, "error_code");
+    if (r->effective_url) {
+        lua_pushstring(L, r->effective_url);
+        lua_setfield(L, -2, "url");
+    }
+    luaL_getmetatable(L, RESPONSE_MT);
+    lua_setmetatable(L, -2);
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
+    lua_pushvalue(L, -2);
+    resp_extra *x = lua_newuserdata(L, sizeof(*x) + r->headers_len);
+    x->t = r->t;
+    x->headers_len = r->headers_len;
+    memcpy(x->headers, r->headers, r->headers_len);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* Pushes name in Go's canonical form, as k6 shows it: "content-type" ->
+ * "Content-Type". */
+static void push_canonical(lua_State *L, const char *name, size_t len) {
+    char buf[256];
+    if (len >= sizeof(buf)) {
+        lua_pushlstring(L, name, len);
+        return;
+    }
+    int upper = 1;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 32);
+        else if (!upper && c >= 'A' && c <= 'Z') c = (char)(c + 32);
+        buf[i] = c;
+        upper = c == '-';
+    }
+    lua_pushlstring(L, buf, len);
+}
+
+static void push_headers(lua_State *L, const char *p, size_t len) {
+    const char *end = p + len;
+    lua_newtable(L);
+    const char *nl = memchr(p, '\n', len); /* skip the status line */
+    p = nl ? nl + 1 : end;
+    while (p < end) {
+        nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *colon = memchr(p, ':', (size_t)(le - p));
+        if (colon && colon > p) {
+            const char *v = colon + 1, *ve = le;
+            while (v < ve && (*v == ' ' || *v == '\t')) v++;
+            while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
+            push_canonical(L, p, (size_t)(colon - p));
+            lua_pushvalue(L, -1);
+            lua_rawget(L, -3);
+            if (lua_isstring(L, -1)) { /* repeated header: join like Go's */
+                lua_pushliteral(L, ", ");
+                lua_pushlstring(L, v, (size_t)(ve - v));
+                lua_concat(L, 3);
+            } else {
+                lua_pop(L, 1);
+                lua_pushlstring(L, v, (size_t)(ve - v));
+            }
+            lua_rawset(L, -3);
+        }
+        p = nl ? nl + 1 : end;
+    }
+}
+
+static int l_response_json(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "body");
+    size_t len;
+    const char *body = lua_tolstring(L, -1, &len);
+    if (!body) return luaL_error(L, "res:json(): the response has no body (response_type \"none\"?)");
+    char err[128];
+    if (ll_json_push(L, body, len, err, sizeof(err)) != 0) return luaL_error(L, "res:json(): %s", err);
+    return 1;
+}
+
+static int l_response_index(lua_State *L) {
+    const char *k = lua_tostring(L, 2);
+    int headers = k && strcmp(k, "headers") == 0, timings = k && strcmp(k, "timings") == 0;
+    if (k && strcmp(k, "json") == 0) {
+        lua_pushcfunction(L, l_response_json);
+        return 1;
+    }
+    if (!headers && !timings) return 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    const resp_extra *x = lua_touserdata(L, -1);
+    if (!x) return 0;
+    if (headers) push_headers(L, x->headers, x->headers_len);
+    else push_timings(L, &x->t);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 1, k); /* computed once */
+    return 1;
+}
+
+void ll_http_response_register(lua_State *L) {
+    luaL_newmetatable(L, RESPONSE_MT);
+    lua_pushcfunction(L, l_response_index);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, "luaload.weak_keys");
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_newtable(L); /* response -> resp_extra, weak keys */
+    lua_insert(L, -2);
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
+}

@@ -1,0 +1,198 @@
+/* script.c -- the Lua side of run/script.h: the one door through which the
+ * engine, the workers, the executors and the VUs reach a worker's Lua
+ * state (opening it, options, functions, __ENV tables, JSON values,
+ * coroutines and the summary). */
+#include "script.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "options.h"
+#include "state.h"
+
+_Static_assert(LL_SCRIPT_NOREF == LUA_NOREF, "run/ passes LL_SCRIPT_NOREF for LUA_NOREF");
+
+int ll_script_open(ll_worker *w) { return ll_state_open(w, w->errmsg, sizeof(w->errmsg)); }
+
+void ll_script_close(ll_worker *w) {
+    if (w->L) lua_close(w->L);
+    w->L = NULL;
+}
+
+int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
+    return ll_options_read(w->L, cfg, reg, err, errlen);
+}
+
+int ll_script_function(ll_worker *w, const char *name, int *ref, const char **type) {
+    lua_State *L = w->L;
+    lua_getglobal(L, name);
+    int ok = lua_isfunction(L, -1);
+    if (!ok && type) *type = luaL_typename(L, -1); /* a static string */
+    if (ok && ref) {
+        *ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        return 1;
+    }
+    lua_pop(L, 1);
+    return ok;
+}
+
+int ll_script_scenario_env(ll_worker *w, const ll_scenario *sc) {
+    lua_State *L = w->L;
+    lua_newtable(L);
+    lua_getglobal(L, "__ENV");
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -5);
+    }
+    lua_pop(L, 1);
+    for (int i = 0; i < sc->nenv; i++) {
+        lua_pushstring(L, sc->env[i].value);
+        lua_setfield(L, -2, sc->env[i].key);
+    }
+    return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void ll_script_use_env(ll_worker *w, int env_ref) {
+    lua_rawgeti(w->L, LUA_REGISTRYINDEX, env_ref);
+    lua_setglobal(w->L, "__ENV");
+    w->env_ref = env_ref;
+}
+
+int ll_script_decode(ll_worker *w, const char *json, int *ref, char *err, size_t errlen) {
+    if (ll_json_push(w->L, json, strlen(json), err, errlen) != 0) return -1;
+    *ref = luaL_ref(w->L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+char *ll_script_encode(ll_worker *w, int ref, char *err, size_t errlen) {
+    lua_State *L = w->L;
+    char *out = NULL;
+    if (errlen) err[0] = 0;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    if (!lua_isnil(L, -1)) out = ll_json_encode(L, -1, err, errlen);
+    lua_pop(L, 1);
+    return out;
+}
+
+void ll_script_unref(ll_worker *w, int ref) {
+    if (w->L && ref != LUA_NOREF && ref != LUA_REFNIL) luaL_unref(w->L, LUA_REGISTRYINDEX, ref);
+}
+
+/* ---- VU coroutines ---- */
+
+void ll_script_vu_open(ll_vu *vu) {
+    lua_State *L = vu->w->L;
+    vu->co = lua_newthread(L);
+    vu->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void ll_script_vu_close(ll_vu *vu) {
+    if (!vu->co) return;
+    ll_script_unref(vu->w, vu->co_ref);
+    vu->co = NULL;
+    vu->co_ref = LUA_NOREF;
+}
+
+int ll_script_vu_call(ll_vu *vu, int fn_ref, int arg_ref) {
+    lua_State *co = vu->co;
+    lua_settop(co, 0);
+    lua_rawgeti(co, LUA_REGISTRYINDEX, fn_ref);
+    if (arg_ref == LUA_NOREF) return 0;
+    lua_rawgeti(co, LUA_REGISTRYINDEX, arg_ref);
+    return 1;
+}
+
+int ll_script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
+    int rc = lua_resume(vu->co, nargs);
+    if (rc == LUA_YIELD) return LL_SCRIPT_YIELDED;
+    if (rc == 0) return LL_SCRIPT_RETURNED;
+    const char *msg = lua_tostring(vu->co, -1);
+    if (msg) snprintf(err, errlen, "%s", msg);
+    else snprintf(err, errlen, "(error object is a %s value)", luaL_typename(vu->co, -1));
+    return LL_SCRIPT_FAILED;
+}
+
+int ll_script_vu_result(ll_vu *vu, int keep) {
+    lua_State *co = vu->co;
+    int ref = LUA_NOREF;
+    if (keep && lua_gettop(co) > 0) {
+        lua_xmove(co, vu->w->L, 1);
+        ref = luaL_ref(vu->w->L, LUA_REGISTRYINDEX);
+    }
+    lua_settop(co, 0);
+    return ref;
+}
+
+/* ---- the summary ---- */
+
+/* Writes one entry of handle_summary's result: stdout, stderr or a file. */
+static int write_output(const char *dest, const char *text, size_t len) {
+    if (strcmp(dest, "stdout") == 0) return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
+    if (strcmp(dest, "stderr") == 0) return fwrite(text, 1, len, stderr) == len ? 0 : -1;
+    FILE *f = fopen(dest, "w");
+    if (!f) return -1;
+    int ok = fwrite(text, 1, len, f) == len;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* The end-of-test summary: handle_summary(data) when the script has one
+ * (its result maps stdout, stderr or file paths to text), else the text
+ * summary of luaload.summary. A failing handle_summary falls back to the
+ * text summary, as k6. Returns 0, or -1 when an output could not be written. */
+int ll_script_summary(ll_worker *w, const cJSON *data) {
+    lua_State *L = w->L;
+    int rc = 0;
+    lua_getglobal(L, "handle_summary");
+    if (lua_isfunction(L, -1)) {
+        ll_json_push_cjson(L, data);
+        if (lua_pcall(L, 1, 1, 0) == 0) {
+            if (lua_istable(L, -1)) {
+                lua_pushnil(L);
+                while (lua_next(L, -2)) {
+                    size_t len;
+                    const char *text = lua_tolstring(L, -1, &len);
+                    const char *dest = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+                    if (!dest || !text) {
+                        fprintf(stderr, "luaload: handle_summary() must return a table of destination = text\n");
+                        rc = -1;
+                    } else if (write_output(dest, text, len) != 0) {
+                        fprintf(stderr, "luaload: handle_summary(): cannot write %s: %s\n", dest, strerror(errno));
+                        rc = -1;
+                    }
+                    lua_pop(L, 1);
+                }
+            } else if (!lua_isnil(L, -1)) {
+                fprintf(stderr, "luaload: handle_summary() must return a table, got %s\n", luaL_typename(L, -1));
+                rc = -1;
+            }
+            lua_settop(L, 0);
+            return rc;
+        }
+        fprintf(stderr, "luaload: handle_summary() failed, printing the default summary: %s\n",
+                lua_tostring(L, -1));
+    }
+    lua_settop(L, 0);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "luaload.summary");
+    if (lua_pcall(L, 1, 1, 0) == 0) {
+        lua_getfield(L, -1, "text");
+        ll_json_push_cjson(L, data);
+        if (lua_pcall(L, 1, 1, 0) == 0) {
+            fputs(lua_tostring(L, -1), stdout);
+            fflush(stdout);
+            lua_settop(L, 0);
+            return 0;
+        }
+    }
+    fprintf(stderr, "luaload: cannot format the summary: %s\n", lua_tostring(L, -1));
+    lua_settop(L, 0);
+    return -1;
+}
+
