@@ -110,7 +110,7 @@ static int l_add(lua_State *L) {
     ll_vu *vu = ll_luaload_vu(L, "metric:add()");
     custom_sample c = {L, lua_istable(L, 3) ? 3 : 0, vu};
     ll_tag_source t = {custom_tag, custom_list, &c, -1};
-    ll_shard_sample(vu->w->shard, m->id, v, ll_now_ns(), &t);
+    ll_shard_sample(vu->w->shard, m->id, v, ll_loop_now_ns(), &t);
     return 0;
 }
 

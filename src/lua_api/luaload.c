@@ -103,7 +103,7 @@ static void on_sleep_done(ll_loop *loop, void *ud) {
 
 static void cancel_sleep(void *ud) {
     ll_vu *vu = ud;
-    ll_timer_stop(vu->w->loop, &vu->timer);
+    ll_loop_timer_stop(vu->w->loop, &vu->timer);
 }
 
 static int l_sleep(lua_State *L) {
@@ -111,7 +111,7 @@ static int l_sleep(lua_State *L) {
     ll_vu *vu = ll_luaload_vu(L, "sleep()");
     if (s < 0) s = 0;
     vu->timer.fn = on_sleep_done;
-    ll_timer_start(vu->w->loop, &vu->timer, (uint64_t)(s * 1e6));
+    ll_loop_timer_start(vu->w->loop, &vu->timer, (uint64_t)(s * 1e6));
     ll_vu_wait(vu, cancel_sleep, vu);
     return lua_yield(L, 0);
 }
@@ -135,7 +135,7 @@ static int l_group_enter(lua_State *L) {
     int id = ll_registry_group(reg, path);
     if (id < 0) return luaL_error(L, "out of memory registering group %s", name);
     lua_pushinteger(L, vu->group_id);
-    lua_pushnumber(L, (double)ll_now_ns());
+    lua_pushnumber(L, (double)ll_loop_now_ns());
     vu->group_id = id;
     vu->group_path = ll_registry_group_path(reg, id);
     return 2;
@@ -147,7 +147,7 @@ static int l_group_leave(lua_State *L) {
     double start = luaL_checknumber(L, 2);
     ll_vu *vu = ll_luaload_vu(L, "group()");
     ll_worker *w = vu->w;
-    double us = ((double)ll_now_ns() - start) / 1000;
+    double us = ((double)ll_loop_now_ns() - start) / 1000;
     ll_tag_source t = ll_vu_tag_source(vu); /* still inside the group */
     ll_shard_trend(w->shard, LL_M_GROUP_DURATION, (int64_t)us, &t);
     vu->group_id = prev;

@@ -82,7 +82,7 @@ static int check_keys(lua_State *L, const char *const *keys, const char *where, 
 static int read_threshold(lua_State *L, ll_config *cfg, ll_registry *reg, const char *key, char *err,
                           size_t errlen) {
     if (lua_type(L, -1) == LUA_TSTRING)
-        return ll_thresholds_add(&cfg->thresholds, reg, key, lua_tostring(L, -1), 0, 0, err, errlen) ? LL_EXIT_CONFIG : 0;
+        return ll_threshold_set_add(&cfg->thresholds, reg, key, lua_tostring(L, -1), 0, 0, err, errlen) ? LL_EXIT_CONFIG : 0;
     if (!lua_istable(L, -1)) {
         snprintf(err, errlen, "options.thresholds[\"%s\"]: expected a string such as \"p(95)<200\" or a table "
                               "{ threshold = ..., abortOnFail = ..., delayAbortEval = ... }, got %s", key,
@@ -113,7 +113,7 @@ static int read_threshold(lua_State *L, ll_config *cfg, ll_registry *reg, const 
             rc = LL_EXIT_CONFIG;
         }
     }
-    if (!rc && ll_thresholds_add(&cfg->thresholds, reg, key, src, abort_on_fail, delay, err, errlen) != 0)
+    if (!rc && ll_threshold_set_add(&cfg->thresholds, reg, key, src, abort_on_fail, delay, err, errlen) != 0)
         rc = LL_EXIT_CONFIG;
     lua_settop(L, t);
     return rc;

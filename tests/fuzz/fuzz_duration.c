@@ -1,5 +1,5 @@
 /* fuzz_duration.c -- libFuzzer target for src/core/duration.c: feeds the
- * input (NUL-terminated) to ll_duration_parse and ll_parse_int; on success
+ * input (NUL-terminated) to ll_duration_parse and ll_duration_parse_int; on success
  * parses it again and checks the result is the same and in range. */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,9 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         CHECK(ll_duration_parse(s, &us2) == 0 && us2 == us);
     }
     int64_t v = -1, v2 = -2;
-    if (ll_parse_int(s, &v) == 0) {
+    if (ll_duration_parse_int(s, &v) == 0) {
         CHECK(v >= 0);
-        CHECK(ll_parse_int(s, &v2) == 0 && v2 == v);
+        CHECK(ll_duration_parse_int(s, &v2) == 0 && v2 == v);
     }
     free(s);
     return 0;

@@ -1,5 +1,5 @@
 /* fuzz_thresholds.c -- libFuzzer target for src/core/thresholds.c: feeds the
- * input (NUL-terminated) to ll_threshold_parse and ll_metric_key_parse and
+ * input (NUL-terminated) to ll_threshold_parse and ll_threshold_metric_key_parse and
  * checks that what they return on success is sane; on failure, that err is
  * a non-empty single line. Buffers are malloc'ed at their exact size so
  * AddressSanitizer sees any write past them. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "thresholds.h"
+#include "threshold.h"
 
 /* Not assert(): Release builds define NDEBUG. */
 #define CHECK(cond)                                                                  \
@@ -48,7 +48,7 @@ static void fuzz_threshold(const char *s) {
     if (e.agg == LL_AGG_PERCENTILE) CHECK(e.percentile >= 0 && e.percentile <= 100);
 
     char name[16];
-    const char *n = ll_agg_name(&e, name, sizeof(name));
+    const char *n = ll_threshold_agg_name(&e, name, sizeof(name));
     CHECK(n && strlen(n) < sizeof(name));
     (void)ll_threshold_holds(&e, e.target);
     (void)ll_threshold_holds(&e, NAN);
@@ -75,7 +75,7 @@ static void fuzz_metric_key(const char *s, size_t buflen) {
     char *buf = malloc(buflen ? buflen : 1);
     char *err = malloc(80);
     const char *name = NULL, *keys[MAX_TAGS], *values[MAX_TAGS];
-    int n = ll_metric_key_parse(s, buflen ? buf : NULL, buflen, &name, keys, values, MAX_TAGS, err, 80);
+    int n = ll_threshold_metric_key_parse(s, buflen ? buf : NULL, buflen, &name, keys, values, MAX_TAGS, err, 80);
     CHECK(n >= -1 && n <= MAX_TAGS);
     if (n == -1) {
         check_err(err, 80);

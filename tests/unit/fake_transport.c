@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buffer.h"
+#include "buf.h"
 
 fake_stats fake_transport_stats;
 
@@ -32,7 +32,7 @@ static void fake_free(ll_transport *tp) { free(tp); }
 static void fake_cancel(ll_transfer *base) {
     fake_transfer *x = (fake_transfer *)base;
     if (!x->active) return;
-    ll_timer_stop(base->tp->loop, &x->timer);
+    ll_loop_timer_stop(base->tp->loop, &x->timer);
     x->active = 0;
     fake_transport_stats.cancels++;
 }
@@ -109,7 +109,7 @@ static ll_transfer *fake_transfer_new(ll_transport *tp, int vu_index, const ll_c
     (void)opts;
     fake_transfer *x = calloc(1, sizeof(*x));
     x->base.tp = tp;
-    ll_timer_init(&x->timer, on_due, x);
+    ll_loop_timer_init(&x->timer, on_due, x);
     fake_transport_stats.transfers++;
     return &x->base;
 }
@@ -135,7 +135,7 @@ static int fake_start(ll_transfer *base, const ll_http_req *req, const char *met
     x->ud = ud;
     x->active = 1;
     fake_transport_stats.starts++;
-    if (!strstr(req->url, "/hang")) ll_timer_start(base->tp->loop, &x->timer, 0);
+    if (!strstr(req->url, "/hang")) ll_loop_timer_start(base->tp->loop, &x->timer, 0);
     return 0;
 }
 

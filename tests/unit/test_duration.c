@@ -47,11 +47,11 @@ int main(void) {
     bad("+5s");
 
     int64_t v;
-    tu_check(ll_parse_int("42", &v) == 0 && v == 42, "int 42");
-    tu_check(ll_parse_int("0", &v) == 0 && v == 0, "int 0");
-    tu_check(ll_parse_int("-1", &v) != 0, "int -1 rejected");
-    tu_check(ll_parse_int("12abc", &v) != 0, "int 12abc rejected");
-    tu_check(ll_parse_int("", &v) != 0, "int empty rejected");
-    tu_check(ll_parse_int("99999999999999999999", &v) != 0, "int overflow rejected");
+    tu_check(ll_duration_parse_int("42", &v) == 0 && v == 42, "int 42");
+    tu_check(ll_duration_parse_int("0", &v) == 0 && v == 0, "int 0");
+    tu_check(ll_duration_parse_int("-1", &v) != 0, "int -1 rejected");
+    tu_check(ll_duration_parse_int("12abc", &v) != 0, "int 12abc rejected");
+    tu_check(ll_duration_parse_int("", &v) != 0, "int empty rejected");
+    tu_check(ll_duration_parse_int("99999999999999999999", &v) != 0, "int overflow rejected");
     return tu_summary();
 }

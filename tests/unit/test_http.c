@@ -183,7 +183,7 @@ static void test_metrics(int tagged, int put, int propfind, int s404, int e1212,
     tu_check(counter(unexpected) == 3, "expected_response tag (%g)", counter(unexpected));
     tu_check(failed->total == 14 && failed->passes == 3, "http_req_failed: 3 of 14 (%lld of %lld)",
              (long long)failed->passes, (long long)failed->total);
-    tu_check(dur->hist && ll_hist_min(dur->hist) == FAKE_DURATION_US && ll_hist_max(dur->hist) == FAKE_DURATION_US,
+    tu_check(dur->hist && ll_histogram_min(dur->hist) == FAKE_DURATION_US && ll_histogram_max(dur->hist) == FAKE_DURATION_US,
              "http_req_duration from the transport's timings");
     /* 100 per response but the 2 transport errors */
     tu_check(w.shard->values[LL_M_DATA_SENT].sum == 1200, "data_sent (%g)", w.shard->values[LL_M_DATA_SENT].sum);

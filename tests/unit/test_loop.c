@@ -27,7 +27,7 @@ static uint64_t rnd(void) {
 
 /* Spins (no sleep) until the monotonic clock is past ns. */
 static void spin_past(uint64_t ns) {
-    while (ll_now_ns() <= ns) {
+    while (ll_loop_now_ns() <= ns) {
     }
 }
 
@@ -50,7 +50,7 @@ static void on_record(ll_loop *loop, void *ud) {
     x->fired++;
     x->fired_now = ll_loop_now(loop);
     x->deadline_seen = x->t.deadline_ns;
-    if (ll_now_ns() < x->t.deadline_ns || ll_loop_now(loop) < x->t.deadline_ns) x->early = 1;
+    if (ll_loop_now_ns() < x->t.deadline_ns || ll_loop_now(loop) < x->t.deadline_ns) x->early = 1;
     if (norder < 64) order[norder++] = x->id;
     remaining--;
 }
@@ -58,7 +58,7 @@ static void on_record(ll_loop *loop, void *ud) {
 static void tt_init(tt *x, int id) {
     memset(x, 0, sizeof(*x));
     x->id = id;
-    ll_timer_init(&x->t, on_record, x);
+    ll_loop_timer_init(&x->t, on_record, x);
 }
 
 /* 1. 50 timers with shuffled delays fire once each, in deadline order. */
@@ -79,25 +79,25 @@ static void test_deadline_order(void) {
     /* warm up (heap allocation, first clock read) so that arming is quick */
     tt warm;
     tt_init(&warm, -1);
-    ll_timer_start(loop, &warm.t, 0);
-    ll_timer_stop(loop, &warm.t);
-    uint64_t t0 = ll_now_ns();
+    ll_loop_timer_start(loop, &warm.t, 0);
+    ll_loop_timer_stop(loop, &warm.t);
+    uint64_t t0 = ll_loop_now_ns();
     for (int i = 0; i < N; i++) {
         tt_init(&x[i], i);
-        ll_timer_start(loop, &x[i].t, (uint64_t)delay_of[i] * STEP_US);
+        ll_loop_timer_start(loop, &x[i].t, (uint64_t)delay_of[i] * STEP_US);
     }
-    uint64_t t1 = ll_now_ns();
+    uint64_t t1 = ll_loop_now_ns();
     int armed_ok = 1;
     for (int i = 0; i < N; i++) {
         uint64_t want = (uint64_t)delay_of[i] * STEP_US * 1000ull;
         armed_ok &= x[i].t.heap_index >= 0 && x[i].t.deadline_ns >= t0 + want && x[i].t.deadline_ns <= t1 + want;
     }
     tu_check(armed_ok, "order: 50 timers armed with deadline = start time + delay");
-    tu_check(norder == 0, "order: nothing fires inside ll_timer_start");
+    tu_check(norder == 0, "order: nothing fires inside ll_loop_timer_start");
 
     int ran = 0;
-    uint64_t give_up = ll_now_ns() + 200000000ull;
-    while (remaining > 0 && ll_now_ns() < give_up) ran += ll_loop_turn(loop, 1);
+    uint64_t give_up = ll_loop_now_ns() + 200000000ull;
+    while (remaining > 0 && ll_loop_now_ns() < give_up) ran += ll_loop_turn(loop, 1);
 
     int once = 1, early = 0, disarmed = 1;
     for (int i = 0; i < N; i++) {
@@ -133,14 +133,14 @@ static void test_zero_delay(void) {
     tt_init(&x, 0);
     norder = 0;
     remaining = 1;
-    ll_timer_start(loop, &x.t, 0);
-    tu_check(x.fired == 0 && x.t.heap_index == 0, "zero delay: not fired inside ll_timer_start (armed at heap 0)");
+    ll_loop_timer_start(loop, &x.t, 0);
+    tu_check(x.fired == 0 && x.t.heap_index == 0, "zero delay: not fired inside ll_loop_timer_start (armed at heap 0)");
     int n = ll_loop_turn(loop, 0);
     tu_check(n == 1 && x.fired == 1 && !x.early, "zero delay: fires on the next turn (turn returned %d)", n);
     tu_check(x.t.heap_index == -1, "zero delay: disarmed after firing");
     n = ll_loop_turn(loop, 0);
     tu_check(n == 0 && x.fired == 1, "zero delay: does not fire again (turn returned %d)", n);
-    ll_timer_stop(loop, &x.t); /* stopping a fired timer is harmless */
+    ll_loop_timer_stop(loop, &x.t); /* stopping a fired timer is harmless */
     tu_check(x.t.heap_index == -1 && ll_loop_turn(loop, 0) == 0, "zero delay: stopping it after it fired is harmless");
     ll_loop_free(loop);
 }
@@ -159,14 +159,14 @@ static void on_self_rearm(ll_loop *loop, void *ud) {
     if (s->fired && ll_loop_now(loop) == s->last_turn_now) s->same_turn = 1;
     s->last_turn_now = ll_loop_now(loop);
     s->fired++;
-    if (s->fired < s->limit) ll_timer_start(loop, &s->t, s->delay_us);
+    if (s->fired < s->limit) ll_loop_timer_start(loop, &s->t, s->delay_us);
 }
 
 static void test_self_rearm(void) {
     ll_loop *loop = ll_loop_new();
     self_rearm s = {.limit = 5};
-    ll_timer_init(&s.t, on_self_rearm, &s);
-    ll_timer_start(loop, &s.t, 0);
+    ll_loop_timer_init(&s.t, on_self_rearm, &s);
+    ll_loop_timer_start(loop, &s.t, 0);
     int per_turn_ok = 1, turns = 0;
     while (turns < 20 && s.fired < s.limit) {
         int before = s.fired;
@@ -181,9 +181,9 @@ static void test_self_rearm(void) {
 
     /* the same with a 500 us delay: the re-armed timer is not due this turn */
     s = (self_rearm){.limit = 3, .delay_us = 500};
-    ll_timer_init(&s.t, on_self_rearm, &s);
-    ll_timer_start(loop, &s.t, 500);
-    uint64_t t0 = ll_now_ns();
+    ll_loop_timer_init(&s.t, on_self_rearm, &s);
+    ll_loop_timer_start(loop, &s.t, 500);
+    uint64_t t0 = ll_loop_now_ns();
     turns = 0;
     per_turn_ok = 1;
     while (turns < 1000 && s.fired < s.limit) {
@@ -192,7 +192,7 @@ static void test_self_rearm(void) {
         turns++;
         per_turn_ok &= n == s.fired - before && n <= 1;
     }
-    uint64_t took = ll_now_ns() - t0;
+    uint64_t took = ll_loop_now_ns() - t0;
     tu_check(s.fired == 3 && per_turn_ok && !s.same_turn, "self re-arm 500 us: 3 fires, one per turn (%d turns)",
              turns);
     tu_check(took >= 1500000ull, "self re-arm 500 us: 3 fires took >= 1.5 ms (%.3f ms)", (double)took / 1e6);
@@ -210,7 +210,7 @@ typedef struct stopper {
 static void on_stopper(ll_loop *loop, void *ud) {
     stopper *s = ud;
     s->fired++;
-    for (int i = 0; i < s->nvictims; i++) ll_timer_stop(loop, s->victims[i]);
+    for (int i = 0; i < s->nvictims; i++) ll_loop_timer_stop(loop, s->victims[i]);
 }
 
 static void test_stop_from_callback(void) {
@@ -219,12 +219,12 @@ static void test_stop_from_callback(void) {
     tt v[NV];
     ll_timer *victims[NV / 2];
     stopper s = {.victims = victims, .nvictims = NV / 2};
-    ll_timer_init(&s.t, on_stopper, &s);
-    ll_timer_start(loop, &s.t, 0);
+    ll_loop_timer_init(&s.t, on_stopper, &s);
+    ll_loop_timer_start(loop, &s.t, 0);
     /* the victims are due 1 us later than the stopper, all due by the turn */
     for (int i = 0; i < NV; i++) {
         tt_init(&v[i], i);
-        ll_timer_start(loop, &v[i].t, 1);
+        ll_loop_timer_start(loop, &v[i].t, 1);
     }
     for (int i = 0; i < NV / 2; i++) victims[i] = &v[2 * i + 1].t; /* the odd ones */
     uint64_t last = 0;
@@ -255,10 +255,10 @@ static void test_stop_from_callback(void) {
     a.nvictims = 1;
     b.victims = vb;
     b.nvictims = 1;
-    ll_timer_init(&a.t, on_stopper, &a);
-    ll_timer_init(&b.t, on_stopper, &b);
-    ll_timer_start(loop, &a.t, 0);
-    ll_timer_start(loop, &b.t, 0);
+    ll_loop_timer_init(&a.t, on_stopper, &a);
+    ll_loop_timer_init(&b.t, on_stopper, &b);
+    ll_loop_timer_start(loop, &a.t, 0);
+    ll_loop_timer_start(loop, &b.t, 0);
     spin_past(b.t.deadline_ns > a.t.deadline_ns ? b.t.deadline_ns : a.t.deadline_ns);
     n = ll_loop_turn(loop, 0);
     tu_check(n == 1 && a.fired + b.fired == 1, "mutual stop: exactly one of two due timers fired (turn %d, a %d, b %d)",
@@ -282,22 +282,22 @@ static void on_starter(ll_loop *loop, void *ud) {
     starter *s = ud;
     s->fired++;
     tt_init(s->fresh, 100);
-    ll_timer_start(loop, &s->fresh->t, 0);
+    ll_loop_timer_start(loop, &s->fresh->t, 0);
     s->later_old = s->later->t.deadline_ns;
-    ll_timer_start(loop, &s->later->t, 3600ull * 1000000);
-    ll_timer_start(loop, &s->sooner->t, 0);
+    ll_loop_timer_start(loop, &s->later->t, 3600ull * 1000000);
+    ll_loop_timer_start(loop, &s->sooner->t, 0);
 }
 
 static void test_start_from_callback(void) {
     ll_loop *loop = ll_loop_new();
     tt fresh, later, sooner;
     starter s = {.fresh = &fresh, .later = &later, .sooner = &sooner};
-    ll_timer_init(&s.t, on_starter, &s);
+    ll_loop_timer_init(&s.t, on_starter, &s);
     tt_init(&later, 1);
     tt_init(&sooner, 2);
-    ll_timer_start(loop, &s.t, 0);
-    ll_timer_start(loop, &later.t, 1);              /* due right after the starter */
-    ll_timer_start(loop, &sooner.t, 3600ull * 1000000); /* an hour away */
+    ll_loop_timer_start(loop, &s.t, 0);
+    ll_loop_timer_start(loop, &later.t, 1);              /* due right after the starter */
+    ll_loop_timer_start(loop, &sooner.t, 3600ull * 1000000); /* an hour away */
     spin_past(later.t.deadline_ns);
     norder = 0;
     remaining = 3;
@@ -311,7 +311,7 @@ static void test_start_from_callback(void) {
     tu_check(n == 2 && fresh.fired == 1 && sooner.fired == 1 && later.fired == 0,
              "start in callback: next turn fires the new and the pulled-in timer (turn returned %d)", n);
     tu_check(ll_loop_turn(loop, 0) == 0 && later.t.heap_index >= 0, "start in callback: the 1-h timer stays armed");
-    ll_timer_stop(loop, &later.t);
+    ll_loop_timer_stop(loop, &later.t);
     tu_check(later.t.heap_index == -1, "start in callback: stopped");
     ll_loop_free(loop);
 }
@@ -323,15 +323,15 @@ static void test_stop_harmless(void) {
     tt_init(&a, 0);
     tt_init(&b, 1);
     tt_init(&c, 2);
-    tu_check(a.t.heap_index == -1, "stop: ll_timer_init leaves heap_index -1");
-    ll_timer_stop(loop, &a.t);
+    tu_check(a.t.heap_index == -1, "stop: ll_loop_timer_init leaves heap_index -1");
+    ll_loop_timer_stop(loop, &a.t);
     tu_check(a.t.heap_index == -1, "stop: stopping a never-armed timer keeps -1");
-    ll_timer_start(loop, &a.t, 0);
-    ll_timer_start(loop, &b.t, 0);
-    ll_timer_start(loop, &c.t, 0);
-    ll_timer_stop(loop, &b.t);
-    ll_timer_stop(loop, &b.t);
-    ll_timer_stop(loop, &b.t);
+    ll_loop_timer_start(loop, &a.t, 0);
+    ll_loop_timer_start(loop, &b.t, 0);
+    ll_loop_timer_start(loop, &c.t, 0);
+    ll_loop_timer_stop(loop, &b.t);
+    ll_loop_timer_stop(loop, &b.t);
+    ll_loop_timer_stop(loop, &b.t);
     tu_check(b.t.heap_index == -1 && a.t.heap_index >= 0 && c.t.heap_index >= 0,
              "stop: stopping b three times leaves a and c armed");
     spin_past(c.t.deadline_ns);
@@ -350,26 +350,26 @@ static void test_restart(void) {
     tt_init(&x, 0);
     tt_init(&y, 1);
     tt_init(&z, 2);
-    ll_timer_start(loop, &x.t, 3600ull * 1000000);
+    ll_loop_timer_start(loop, &x.t, 3600ull * 1000000);
     uint64_t old = x.t.deadline_ns;
-    ll_timer_start(loop, &x.t, 0);
+    ll_loop_timer_start(loop, &x.t, 0);
     tu_check(x.t.deadline_ns < old && x.t.heap_index >= 0, "restart: 1 h -> 0 moves the deadline earlier");
     norder = 0;
     remaining = 1;
     int n = ll_loop_turn(loop, 0);
     tu_check(n == 1 && x.fired == 1, "restart: the pulled-in timer fires on the next turn, once (turn %d)", n);
 
-    ll_timer_start(loop, &y.t, 0);
+    ll_loop_timer_start(loop, &y.t, 0);
     old = y.t.deadline_ns;
-    ll_timer_start(loop, &y.t, 3600ull * 1000000);
+    ll_loop_timer_start(loop, &y.t, 3600ull * 1000000);
     tu_check(y.t.deadline_ns >= old + 3599000000000ull && y.t.heap_index == 0, "restart: 0 -> 1 h moves the deadline later");
     spin_past(old + 1000);
     n = ll_loop_turn(loop, 0);
     tu_check(n == 0 && y.fired == 0, "restart: the pushed-out timer does not fire at its old deadline");
-    ll_timer_stop(loop, &y.t);
+    ll_loop_timer_stop(loop, &y.t);
 
     /* restarting 100 times leaves one heap entry: one fire */
-    for (int i = 0; i < 100; i++) ll_timer_start(loop, &z.t, (uint64_t)(i % 3));
+    for (int i = 0; i < 100; i++) ll_loop_timer_start(loop, &z.t, (uint64_t)(i % 3));
     spin_past(z.t.deadline_ns);
     n = ll_loop_turn(loop, 0);
     int n2 = ll_loop_turn(loop, 0);
@@ -390,8 +390,8 @@ static void test_free_in_callback(void) {
     ll_timer *t[8];
     for (int i = 0; i < 8; i++) {
         t[i] = malloc(sizeof(ll_timer));
-        ll_timer_init(t[i], on_free_self, t[i]);
-        ll_timer_start(loop, t[i], (uint64_t)i);
+        ll_loop_timer_init(t[i], on_free_self, t[i]);
+        ll_loop_timer_start(loop, t[i], (uint64_t)i);
     }
     uint64_t last = t[7]->deadline_ns;
     spin_past(last);
@@ -427,18 +427,18 @@ static void test_many(void) {
     char *armed = calloc(MANY, 1);           /* the model */
     uint64_t *deadline = calloc(MANY, sizeof(uint64_t));
     int *expected_total = calloc(MANY, sizeof(int));
-    for (int i = 0; i < MANY; i++) ll_timer_init(&many[i].t, on_many, &many[i]);
+    for (int i = 0; i < MANY; i++) ll_loop_timer_init(&many[i].t, on_many, &many[i]);
     long mismatches = 0, index_mismatches = 0, turns = 0, fires = 0, starts = 0, stops = 0;
     many_out_of_order = 0;
     for (int round = 0; round < 60; round++) {
         for (int op = 0; op < 1000; op++) {
             int i = (int)(rnd() % MANY);
             if (rnd() % 4 == 0) {
-                ll_timer_stop(loop, &many[i].t);
+                ll_loop_timer_stop(loop, &many[i].t);
                 armed[i] = 0;
                 stops++;
             } else {
-                ll_timer_start(loop, &many[i].t, rnd() % 2001); /* 0..2 ms */
+                ll_loop_timer_start(loop, &many[i].t, rnd() % 2001); /* 0..2 ms */
                 armed[i] = 1;
                 deadline[i] = many[i].t.deadline_ns;
                 starts++;
@@ -447,7 +447,7 @@ static void test_many(void) {
         /* every round from the first 10 on also stops a run of timers */
         if (round >= 10 && round % 5 == 0)
             for (int i = round * 100; i < round * 100 + 300 && i < MANY; i++) {
-                ll_timer_stop(loop, &many[i].t);
+                ll_loop_timer_stop(loop, &many[i].t);
                 armed[i] = 0;
             }
         for (int i = 0; i < MANY; i++) index_mismatches += (many[i].t.heap_index >= 0) != armed[i];
@@ -470,11 +470,11 @@ static void test_many(void) {
         fires += n;
     }
     /* drain: everything still armed fires within ~2 ms */
-    uint64_t give_up = ll_now_ns() + 200000000ull;
+    uint64_t give_up = ll_loop_now_ns() + 200000000ull;
     for (;;) {
         int left = 0;
         for (int i = 0; i < MANY; i++) left += armed[i];
-        if (!left || ll_now_ns() > give_up) break;
+        if (!left || ll_loop_now_ns() > give_up) break;
         many_prev_deadline = 0;
         int n = ll_loop_turn(loop, 1);
         turns++;
@@ -561,7 +561,7 @@ static void on_fd_arm(ll_loop *loop, int fd, int events, void *ud) {
     (void)fd;
     (void)events;
     arm_ctx *a = ud;
-    ll_timer_start(loop, &a->timer->t, 0);
+    ll_loop_timer_start(loop, &a->timer->t, 0);
 }
 
 static void drain(int fd) {
@@ -719,7 +719,7 @@ static void test_fd(void) {
     tt t3[3];
     for (int i = 0; i < 3; i++) {
         tt_init(&t3[i], i);
-        ll_timer_start(loop, &t3[i].t, 0);
+        ll_loop_timer_start(loop, &t3[i].t, 0);
     }
     fdrec rc4 = {0};
     ll_loop_watch(loop, s[0], LL_READABLE, on_fd, &rc4);

@@ -247,33 +247,33 @@ static void test_merge_trends(void) {
     double sum = 0;
     for (int i = 0; i < NA + NB; i++) sum += (double)all[i];
     tu_check(h->total_count == NA + NB, "trend: merged count %lld", (long long)h->total_count);
-    tu_check(ll_hist_min(h) == all[0] && ll_hist_max(h) == all[NA + NB - 1], "trend: min %lld max %lld exact",
-             (long long)ll_hist_min(h), (long long)ll_hist_max(h));
-    tu_check(fabs(ll_hist_mean(h) - sum / (NA + NB)) <= 1e-9 * sum / (NA + NB), "trend: mean %.3f exact",
-             ll_hist_mean(h));
+    tu_check(ll_histogram_min(h) == all[0] && ll_histogram_max(h) == all[NA + NB - 1], "trend: min %lld max %lld exact",
+             (long long)ll_histogram_min(h), (long long)ll_histogram_max(h));
+    tu_check(fabs(ll_histogram_mean(h) - sum / (NA + NB)) <= 1e-9 * sum / (NA + NB), "trend: mean %.3f exact",
+             ll_histogram_mean(h));
     static const double pcts[] = {1, 10, 25, 39.9, 40, 40.1, 50, 75, 90, 95, 99, 99.9};
     for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
         int64_t e = exact_percentile(all, NA + NB, pcts[k]);
-        int64_t got = ll_hist_percentile(h, pcts[k]);
+        int64_t got = ll_histogram_percentile(h, pcts[k]);
         /* 3 significant digits: the bucket's highest value, at most 0.1% above */
         tu_check(got >= e && (double)got <= (double)e * 1.001 + 1, "trend: p%g = %lld (exact %lld, rel err %.5f)",
                  pcts[k], (long long)got, (long long)e, (double)(got - e) / (double)e);
     }
 
     /* the merged histogram is the one that would have recorded everything */
-    ll_histogram *direct = ll_hist_new(1, 3600000000ll, 3);
-    for (int i = 0; i < NA + NB; i++) ll_hist_record(direct, all[i]);
+    ll_histogram *direct = ll_histogram_new(1, 3600000000ll, 3);
+    for (int i = 0; i < NA + NB; i++) ll_histogram_record(direct, all[i]);
     tu_check(direct->counts_len == h->counts_len &&
                  memcmp(direct->counts, h->counts, sizeof(int64_t) * (size_t)h->counts_len) == 0,
              "trend: merged counts equal a direct recording of all samples");
-    ll_hist_free(direct);
+    ll_histogram_free(direct);
 
     /* a trend only in src gets a histogram in dst; one only in dst is kept */
     ll_shard *c = ll_shard_new(reg);
     ll_shard_trend(c, LL_M_ITERATION_DURATION, 1234, NULL);
     ll_shard_trend(total, LL_M_HTTP_REQ_WAITING, 77, NULL);
     ll_shard_merge(total, c);
-    tu_check(hist_count(total, LL_M_ITERATION_DURATION) == 1 && ll_hist_max(val(total, LL_M_ITERATION_DURATION)->hist) == 1234,
+    tu_check(hist_count(total, LL_M_ITERATION_DURATION) == 1 && ll_histogram_max(val(total, LL_M_ITERATION_DURATION)->hist) == 1234,
              "trend: a trend only src has appears in dst");
     tu_check(hist_count(total, LL_M_HTTP_REQ_WAITING) == 1 && hist_count(total, LL_M_HTTP_REQ_DURATION) == NA + NB,
              "trend: dst's other trends unchanged");
@@ -349,11 +349,11 @@ static void test_submetrics(void) {
              val(total, rsc)->sum);
     tu_check(hist_count(total, LL_M_HTTP_REQ_DURATION) == 60, "sub: parent duration has 60 samples");
     const ll_histogram *h200 = val(total, d200)->hist, *h404 = val(total, d404)->hist, *hg = val(total, dget200)->hist;
-    tu_check(h200 && h200->total_count == 50 && ll_hist_min(h200) == 1000 && ll_hist_max(h200) == 3000,
+    tu_check(h200 && h200->total_count == 50 && ll_histogram_min(h200) == 1000 && ll_histogram_max(h200) == 3000,
              "sub: duration{status:200}: 50 samples, 1000..3000 us");
-    tu_check(h404 && h404->total_count == 10 && ll_hist_min(h404) == 50000 && ll_hist_max(h404) == 50000,
+    tu_check(h404 && h404->total_count == 10 && ll_histogram_min(h404) == 50000 && ll_histogram_max(h404) == 50000,
              "sub: duration{status:404}: 10 samples, all 50000 us");
-    tu_check(hg && hg->total_count == 30 && ll_hist_max(hg) == 1000,
+    tu_check(hg && hg->total_count == 30 && ll_histogram_max(hg) == 1000,
              "sub: duration{method:GET,status:200}: only the 30 GETs");
     tu_check(val(total, LL_M_HTTP_REQ_FAILED)->passes == 10 && val(total, LL_M_HTTP_REQ_FAILED)->total == 60,
              "sub: http_req_failed 10/60");
@@ -466,7 +466,7 @@ static void test_reset(void) {
     }
     for (int i = 0; i < snap->nchecks; i++) all_zero &= snap->checks[i][0] == 0 && snap->checks[i][1] == 0;
     tu_check(all_zero, "reset: every value, histogram and check count is zero");
-    tu_check(val(snap, LL_M_HTTP_REQ_DURATION)->hist == kept && ll_hist_percentile(kept, 50) == 0,
+    tu_check(val(snap, LL_M_HTTP_REQ_DURATION)->hist == kept && ll_histogram_percentile(kept, 50) == 0,
              "reset: the histogram allocation is kept (and empty)");
 
     ll_shard_merge(snap, w);
@@ -477,8 +477,8 @@ static void test_reset(void) {
              vg->max);
     tu_check(val(snap, LL_M_HTTP_REQ_FAILED)->passes == 1 && val(snap, LL_M_HTTP_REQ_FAILED)->total == 1,
              "reset+merge: rate 1/1");
-    tu_check(hist_count(snap, LL_M_HTTP_REQ_DURATION) == 1 && ll_hist_max(val(snap, LL_M_HTTP_REQ_DURATION)->hist) == 1500 &&
-                 ll_hist_min(val(snap, LL_M_HTTP_REQ_DURATION)->hist) == 1500,
+    tu_check(hist_count(snap, LL_M_HTTP_REQ_DURATION) == 1 && ll_histogram_max(val(snap, LL_M_HTTP_REQ_DURATION)->hist) == 1500 &&
+                 ll_histogram_min(val(snap, LL_M_HTTP_REQ_DURATION)->hist) == 1500,
              "reset+merge: trend has only the new 1500 us sample");
     tu_check(snap->checks[ch][0] == 1 && snap->checks[ch][1] == 0, "reset+merge: check counts 1/0");
 
@@ -552,7 +552,7 @@ static void test_sample_emit(void) {
     tu_check(val(s, cnt)->sum == 2.5 && val(s, sub)->sum == 2.5, "sample: counter (and its matching sub-metric) 2.5");
     tu_check(val(s, g)->sum == 17 && val(s, g)->stamp == 12345, "sample: gauge 17 stamped 12345");
     tu_check(val(s, r)->passes == 1 && val(s, r)->total == 2, "sample: rate 0 -> fail, 3 -> pass");
-    tu_check(hist_count(s, t) == 2 && ll_hist_max(val(s, t)->hist) == 2500 && ll_hist_min(val(s, t)->hist) == 777,
+    tu_check(hist_count(s, t) == 2 && ll_histogram_max(val(s, t)->hist) == 2500 && ll_histogram_min(val(s, t)->hist) == 777,
              "sample: trend 2.5 ms recorded as 2500 us");
     tu_check(e.n == 6, "emit: one emit per sample, none for sub-metrics (%d)", e.n);
     tu_check(e.id[0] == cnt && e.v[0] == 2.5 && e.t[0] == &src && e.now[0] > 0,

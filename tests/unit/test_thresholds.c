@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "test_util.h"
-#include "thresholds.h"
+#include "threshold.h"
 
 static const char *agg_str(ll_agg a) {
     static const char *n[] = {"count", "rate", "value", "avg", "min", "max", "med", "p(N)"};
@@ -74,8 +74,8 @@ static void name_is(const char *src, const char *want) {
     ll_threshold_expr e;
     char err[256] = "", buf[32];
     int rc = ll_threshold_parse(src, &e, err, sizeof(err));
-    const char *got = rc == 0 ? ll_agg_name(&e, buf, sizeof(buf)) : "(parse failed)";
-    tu_check(strcmp(got, want) == 0, "ll_agg_name of '%s' = '%s' (got '%s')", src, want, got);
+    const char *got = rc == 0 ? ll_threshold_agg_name(&e, buf, sizeof(buf)) : "(parse failed)";
+    tu_check(strcmp(got, want) == 0, "ll_threshold_agg_name of '%s' = '%s' (got '%s')", src, want, got);
 }
 
 #define MAXT 4
@@ -88,7 +88,7 @@ static void key_good(const char *src, const char *want_name, const char *const *
     const char *name = NULL, *keys[MAXT], *values[MAXT];
     int want = 0;
     while (wk && wk[want]) want++;
-    int n = ll_metric_key_parse(src, buf, sizeof(buf), &name, keys, values, MAXT, err, sizeof(err));
+    int n = ll_threshold_metric_key_parse(src, buf, sizeof(buf), &name, keys, values, MAXT, err, sizeof(err));
     int ok = n == want && name && strcmp(name, want_name) == 0;
     for (int i = 0; ok && i < n; i++) {
         ok = strcmp(keys[i], wk[i]) == 0 && strcmp(values[i], wv[i]) == 0 && keys[i] >= buf &&
@@ -109,7 +109,7 @@ static void key_bad(const char *src, int max_tags, size_t buflen, const char *ph
     char buf[256], err[256] = "";
     const char *name, *keys[MAXT], *values[MAXT];
     if (buflen > sizeof(buf)) buflen = sizeof(buf);
-    int n = ll_metric_key_parse(src, buf, buflen, &name, keys, values, max_tags, err, sizeof(err));
+    int n = ll_threshold_metric_key_parse(src, buf, buflen, &name, keys, values, max_tags, err, sizeof(err));
     tu_check(n == -1 && strstr(err, phrase) && !strchr(err, '\n'), "metric key '%s' rejected: %s",
              esc(src), err);
 }
@@ -177,7 +177,7 @@ int main(void) {
     holds("rate<0.01", 0.0099, 1);
     holds("rate<0.01", 0.01, 0);
 
-    /* ll_agg_name */
+    /* ll_threshold_agg_name */
     name_is("count<1", "count");
     name_is("rate<1", "rate");
     name_is("value<1", "value");
@@ -193,9 +193,9 @@ int main(void) {
     {
         ll_threshold_expr e = {LL_AGG_PERCENTILE, 50, LL_OP_LT, 1};
         char small[4];
-        const char *n = ll_agg_name(&e, small, sizeof(small));
+        const char *n = ll_threshold_agg_name(&e, small, sizeof(small));
         tu_check(strlen(n) < sizeof(small) && strncmp(n, "p(5", 3) == 0,
-                 "ll_agg_name truncates into a small buffer ('%s')", n);
+                 "ll_threshold_agg_name truncates into a small buffer ('%s')", n);
     }
 
     /* malformed thresholds */
@@ -297,10 +297,10 @@ int main(void) {
         /* exactly enough room: "m\0k\0v\0" is 6 bytes */
         char buf[6], err[128] = "";
         const char *name, *k[1], *v[1];
-        int n = ll_metric_key_parse("m{k:v}", buf, sizeof(buf), &name, k, v, 1, err, sizeof(err));
+        int n = ll_threshold_metric_key_parse("m{k:v}", buf, sizeof(buf), &name, k, v, 1, err, sizeof(err));
         tu_check(n == 1 && strcmp(name, "m") == 0 && strcmp(k[0], "k") == 0 && strcmp(v[0], "v") == 0,
                  "metric key fits a buffer of exactly 6 bytes (%d %s)", n, err);
-        n = ll_metric_key_parse("m", buf, 2, &name, NULL, NULL, 0, err, sizeof(err));
+        n = ll_threshold_metric_key_parse("m", buf, 2, &name, NULL, NULL, 0, err, sizeof(err));
         tu_check(n == 0 && strcmp(name, "m") == 0, "plain name with max_tags 0 and 2-byte buffer");
     }
 
@@ -354,7 +354,7 @@ int main(void) {
     {
         char err[128] = "";
         const char *name;
-        int n = ll_metric_key_parse("m", NULL, 64, &name, NULL, NULL, 0, err, sizeof(err));
+        int n = ll_threshold_metric_key_parse("m", NULL, 64, &name, NULL, NULL, 0, err, sizeof(err));
         tu_check(n == -1 && strstr(err, "buffer too small"), "NULL buffer rejected: %s", err);
     }
     return tu_summary();

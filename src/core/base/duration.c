@@ -55,7 +55,7 @@ int ll_duration_parse(const char *s, uint64_t *us) {
     return 0;
 }
 
-int ll_parse_int(const char *s, int64_t *out) {
+int ll_duration_parse_int(const char *s, int64_t *out) {
     if (!s || *s < '0' || *s > '9') return -1;
     char *end;
     errno = 0;

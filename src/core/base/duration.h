@@ -12,6 +12,6 @@ int ll_duration_parse(const char *s, uint64_t *us);
 
 /* Parses a non-negative integer that fits in int64 (decimal, no sign, no
  * suffix). Returns 0 or -1. */
-int ll_parse_int(const char *s, int64_t *out);
+int ll_duration_parse_int(const char *s, int64_t *out);
 
 #endif

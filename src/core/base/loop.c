@@ -1,6 +1,8 @@
 /* loop.c -- epoll event loop with an indexed timer heap (see loop.h). */
 #include "loop.h"
 
+#include "xmalloc.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,7 +27,7 @@ struct ll_loop {
     struct epoll_event ev[256];
 };
 
-uint64_t ll_now_ns(void) {
+uint64_t ll_loop_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -34,14 +36,13 @@ uint64_t ll_now_ns(void) {
 uint64_t ll_loop_now(ll_loop *loop) { return loop->now; }
 
 ll_loop *ll_loop_new(void) {
-    ll_loop *loop = calloc(1, sizeof(*loop));
-    if (!loop) return NULL;
+    ll_loop *loop = ll_xcalloc(1, sizeof(*loop));
     loop->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (loop->epfd < 0) {
         free(loop);
         return NULL;
     }
-    loop->now = ll_now_ns();
+    loop->now = ll_loop_now_ns();
     return loop;
 }
 
@@ -61,8 +62,7 @@ int ll_loop_watch(ll_loop *loop, int fd, int events, ll_fd_fn *fn, void *ud) {
     if (fd >= loop->nfds) {
         int n = loop->nfds ? loop->nfds : 64;
         while (n <= fd) n *= 2;
-        fd_slot *fds = realloc(loop->fds, (size_t)n * sizeof(*fds));
-        if (!fds) return -1;
+        fd_slot *fds = ll_xrealloc(loop->fds, (size_t)n * sizeof(*fds));
         memset(fds + loop->nfds, 0, (size_t)(n - loop->nfds) * sizeof(*fds));
         loop->fds = fds;
         loop->nfds = n;
@@ -128,14 +128,14 @@ static void heap_down(ll_loop *loop, int i) {
     heap_set(loop, i, t);
 }
 
-void ll_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud) {
+void ll_loop_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud) {
     t->deadline_ns = 0;
     t->fn = fn;
     t->ud = ud;
     t->heap_index = -1;
 }
 
-void ll_timer_stop(ll_loop *loop, ll_timer *t) {
+void ll_loop_timer_stop(ll_loop *loop, ll_timer *t) {
     int i = t->heap_index;
     if (i < 0) return;
     t->heap_index = -1;
@@ -147,26 +147,24 @@ void ll_timer_stop(ll_loop *loop, ll_timer *t) {
     heap_down(loop, moved->heap_index);
 }
 
-void ll_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us) {
-    ll_timer_stop(loop, t);
+void ll_loop_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us) {
+    ll_loop_timer_stop(loop, t);
     if (loop->heap_len == loop->heap_cap) {
         int cap = loop->heap_cap ? loop->heap_cap * 2 : 64;
-        ll_timer **h = realloc(loop->heap, (size_t)cap * sizeof(*h));
-        if (!h) abort(); /* out of memory on the event loop: nothing sane to do */
-        loop->heap = h;
+        loop->heap = ll_xrealloc(loop->heap, (size_t)cap * sizeof(*loop->heap));
         loop->heap_cap = cap;
     }
-    t->deadline_ns = ll_now_ns() + after_us * 1000ull;
+    t->deadline_ns = ll_loop_now_ns() + after_us * 1000ull;
     heap_set(loop, loop->heap_len++, t);
     heap_up(loop, t->heap_index);
 }
 
 static int fire_timers(ll_loop *loop) {
     int n = 0;
-    loop->now = ll_now_ns();
+    loop->now = ll_loop_now_ns();
     while (loop->heap_len > 0 && loop->heap[0]->deadline_ns <= loop->now) {
         ll_timer *t = loop->heap[0];
-        ll_timer_stop(loop, t);
+        ll_loop_timer_stop(loop, t);
         t->fn(loop, t->ud);
         n++;
     }
@@ -190,7 +188,7 @@ static int wait_events(ll_loop *loop, int64_t wait_ns) {
 
 int ll_loop_turn(ll_loop *loop, int max_wait_ms) {
     int64_t wait = max_wait_ms < 0 ? -1 : (int64_t)max_wait_ms * 1000000;
-    loop->now = ll_now_ns();
+    loop->now = ll_loop_now_ns();
     if (loop->heap_len > 0) {
         uint64_t d = loop->heap[0]->deadline_ns;
         int64_t ns = d <= loop->now ? 0 : (int64_t)(d - loop->now);

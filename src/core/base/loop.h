@@ -33,10 +33,10 @@ int ll_loop_watch(ll_loop *loop, int fd, int events, ll_fd_fn *fn, void *ud);
  * (closing removes it from epoll). */
 void ll_loop_forget(ll_loop *loop, int fd);
 
-void ll_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud);
+void ll_loop_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud);
 /* Arm (or re-arm) t to fire after after_us microseconds (0: next turn). */
-void ll_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us);
-void ll_timer_stop(ll_loop *loop, ll_timer *t);
+void ll_loop_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us);
+void ll_loop_timer_stop(ll_loop *loop, ll_timer *t);
 
 /* One turn: wait for events at most max_wait_ms (or until the next timer),
  * dispatch them, then fire due timers. Returns the number of callbacks run. */
@@ -44,7 +44,7 @@ int ll_loop_turn(ll_loop *loop, int max_wait_ms);
 
 /* Monotonic clock, nanoseconds; ll_loop_now() is the time cached at the
  * start of the current turn (cheap). */
-uint64_t ll_now_ns(void);
+uint64_t ll_loop_now_ns(void);
 uint64_t ll_loop_now(ll_loop *loop);
 
 #endif

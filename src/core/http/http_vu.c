@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "xmalloc.h"
 
 static void drop(ll_http_vu *hv, int slot) {
     ll_transfer *x = hv->xfers[slot];

@@ -21,8 +21,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "buffer.h"
+#include "xmalloc.h"
+#include "buf.h"
 
 /* VUs sharing one curl multi handle. Measured with callgrind, 50 VUs cost
  * 90.7k instructions per request at 100 VUs per multi handle, 84k at 32 and
@@ -198,7 +198,7 @@ static void on_fd(ll_loop *loop, int fd, int events, void *ud) {
     if (events & LL_READABLE) flags |= CURL_CSELECT_IN;
     if (events & LL_WRITABLE) flags |= CURL_CSELECT_OUT;
     curl_multi_socket_action(mc->multi, fd, flags, &running);
-    drain_done(mc, ll_now_ns());
+    drain_done(mc, ll_loop_now_ns());
 }
 
 static void on_timer(ll_loop *loop, void *ud) {
@@ -206,7 +206,7 @@ static void on_timer(ll_loop *loop, void *ud) {
     multi_ctx *mc = ud;
     int running;
     curl_multi_socket_action(mc->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    drain_done(mc, ll_now_ns());
+    drain_done(mc, ll_loop_now_ns());
 }
 
 static sock_ctx *sock_of(curl_transport *tp, int fd) {
@@ -250,8 +250,8 @@ static int close_cb(void *ud, curl_socket_t fd) {
 static int timer_cb(CURLM *multi, long timeout_ms, void *userp) {
     (void)multi;
     multi_ctx *mc = userp;
-    if (timeout_ms < 0) ll_timer_stop(mc->tp->base.loop, &mc->timer);
-    else ll_timer_start(mc->tp->base.loop, &mc->timer, (uint64_t)timeout_ms * 1000);
+    if (timeout_ms < 0) ll_loop_timer_stop(mc->tp->base.loop, &mc->timer);
+    else ll_loop_timer_start(mc->tp->base.loop, &mc->timer, (uint64_t)timeout_ms * 1000);
     return 0;
 }
 
@@ -264,7 +264,7 @@ const char *ll_transport_curl_version(void) { return curl_version(); }
 
 static void multi_free(curl_transport *tp, multi_ctx *mc) {
     if (!mc) return;
-    ll_timer_stop(tp->base.loop, &mc->timer);
+    ll_loop_timer_stop(tp->base.loop, &mc->timer);
     if (mc->multi) curl_multi_cleanup(mc->multi);
     free(mc);
 }
@@ -280,7 +280,7 @@ static multi_ctx *multi_of(curl_transport *tp, int index) {
     if (tp->multis[index]) return tp->multis[index];
     multi_ctx *mc = ll_xcalloc(1, sizeof(*mc));
     mc->tp = tp;
-    ll_timer_init(&mc->timer, on_timer, mc);
+    ll_loop_timer_init(&mc->timer, on_timer, mc);
     mc->multi = curl_multi_init();
     if (!mc->multi) {
         free(mc);
@@ -321,7 +321,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
     curl_transfer *x = ud;
     size_t len = size * n;
     x->body_bytes += (int64_t)len;
-    x->t_last = ll_now_ns();
+    x->t_last = ll_loop_now_ns();
     if (x->base.req->response_type == LL_RESPONSE_NONE) return len;
     return ll_buf_append(&x->body, p, len) < 0 ? 0 : len;
 }
@@ -333,7 +333,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
     /* a new status line starts a new header block (redirects, 100-continue) */
     if (len > 5 && memcmp(p, "HTTP/", 5) == 0) {
         x->hdrs.len = 0;
-        x->t_first = ll_now_ns();
+        x->t_first = ll_loop_now_ns();
     }
     return ll_buf_append(&x->hdrs, p, len) < 0 ? 0 : len;
 }
@@ -364,7 +364,7 @@ static int on_prereq(void *ud, char *conn_primary_ip, char *conn_local_ip, int c
     (void)conn_primary_port;
     (void)conn_local_port;
     curl_transfer *x = ud;
-    x->t_pre = ll_now_ns();
+    x->t_pre = ll_loop_now_ns();
     x->t_first = x->t_last = 0;
     return CURL_PREREQFUNC_OK;
 }
@@ -531,7 +531,7 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     x->body_pos = 0;
     x->errbuf[0] = 0;
     x->t_pre = x->t_first = x->t_last = 0;
-    x->t_start = ll_now_ns();
+    x->t_start = ll_loop_now_ns();
     CURLMcode mc = curl_multi_add_handle(x->mc->multi, x->easy);
     if (mc != CURLM_OK) {
         *err = curl_multi_strerror(mc);

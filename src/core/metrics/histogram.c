@@ -36,7 +36,7 @@ static int64_t highest_equivalent(const ll_histogram *h, int32_t i) {
     return (sub << shift) + (((int64_t)1 << shift) - 1); /* no overflow at 2^63-1 */
 }
 
-ll_histogram *ll_hist_new(int64_t lowest, int64_t highest, int sig_digits) {
+ll_histogram *ll_histogram_new(int64_t lowest, int64_t highest, int sig_digits) {
     if (lowest < 1 || sig_digits < 1 || sig_digits > 5 || highest / 2 < lowest)
         return NULL;
 
@@ -80,11 +80,11 @@ ll_histogram *ll_hist_new(int64_t lowest, int64_t highest, int sig_digits) {
     return h;
 }
 
-void ll_hist_free(ll_histogram *h) {
+void ll_histogram_free(ll_histogram *h) {
     free(h);
 }
 
-void ll_hist_reset(ll_histogram *h) {
+void ll_histogram_reset(ll_histogram *h) {
     memset(h->counts, 0, (size_t)h->counts_len * sizeof(int64_t));
     h->total_count = 0;
     h->min = INT64_MAX;
@@ -92,7 +92,7 @@ void ll_hist_reset(ll_histogram *h) {
     h->sum = 0;
 }
 
-void ll_hist_record_n(ll_histogram *h, int64_t value, int64_t n) {
+void ll_histogram_record_n(ll_histogram *h, int64_t value, int64_t n) {
     if (n <= 0) return;
     if (value < 0) value = 0;
     int64_t v = value > h->highest ? h->highest : value;
@@ -103,7 +103,7 @@ void ll_hist_record_n(ll_histogram *h, int64_t value, int64_t n) {
     if (value > h->max) h->max = value;
 }
 
-void ll_hist_record(ll_histogram *h, int64_t value) {
+void ll_histogram_record(ll_histogram *h, int64_t value) {
     if (value < 0) value = 0;
     int64_t v = value > h->highest ? h->highest : value;
     h->counts[counts_index(h, v)]++;
@@ -113,7 +113,7 @@ void ll_hist_record(ll_histogram *h, int64_t value) {
     if (value > h->max) h->max = value;
 }
 
-int ll_hist_merge(ll_histogram *dst, const ll_histogram *src) {
+int ll_histogram_merge(ll_histogram *dst, const ll_histogram *src) {
     if (dst->lowest != src->lowest || dst->highest != src->highest ||
         dst->sig_digits != src->sig_digits)
         return -1;
@@ -125,7 +125,7 @@ int ll_hist_merge(ll_histogram *dst, const ll_histogram *src) {
     return 0;
 }
 
-int64_t ll_hist_percentile(const ll_histogram *h, double p) {
+int64_t ll_histogram_percentile(const ll_histogram *h, double p) {
     if (h->total_count == 0) return 0;
     if (!(p > 0)) return h->min; /* also catches NaN */
     if (p >= 100) return h->max;
@@ -144,18 +144,18 @@ int64_t ll_hist_percentile(const ll_histogram *h, double p) {
     return h->max; /* not reached: counts sum to total_count */
 }
 
-double ll_hist_mean(const ll_histogram *h) {
+double ll_histogram_mean(const ll_histogram *h) {
     return h->total_count ? h->sum / (double)h->total_count : 0.0;
 }
 
-int64_t ll_hist_min(const ll_histogram *h) {
+int64_t ll_histogram_min(const ll_histogram *h) {
     return h->total_count ? h->min : 0;
 }
 
-int64_t ll_hist_max(const ll_histogram *h) {
+int64_t ll_histogram_max(const ll_histogram *h) {
     return h->total_count ? h->max : 0;
 }
 
-size_t ll_hist_memory(const ll_histogram *h) {
+size_t ll_histogram_memory(const ll_histogram *h) {
     return sizeof(*h) + (size_t)h->counts_len * sizeof(int64_t);
 }

@@ -30,20 +30,20 @@ typedef struct ll_histogram {
 } ll_histogram;
 
 /* Returns NULL on bad parameters (lowest < 1, highest < 2*lowest, sig not 1..5). */
-ll_histogram *ll_hist_new(int64_t lowest, int64_t highest, int sig_digits);
-void ll_hist_free(ll_histogram *h);
-void ll_hist_reset(ll_histogram *h);
-void ll_hist_record(ll_histogram *h, int64_t value);          /* negative -> 0 */
-void ll_hist_record_n(ll_histogram *h, int64_t value, int64_t n);
+ll_histogram *ll_histogram_new(int64_t lowest, int64_t highest, int sig_digits);
+void ll_histogram_free(ll_histogram *h);
+void ll_histogram_reset(ll_histogram *h);
+void ll_histogram_record(ll_histogram *h, int64_t value);          /* negative -> 0 */
+void ll_histogram_record_n(ll_histogram *h, int64_t value, int64_t n);
 /* Adds src into dst; both must have the same lowest/highest/sig_digits (-1 if not). */
-int ll_hist_merge(ll_histogram *dst, const ll_histogram *src);
+int ll_histogram_merge(ll_histogram *dst, const ll_histogram *src);
 /* Value at percentile p in [0,100] (HdrHistogram semantics: the highest value
  * equivalent to the bucket holding the p-th percentile, clamped to max);
  * 0 when empty. p <= 0 gives min, p >= 100 gives max. */
-int64_t ll_hist_percentile(const ll_histogram *h, double p);
-double ll_hist_mean(const ll_histogram *h);
-int64_t ll_hist_min(const ll_histogram *h);  /* 0 when empty */
-int64_t ll_hist_max(const ll_histogram *h);
-size_t ll_hist_memory(const ll_histogram *h);
+int64_t ll_histogram_percentile(const ll_histogram *h, double p);
+double ll_histogram_mean(const ll_histogram *h);
+int64_t ll_histogram_min(const ll_histogram *h);  /* 0 when empty */
+int64_t ll_histogram_max(const ll_histogram *h);
+size_t ll_histogram_memory(const ll_histogram *h);
 
 #endif

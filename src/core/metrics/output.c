@@ -117,7 +117,7 @@ ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_thre
     ll_tagsets_init(&o->tagsets);
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
-    o->mono_to_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)ll_now_ns();
+    o->mono_to_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)ll_loop_now_ns();
     for (int i = 0; i < n; i++) {
         if (open_sink(o, specs[i], http, err, errlen) != 0) {
             ll_outputs_free(o);
@@ -168,14 +168,14 @@ static void flush_all(ll_outputs *o) {
 
 static void *thread_main(void *arg) {
     ll_outputs *o = arg;
-    uint64_t last_flush = ll_now_ns();
+    uint64_t last_flush = ll_loop_now_ns();
     while (!atomic_load(&o->stop)) {
         struct timespec ts = {0, (long)DRAIN_EVERY_NS};
         nanosleep(&ts, NULL);
         drain(o);
-        if (ll_now_ns() - last_flush >= FLUSH_EVERY_NS) {
+        if (ll_loop_now_ns() - last_flush >= FLUSH_EVERY_NS) {
             flush_all(o);
-            last_flush = ll_now_ns();
+            last_flush = ll_loop_now_ns();
         }
     }
     return NULL;

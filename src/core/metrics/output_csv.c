@@ -38,18 +38,18 @@ static void to_row(void *ud, const char *key, const char *value) {
 
 /* A CSV field, quoted when it has a comma, quote or newline. */
 static void field(ll_outfile *f, const char *v) {
-    ll_outfile_write(f, ",", 1);
+    ll_output_file_write(f, ",", 1);
     if (!v) return;
     if (!strpbrk(v, ",\"\n\r")) {
-        ll_outfile_write(f, v, strlen(v));
+        ll_output_file_write(f, v, strlen(v));
         return;
     }
-    ll_outfile_write(f, "\"", 1);
+    ll_output_file_write(f, "\"", 1);
     for (const char *p = v; *p; p++) {
-        if (*p == '"') ll_outfile_write(f, "\"", 1);
-        ll_outfile_write(f, p, 1);
+        if (*p == '"') ll_output_file_write(f, "\"", 1);
+        ll_output_file_write(f, p, 1);
     }
-    ll_outfile_write(f, "\"", 1);
+    ll_output_file_write(f, "\"", 1);
 }
 
 static int csv_write(ll_output_sink *s, const ll_out_sample *x) {
@@ -59,34 +59,34 @@ static int csv_write(ll_output_sink *s, const ll_out_sample *x) {
     r.extra[0] = 0;
     r.extra_len = 0;
     ll_tagset_each(x->tagsets, x->tagset, to_row, &r);
-    ll_outfile_write(c->f, x->metric->name, strlen(x->metric->name));
-    ll_outfile_printf(c->f, ",%lld,%.6f", (long long)(x->unix_ns / 1000000000), x->value);
+    ll_output_file_write(c->f, x->metric->name, strlen(x->metric->name));
+    ll_output_file_printf(c->f, ",%lld,%.6f", (long long)(x->unix_ns / 1000000000), x->value);
     for (size_t i = 0; i < NCOLS; i++) field(c->f, r.cols[i]);
     field(c->f, r.extra);
-    if (ll_outfile_write(c->f, ",\n", 2) != 0 && !s->err[0]) /* empty metadata column */
+    if (ll_output_file_write(c->f, ",\n", 2) != 0 && !s->err[0]) /* empty metadata column */
         snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
     return 0;
 }
 
-static int csv_flush(ll_output_sink *s) { return ll_outfile_flush(((csv_sink *)s)->f); }
+static int csv_flush(ll_output_sink *s) { return ll_output_file_flush(((csv_sink *)s)->f); }
 
 static void csv_close(ll_output_sink *s) {
     csv_sink *c = (csv_sink *)s;
-    if (ll_outfile_close(c->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
+    if (ll_output_file_close(c->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
     free(c);
 }
 
 ll_output_sink *ll_output_csv_open(const char *path, char *err, size_t errlen) {
     csv_sink *c = calloc(1, sizeof(*c));
     if (!c) return NULL;
-    c->f = ll_outfile_open(path, err, errlen);
+    c->f = ll_output_file_open(path, err, errlen);
     if (!c->f) {
         free(c);
         return NULL;
     }
-    ll_outfile_write(c->f, "metric_name,timestamp,metric_value", 34);
-    for (size_t i = 0; i < NCOLS; i++) ll_outfile_printf(c->f, ",%s", COLUMNS[i]);
-    ll_outfile_write(c->f, ",extra_tags,metadata\n", 21);
+    ll_output_file_write(c->f, "metric_name,timestamp,metric_value", 34);
+    for (size_t i = 0; i < NCOLS; i++) ll_output_file_printf(c->f, ",%s", COLUMNS[i]);
+    ll_output_file_write(c->f, ",extra_tags,metadata\n", 21);
     c->base.write = csv_write;
     c->base.flush = csv_flush;
     c->base.close = csv_close;

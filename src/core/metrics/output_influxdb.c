@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "buffer.h"
+#include "xmalloc.h"
+#include "buf.h"
 #include "output.h"
 
 #define MAX_BATCH (8u << 20) /* send early past this many bytes */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "buffer.h"
+#include "buf.h"
 #include "output.h"
 #include "output_file.h"
 
@@ -63,7 +63,7 @@ static void declare(json_sink *j, const ll_out_sample *x) {
     add(j, "],\"submetrics\":null},\"metric\":");
     add_string(j, m->name);
     add(j, "}\n");
-    ll_outfile_write(j->f, j->line.p, j->line.len);
+    ll_output_file_write(j->f, j->line.p, j->line.len);
 }
 
 typedef struct tag_ctx {
@@ -100,16 +100,16 @@ static int json_write(ll_output_sink *s, const ll_out_sample *x) {
     tag_ctx c = {j, 0};
     ll_tagset_each(x->tagsets, x->tagset, add_tag, &c);
     add(j, "}}}\n");
-    if (ll_outfile_write(j->f, j->line.p, j->line.len) != 0 && !s->err[0])
+    if (ll_output_file_write(j->f, j->line.p, j->line.len) != 0 && !s->err[0])
         snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
     return 0;
 }
 
-static int json_flush(ll_output_sink *s) { return ll_outfile_flush(((json_sink *)s)->f); }
+static int json_flush(ll_output_sink *s) { return ll_output_file_flush(((json_sink *)s)->f); }
 
 static void json_close(ll_output_sink *s) {
     json_sink *j = (json_sink *)s;
-    if (ll_outfile_close(j->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
+    if (ll_output_file_close(j->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
     free(j->declared);
     ll_buf_free(&j->line);
     free(j);
@@ -118,7 +118,7 @@ static void json_close(ll_output_sink *s) {
 ll_output_sink *ll_output_json_open(const char *path, char *err, size_t errlen) {
     json_sink *j = calloc(1, sizeof(*j));
     if (!j) return NULL;
-    j->f = ll_outfile_open(path, err, errlen);
+    j->f = ll_output_file_open(path, err, errlen);
     if (!j->f) {
         free(j);
         return NULL;

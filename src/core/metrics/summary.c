@@ -36,13 +36,13 @@ static void md5_id(const char *path, char out[33]) {
 /* One summaryTrendStats column of a trend, in the metric's unit. */
 static double trend_stat(const ll_histogram *h, const char *st) {
     if (strcmp(st, "count") == 0) return (double)h->total_count;
-    if (strcmp(st, "avg") == 0) return ll_hist_mean(h) / 1000.0;
-    if (strcmp(st, "min") == 0) return (double)ll_hist_min(h) / 1000.0;
-    if (strcmp(st, "max") == 0) return (double)ll_hist_max(h) / 1000.0;
-    if (strcmp(st, "med") == 0) return (double)ll_hist_percentile(h, 50) / 1000.0;
+    if (strcmp(st, "avg") == 0) return ll_histogram_mean(h) / 1000.0;
+    if (strcmp(st, "min") == 0) return (double)ll_histogram_min(h) / 1000.0;
+    if (strcmp(st, "max") == 0) return (double)ll_histogram_max(h) / 1000.0;
+    if (strcmp(st, "med") == 0) return (double)ll_histogram_percentile(h, 50) / 1000.0;
     double p = 0;
     sscanf(st, "p(%lf)", &p);
-    return (double)ll_hist_percentile(h, p) / 1000.0;
+    return (double)ll_histogram_percentile(h, p) / 1000.0;
 }
 
 static cJSON *metric_values(const ll_metric *m, const ll_value *v, double duration_s, const ll_summary_opts *o) {

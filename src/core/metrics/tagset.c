@@ -1,7 +1,7 @@
 /* tagset.c -- tag set interning for the outputs (see tagset.h). */
 #include "tagset.h"
 
-#include "buffer.h"
+#include "buf.h"
 
 #include <stdint.h>
 #include <stdlib.h>

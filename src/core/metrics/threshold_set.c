@@ -30,7 +30,7 @@ static const char *aggs_of(ll_metric_type t) {
     }
 }
 
-int ll_thresholds_add(ll_threshold_set *set, ll_registry *reg, const char *metric_key, const char *source,
+int ll_threshold_set_add(ll_threshold_set *set, ll_registry *reg, const char *metric_key, const char *source,
                       int abort_on_fail, uint64_t delay_abort_us, char *err, size_t errlen) {
     char why[256], buf[1024];
     const char *name, *keys[MAX_SELECTOR], *values[MAX_SELECTOR];
@@ -39,7 +39,7 @@ int ll_thresholds_add(ll_threshold_set *set, ll_registry *reg, const char *metri
         snprintf(err, errlen, "invalid threshold '%s' on %s: %s", source, metric_key, why);
         return -1;
     }
-    int n = ll_metric_key_parse(metric_key, buf, sizeof(buf), &name, keys, values, MAX_SELECTOR, why, sizeof(why));
+    int n = ll_threshold_metric_key_parse(metric_key, buf, sizeof(buf), &name, keys, values, MAX_SELECTOR, why, sizeof(why));
     if (n < 0) {
         snprintf(err, errlen, "invalid threshold metric '%s': %s", metric_key, why);
         return -1;
@@ -86,7 +86,7 @@ int ll_thresholds_add(ll_threshold_set *set, ll_registry *reg, const char *metri
     return 0;
 }
 
-void ll_thresholds_free(ll_threshold_set *set) {
+void ll_threshold_set_free(ll_threshold_set *set) {
     for (int i = 0; i < set->n; i++) {
         free(set->items[i].metric_key);
         free(set->items[i].source);
@@ -95,7 +95,7 @@ void ll_thresholds_free(ll_threshold_set *set) {
     memset(set, 0, sizeof(*set));
 }
 
-double ll_metric_aggregate(const ll_registry *reg, const ll_shard *total, int id, const ll_threshold_expr *e,
+double ll_threshold_set_aggregate(const ll_registry *reg, const ll_shard *total, int id, const ll_threshold_expr *e,
                            double elapsed_s) {
     static const ll_value empty = {0};
     const ll_value *v = id < total->nvalues ? &total->values[id] : &empty;
@@ -110,21 +110,21 @@ double ll_metric_aggregate(const ll_registry *reg, const ll_shard *total, int id
     }
     if (!h || h->total_count == 0) return 0;
     switch (e->agg) {
-    case LL_AGG_AVG: return ll_hist_mean(h) / 1000.0;
-    case LL_AGG_MIN: return (double)ll_hist_min(h) / 1000.0;
-    case LL_AGG_MAX: return (double)ll_hist_max(h) / 1000.0;
-    case LL_AGG_MED: return (double)ll_hist_percentile(h, 50) / 1000.0;
-    default: return (double)ll_hist_percentile(h, e->percentile) / 1000.0;
+    case LL_AGG_AVG: return ll_histogram_mean(h) / 1000.0;
+    case LL_AGG_MIN: return (double)ll_histogram_min(h) / 1000.0;
+    case LL_AGG_MAX: return (double)ll_histogram_max(h) / 1000.0;
+    case LL_AGG_MED: return (double)ll_histogram_percentile(h, 50) / 1000.0;
+    default: return (double)ll_histogram_percentile(h, e->percentile) / 1000.0;
     }
 }
 
-int ll_thresholds_evaluate(ll_threshold_set *set, const ll_registry *reg, const ll_shard *total,
+int ll_threshold_set_evaluate(ll_threshold_set *set, const ll_registry *reg, const ll_shard *total,
                            double elapsed_s, int *abort) {
     int failed = 0;
     *abort = 0;
     for (int i = 0; i < set->n; i++) {
         ll_threshold *t = &set->items[i];
-        t->value = ll_metric_aggregate(reg, total, t->metric_id, &t->expr, elapsed_s);
+        t->value = ll_threshold_set_aggregate(reg, total, t->metric_id, &t->expr, elapsed_s);
         t->failed = !ll_threshold_holds(&t->expr, t->value);
         if (!t->failed) continue;
         failed++;

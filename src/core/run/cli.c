@@ -39,7 +39,7 @@ static int bad(const char *flag, const char *value, const char *expected) {
 }
 
 static int parse_count(const char *flag, const char *v, int64_t min, int64_t *out) {
-    if (ll_parse_int(v, out) != 0 || *out < min) {
+    if (ll_duration_parse_int(v, out) != 0 || *out < min) {
         char what[64];
         snprintf(what, sizeof(what), "an integer >= %lld", (long long)min);
         return bad(flag, v, what);
@@ -102,7 +102,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             int64_t target;
             if (!colon || (size_t)(colon - v) >= sizeof(dur)) return bad(flag, v, "DURATION:TARGET such as 30s:100");
             snprintf(dur, sizeof(dur), "%.*s", (int)(colon - v), v);
-            if (ll_duration_parse(dur, &us) != 0 || ll_parse_int(colon + 1, &target) != 0)
+            if (ll_duration_parse(dur, &us) != 0 || ll_duration_parse_int(colon + 1, &target) != 0)
                 return bad(flag, v, "DURATION:TARGET such as 30s:100");
             if (ll_config_add_stage(cfg, us, (double)target) != 0) return LL_EXIT_CONFIG;
             cfg->stages_set = 1;

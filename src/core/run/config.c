@@ -21,7 +21,7 @@ void ll_config_free(ll_config *cfg) {
     free(cfg->trend_stats);
     cfg->trend_stats = NULL;
     cfg->ntrend_stats = 0;
-    ll_thresholds_free(&cfg->thresholds);
+    ll_threshold_set_free(&cfg->thresholds);
 }
 
 int ll_config_time_unit_valid(const char *s) {

@@ -139,7 +139,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
         until.tv_sec += 1;
         pthread_cond_timedwait(&run->cv, &run->mu, &until);
         if (run->finished >= n) break;
-        uint64_t now = ll_now_ns();
+        uint64_t now = ll_loop_now_ns();
         if (now < next) continue; /* woken by a worker that finished */
         next = now + 1000000000ull;
         pthread_mutex_unlock(&run->mu);
@@ -151,7 +151,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
             ll_shard_merge(snap, life->shard);
             int abort = 0;
             double elapsed = (double)(now - t0) / 1e9;
-            ll_thresholds_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
+            ll_threshold_set_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
             if (abort && !atomic_exchange(&run->threshold_abort, 1))
                 fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
                         elapsed);
@@ -161,7 +161,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
     pthread_mutex_unlock(&run->mu);
     ll_shard_free(snap);
     for (int i = 0; i < n; i++) ll_worker_join(&workers[i]);
-    if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_now_ns(), 1);
+    if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_loop_now_ns(), 1);
 }
 
 /* One line per failed threshold, on stderr, for CI logs. */
@@ -171,7 +171,7 @@ static void report_thresholds(const ll_threshold_set *set, const ll_registry *re
         if (!t->failed) continue;
         char agg[32];
         fprintf(stderr, "luaload: threshold failed: %s '%s' (%s=%g)\n", reg->metrics[t->metric_id].name,
-                t->source, ll_agg_name(&t->expr, agg, sizeof(agg)), t->value);
+                t->source, ll_threshold_agg_name(&t->expr, agg, sizeof(agg)), t->value);
     }
 }
 
@@ -310,7 +310,7 @@ int ll_engine_run(ll_config *cfg) {
         }
     }
 
-    uint64_t t0 = run.t0 = ll_now_ns();
+    uint64_t t0 = run.t0 = ll_loop_now_ns();
     for (int i = 0; i < nworkers; i++) {
         if (ll_worker_start_thread(&workers[i]) != 0) {
             fprintf(stderr, "luaload: cannot start worker thread %d\n", i);
@@ -321,7 +321,7 @@ int ll_engine_run(ll_config *cfg) {
         }
     }
     watch_workers(&run, workers, nworkers, &life, cfg, t0);
-    double elapsed = (double)(ll_now_ns() - t0) / 1e9;
+    double elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
     int64_t cut = 0;
@@ -346,7 +346,7 @@ int ll_engine_run(ll_config *cfg) {
     ll_shard_merge(total, life.shard);
 
     if (outputs) ll_outputs_stop(outputs);
-    int abort_unused, failed = ll_thresholds_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
+    int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
     if (!cfg->no_summary && ll_script_summary(&life, data) != 0 && !rc) rc = LL_EXIT_FAILURE;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "xmalloc.h"
 
 const char *ll_errors_add(ll_errors *e, const char *msg) {
     for (int i = 0; i < e->n; i++) {

@@ -12,7 +12,7 @@
  * worker k mod workers), ramping VUs round-robin, so shares add up exactly. */
 #include "executor.h"
 
-#include "alloc.h"
+#include "xmalloc.h"
 #include "schedule.h"
 #include "script.h"
 #include "worker.h"
@@ -118,7 +118,7 @@ static ll_vu *make_vu(ll_executor *s) {
 static void finish(ll_executor *s) {
     if (s->phase == LL_EXECUTOR_DONE) return;
     s->phase = LL_EXECUTOR_DONE;
-    ll_timer_stop(s->w->loop, &s->timer);
+    ll_loop_timer_stop(s->w->loop, &s->timer);
     s->w->active--;
 }
 
@@ -187,7 +187,7 @@ static void vu_idle(ll_vu *vu, void *ud) {
      * one started right away: give the loop a turn first. */
     if (!vu->yielded) {
         vu->timer.fn = on_deferred;
-        ll_timer_start(s->w->loop, &vu->timer, 0);
+        ll_loop_timer_start(s->w->loop, &vu->timer, 0);
         return;
     }
     vu->next_start_ns = ended;
@@ -208,7 +208,7 @@ static void cut(ll_executor *s, ll_vu *vu) {
 
 static void ramp(ll_loop *loop, void *ud) {
     ll_executor *s = ud;
-    uint64_t now = ll_now_ns();
+    uint64_t now = ll_loop_now_ns();
     const ll_scenario *sc = s->sc;
     int64_t target = llround(ll_schedule_ramp_value((double)sc->start_vus, sc->stages, sc->nstages, (now - s->start_ns) / 1000));
     for (int i = 0; i < s->nvus; i++) {
@@ -225,7 +225,7 @@ static void ramp(ll_loop *loop, void *ud) {
             cut(s, vu); /* gracefulRampDown is over */
         }
     }
-    ll_timer_start(loop, &s->timer, RAMP_TICK_US);
+    ll_loop_timer_start(loop, &s->timer, RAMP_TICK_US);
 }
 
 /* No VU for the iteration k_next: it and every other one of this worker
@@ -245,11 +245,11 @@ static void drop_due(ll_executor *s, uint64_t now) {
 /* Starts every iteration due by now, then sleeps until the next one. */
 static void arrive(ll_loop *loop, void *ud) {
     ll_executor *s = ud;
-    uint64_t now = ll_now_ns();
+    uint64_t now = ll_loop_now_ns();
     int W = s->nw;
     for (int started = 0; s->phase == LL_EXECUTOR_RUNNING && !ll_run_stopped(s->w->run); started++) {
         if (started == MAX_STARTS_PER_TURN) { /* let the loop breathe, then go on */
-            ll_timer_start(loop, &s->timer, 0);
+            ll_loop_timer_start(loop, &s->timer, 0);
             return;
         }
         uint64_t t = ll_schedule_arrival_time_us(s->sc, s->k_next);
@@ -260,7 +260,7 @@ static void arrive(ll_loop *loop, void *ud) {
         }
         uint64_t due = s->start_ns + t * 1000;
         if (due > now) {
-            ll_timer_start(loop, &s->timer, (due - now) / 1000);
+            ll_loop_timer_start(loop, &s->timer, (due - now) / 1000);
             return;
         }
         ll_vu *vu = s->nidle > 0 ? s->idle[--s->nidle] : make_vu(s);
@@ -273,7 +273,7 @@ static void arrive(ll_loop *loop, void *ud) {
         ll_tag_source tags = ll_vu_tag_source(vu);
         ll_shard_trend(s->w->shard, LL_M_ITERATION_START_LAG, (int64_t)(now - due) / 1000, &tags);
         start(s, vu);
-        now = ll_now_ns();
+        now = ll_loop_now_ns();
     }
 }
 
@@ -283,7 +283,7 @@ static void on_start(ll_loop *loop, void *ud) {
     (void)loop;
     if (s->phase != LL_EXECUTOR_WAITING) return;
     s->phase = LL_EXECUTOR_RUNNING;
-    s->start_ns = ll_now_ns();
+    s->start_ns = ll_loop_now_ns();
     s->end_ns = s->start_ns + ll_scenario_duration_us(sc) * 1000;
     s->hard_end_ns = s->end_ns + sc->graceful_stop_us * 1000;
     int W = s->nw, w = s->w->index;
@@ -323,9 +323,9 @@ static void on_start(ll_loop *loop, void *ud) {
 
 void ll_executor_begin(ll_executor *s) {
     uint64_t at = s->w->run->t0 + s->sc->start_time_us * 1000;
-    ll_timer_init(&s->timer, on_start, s);
-    uint64_t now = ll_now_ns();
-    ll_timer_start(s->w->loop, &s->timer, at > now ? (at - now) / 1000 : 0);
+    ll_loop_timer_init(&s->timer, on_start, s);
+    uint64_t now = ll_loop_now_ns();
+    ll_loop_timer_start(s->w->loop, &s->timer, at > now ? (at - now) / 1000 : 0);
 }
 
 void ll_executor_tick(ll_executor *s, uint64_t now, int stop_now, int graceful) {
@@ -336,7 +336,7 @@ void ll_executor_tick(ll_executor *s, uint64_t now, int stop_now, int graceful) 
     }
     if (s->phase == LL_EXECUTOR_RUNNING && (now >= s->end_ns || stop_now || graceful)) {
         s->phase = LL_EXECUTOR_STOPPING;
-        ll_timer_stop(s->w->loop, &s->timer);
+        ll_loop_timer_stop(s->w->loop, &s->timer);
         if (graceful && now + s->sc->graceful_stop_us * 1000 < s->hard_end_ns)
             s->hard_end_ns = now + s->sc->graceful_stop_us * 1000;
         if (stop_now) s->hard_end_ns = now;
@@ -344,7 +344,7 @@ void ll_executor_tick(ll_executor *s, uint64_t now, int stop_now, int graceful) 
         for (int i = 0; i < s->nvus; i++) {
             ll_vu *vu = &s->vus[i];
             if (!vu->alive || vu->in_iteration) continue;
-            ll_timer_stop(s->w->loop, &vu->timer); /* a deferred start */
+            ll_loop_timer_stop(s->w->loop, &vu->timer); /* a deferred start */
             retire(s, vu);
         }
         maybe_done(s);

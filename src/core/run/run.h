@@ -22,7 +22,7 @@ typedef struct ll_run {
     const ll_scenarios *scenarios;
     uint64_t *vu_id_base;       /* per scenario: VU ids start after it */
     int nworkers;
-    uint64_t t0;                /* when the scenarios start (ll_now_ns) */
+    uint64_t t0;                /* when the scenarios start (ll_loop_now_ns) */
     ll_registry *reg;
     const ll_transport_ops *transport; /* what a new http.Client uses */
     char *setup_json;           /* setup()'s return value, NULL when none */

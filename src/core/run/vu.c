@@ -22,13 +22,13 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
     vu->group_path = "";
     vu->result_ref = LL_SCRIPT_NOREF;
     vu->co_ref = LL_SCRIPT_NOREF;
-    ll_timer_init(&vu->timer, NULL, vu);
+    ll_loop_timer_init(&vu->timer, NULL, vu);
     ll_script_vu_open(vu);
 }
 
 void ll_vu_free(ll_vu *vu) {
     if (!vu->w) return;
-    ll_timer_stop(vu->w->loop, &vu->timer);
+    ll_loop_timer_stop(vu->w->loop, &vu->timer);
     ll_http_vu_free(&vu->http);
     ll_script_vu_close(vu);
     ll_script_unref(vu->w, vu->result_ref);
@@ -47,7 +47,7 @@ static void end_iteration(ll_vu *vu, int completed) {
     vu->iteration++;
     vu->group_id = -1;
     vu->group_path = "";
-    uint64_t now = ll_now_ns();
+    uint64_t now = ll_loop_now_ns();
     /* a VU that goes straight on starts its next iteration now */
     vu->next_start_ns = vu->yielded ? now : 0;
     if (completed && !w->single) {
@@ -97,7 +97,7 @@ void ll_vu_start_iteration(ll_vu *vu) {
     int nargs = ll_script_vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
     vu->in_iteration = 1;
     vu->yielded = 0;
-    vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_now_ns();
+    vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_loop_now_ns();
     vu->next_start_ns = 0;
     run(vu, nargs);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "xmalloc.h"
 #include "script.h"
 
 int ll_worker_init(ll_worker *w, ll_run *run, int index) {
@@ -70,7 +70,7 @@ static void call_done(ll_vu *vu, void *ud) {
 static void drive(ll_worker *w) {
     while (w->active > 0) {
         ll_loop_turn(w->loop, 100);
-        uint64_t now = ll_now_ns();
+        uint64_t now = ll_loop_now_ns();
         ll_run *run = w->run;
         int stop_now = atomic_load_explicit(&run->aborted, memory_order_relaxed);
         int graceful = atomic_load_explicit(&run->interrupt, memory_order_relaxed) ||
@@ -97,7 +97,7 @@ static void publish(ll_loop *loop, void *ud) {
     ll_shard_reset(w->published);
     ll_shard_merge(w->published, w->shard);
     pthread_mutex_unlock(&w->pub_mu);
-    ll_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
+    ll_loop_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
 }
 
 void ll_worker_read_published(ll_worker *w, ll_shard *dst) {
@@ -114,13 +114,13 @@ static void *thread_main(void *arg) {
             w->setup_ref = LL_SCRIPT_NOREF;
     }
     if (w->published) {
-        ll_timer_init(&w->pub_timer, publish, w);
-        ll_timer_start(w->loop, &w->pub_timer, PUBLISH_EVERY_US);
+        ll_loop_timer_init(&w->pub_timer, publish, w);
+        ll_loop_timer_start(w->loop, &w->pub_timer, PUBLISH_EVERY_US);
     }
     w->active = w->nexecutors;
     for (int i = 0; i < w->nexecutors; i++) ll_executor_begin(&w->executors[i]);
     drive(w);
-    if (w->published) ll_timer_stop(w->loop, &w->pub_timer);
+    if (w->published) ll_loop_timer_stop(w->loop, &w->pub_timer);
     pthread_mutex_lock(&w->run->mu);
     w->run->finished++;
     pthread_cond_signal(&w->run->cv);
@@ -153,7 +153,7 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
     if (!vu->w) ll_vu_init(vu, w, 0, call_done, w);
     w->nvus = 1;
     w->single = 1;
-    w->call_deadline_ns = timeout_us ? ll_now_ns() + timeout_us * 1000 : 0;
+    w->call_deadline_ns = timeout_us ? ll_loop_now_ns() + timeout_us * 1000 : 0;
     w->call_graceful_at_start = atomic_load(&w->run->interrupt) || atomic_load(&w->run->threshold_abort);
     int64_t cut_before = w->interrupted;
     vu->last_error = NULL;

@@ -8,7 +8,7 @@
  * order (parsing is request.c's, responses routes.c's). A delayed request
  * stops processing until its timer fires, which keeps pipelined responses
  * in order. */
-#include "alloc.h"
+#include "xmalloc.h"
 #include "serve_internal.h"
 
 #include <errno.h>
@@ -171,7 +171,7 @@ static int process(conn *c) {
         }
         if (r->delay_us && !r->delay_done) {
             c->delay_pending = 1;
-            ll_timer_start(c->w->loop, &c->timer, r->delay_us);
+            ll_loop_timer_start(c->w->loop, &c->timer, r->delay_us);
             continue;
         }
         ll_routes_respond(c);
@@ -185,7 +185,7 @@ static int process(conn *c) {
 
 void ll_conn_close(conn *c) {
     worker *w = c->w;
-    ll_timer_stop(w->loop, &c->timer);
+    ll_loop_timer_stop(w->loop, &c->timer);
     ll_loop_watch(w->loop, c->fd, 0, NULL, NULL);
     close(c->fd);
     if (c->prev) c->prev->next = c->next;
@@ -223,7 +223,7 @@ static void conn_finish(conn *c) {
         return;
     }
     c->lingering = 1;
-    ll_timer_start(c->w->loop, &c->timer, LINGER_US);
+    ll_loop_timer_start(c->w->loop, &c->timer, LINGER_US);
     if (conn_set_events(c, LL_READABLE) < 0) ll_conn_close(c);
 }
 
@@ -319,7 +319,7 @@ void ll_conn_open(worker *w, int fd) {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     c->fd = fd;
     c->w = w;
-    ll_timer_init(&c->timer, on_conn_timer, c);
+    ll_loop_timer_init(&c->timer, on_conn_timer, c);
     c->next = w->conns;
     if (w->conns) w->conns->prev = c;
     w->conns = c;

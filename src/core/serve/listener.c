@@ -29,7 +29,7 @@ static void on_accept(ll_loop *loop, int lfd, int events, void *ud);
 static void on_accept_resume(ll_loop *loop, void *ud) {
     worker *w = ud;
     if (ll_loop_watch(loop, w->lfd, LL_READABLE, on_accept, w) < 0)
-        ll_timer_start(loop, &w->accept_timer, ACCEPT_PAUSE_US);
+        ll_loop_timer_start(loop, &w->accept_timer, ACCEPT_PAUSE_US);
 }
 
 /* Out of descriptors or memory: stop accepting for a moment instead of
@@ -40,7 +40,7 @@ static void accept_pause(worker *w, int err) {
         w->accept_warned = 1;
     }
     ll_loop_watch(w->loop, w->lfd, 0, NULL, NULL);
-    ll_timer_start(w->loop, &w->accept_timer, ACCEPT_PAUSE_US);
+    ll_loop_timer_start(w->loop, &w->accept_timer, ACCEPT_PAUSE_US);
 }
 
 static void on_accept(ll_loop *loop, int lfd, int events, void *ud) {
@@ -139,7 +139,7 @@ fail:
 
 int ll_listener_setup(worker *w, const serve_cfg *cfg, int port, int *bound) {
     w->cfg = cfg;
-    ll_timer_init(&w->accept_timer, on_accept_resume, w);
+    ll_loop_timer_init(&w->accept_timer, on_accept_resume, w);
     w->lfd = open_listener(cfg, port, bound);
     if (w->lfd < 0) return -1;
     w->loop = ll_loop_new();

@@ -5,7 +5,7 @@
  * phrases, the status line and headers, the default route's prebuilt
  * keep-alive response, and queueing each route's response (and the error
  * responses) on the connection's output (conn.c). */
-#include "alloc.h"
+#include "xmalloc.h"
 #include "serve_internal.h"
 
 #include <inttypes.h>

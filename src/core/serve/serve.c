@@ -7,7 +7,7 @@
  * on SIGINT/SIGTERM and frees everything. Connections are conn.c's, request
  * parsing request.c's, responses routes.c's. */
 #include "serve.h"
-#include "alloc.h"
+#include "xmalloc.h"
 #include "duration.h"
 #include "exit.h"
 #include "serve_internal.h"

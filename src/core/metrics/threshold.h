@@ -39,7 +39,7 @@ int ll_threshold_parse(const char *src, ll_threshold_expr *out, char *err, size_
 int ll_threshold_holds(const ll_threshold_expr *e, double value);
 
 /* "p(99.9)" style name of the aggregation, for messages and summaries. */
-const char *ll_agg_name(const ll_threshold_expr *e, char *buf, size_t len);
+const char *ll_threshold_agg_name(const ll_threshold_expr *e, char *buf, size_t len);
 
 /* A metric key with an optional sub-metric selector:
  *   "http_req_duration", "http_req_duration{status:200}",
@@ -48,7 +48,7 @@ const char *ll_agg_name(const ll_threshold_expr *e, char *buf, size_t len);
  * written into buf (NUL-separated; the pointers point into buf). Values may
  * be quoted ('..' or ".."). Returns the number of pairs, or -1 with a
  * one-line reason in err. */
-int ll_metric_key_parse(const char *key, char *buf, size_t buflen, const char **name,
+int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, const char **name,
                         const char **keys, const char **values, int max_tags, char *err, size_t errlen);
 
 #endif

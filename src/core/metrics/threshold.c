@@ -6,7 +6,7 @@
  * no regex, no allocation, never read past the terminator. Every malformed
  * input gets a one-line reason naming what was expected and quoting the
  * offending text (control bytes escaped, long text cut with "..."). */
-#include "thresholds.h"
+#include "threshold.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -278,7 +278,7 @@ int ll_threshold_holds(const ll_threshold_expr *e, double value) {
     return 0;
 }
 
-const char *ll_agg_name(const ll_threshold_expr *e, char *buf, size_t len) {
+const char *ll_threshold_agg_name(const ll_threshold_expr *e, char *buf, size_t len) {
     switch (e->agg) {
     case LL_AGG_COUNT: return "count";
     case LL_AGG_RATE: return "rate";
@@ -343,7 +343,7 @@ static int read_tok(const char **pp, const char *stop, const char **s, size_t *n
     return 0;
 }
 
-int ll_metric_key_parse(const char *key, char *buf, size_t buflen, const char **name,
+int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, const char **name,
                         const char **keys, const char **values, int max_tags, char *err,
                         size_t errlen) {
     char q1[QUOTE_BUF], q2[QUOTE_BUF], q3[QUOTE_BUF];

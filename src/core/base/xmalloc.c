@@ -1,6 +1,6 @@
 /* alloc.c -- allocation that cannot fail: out of memory prints one line and
  * aborts (see alloc.h for which allocations use it). */
-#include "alloc.h"
+#include "xmalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* buffer.c -- growable byte buffers (see buffer.h). */
-#include "buffer.h"
+#include "buf.h"
 
 #include <stdlib.h>
 #include <string.h>
