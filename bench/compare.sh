@@ -11,13 +11,16 @@
 #   luaload        bench/get.lua, -u CONNS -w 1: client:get(req) + http.checkstatus
 #                  per iteration, all metrics on
 #   luaload-2000   the same with 2000 VUs (and floor-2000: -c 2000 -P 20)
+#   before         with LUALOAD_BEFORE=path/to/another/luaload: the luaload and
+#                  scale cases again with that binary, alternating with this
+#                  one (a change's before/after in one run)
 # and a memory case: luaload with MEM_VUS VUs doing GET + sleep(1), each VU
 # holding a keep-alive connection; peak RSS per VU.
 # For each: requests/s, client CPU µs per request (user+sys / requests) and
 # peak RSS; then luaload's ratios and the targets of issue 2.
 #
 # Knobs: DUR(10) CONNS(50) REPS(2) SCALE_VUS(2000) MEM_VUS(10000) CLIENT_CPU(1)
-#   SERVER_CPU(0) PORT(18480) LUALOAD(build/luaload) SHARED(../shared/bench)
+#   SERVER_CPU(0) PORT(18480) LUALOAD(build/luaload) LUALOAD_BEFORE() SHARED(../shared/bench)
 #   CASES="wrk floor floor-lua luaload scale mem" (subset)
 set -uo pipefail
 
@@ -41,6 +44,8 @@ for t in nginx wrk taskset timeout jq /usr/bin/time cc pkg-config; do
   command -v "$t" >/dev/null || die "$t not found (scripts/setup.sh installs it)"
 done
 [[ -x $LUALOAD ]] || die "luaload not built at $LUALOAD"
+LUALOAD_BEFORE=${LUALOAD_BEFORE:-}
+[[ -z $LUALOAD_BEFORE || -x $LUALOAD_BEFORE ]] || die "LUALOAD_BEFORE: no binary at $LUALOAD_BEFORE"
 [[ -f $SHARED/curlfloor.c ]] || die "no $SHARED/curlfloor.c"
 ((DUR >= 1 && DUR <= 30)) || die "DUR must be 1..30"
 
@@ -129,10 +134,14 @@ for ((REP = 1; REP <= REPS; REP++)); do
   want floor-lua && run floor-lua p_floor "$SCR/curlfloor" -l -L -u "$URL" -c "$CONNS" -d "$DUR"
   want luaload && run luaload p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$CONNS" \
     -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload.$REP.json"
+  [[ -n $LUALOAD_BEFORE ]] && want luaload && run before p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
+    -e URL="$URL" -u "$CONNS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before.$REP.json"
   if want scale; then
     run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
     run luaload-$SCALE_VUS p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$SCALE_VUS" \
       -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload-$SCALE_VUS.$REP.json"
+    [[ -n $LUALOAD_BEFORE ]] && run before-$SCALE_VUS p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
+      -e URL="$URL" -u "$SCALE_VUS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before-$SCALE_VUS.$REP.json"
   fi
 done
 if want mem; then
@@ -153,7 +162,7 @@ verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2)
 
 echo
 echo "medians over $REPS reps:"
-for c in wrk floor floor-lua luaload floor-$SCALE_VUS luaload-$SCALE_VUS; do
+for c in wrk floor floor-lua luaload before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" "$(med "$c" 5)"
 done
 L_RPS=$(med luaload 2) L_US=$(med luaload 4)
@@ -164,6 +173,11 @@ done
 echo "luaload / wrk: req/s x$(ratio "$L_RPS" "$(med wrk 2)"), CPU/req x$(ratio "$L_US" "$(med wrk 4)")"
 r=$(ratio "$(med luaload-$SCALE_VUS 4)" "$L_US")
 echo "luaload CPU/req at $SCALE_VUS VUs / at $CONNS VUs: x$r (target <= 1.5: $(verdict "$r" '<= 1.5'))"
+if [[ -n $LUALOAD_BEFORE ]]; then
+  echo "luaload / before: req/s x$(ratio "$L_RPS" "$(med before 2)"), CPU/req x$(ratio "$L_US" "$(med before 4)");" \
+    "at $SCALE_VUS VUs: req/s x$(ratio "$(med luaload-$SCALE_VUS 2)" "$(med before-$SCALE_VUS 2)")," \
+    "CPU/req x$(ratio "$(med luaload-$SCALE_VUS 4)" "$(med before-$SCALE_VUS 4)")"
+fi
 if want mem; then
   big=$(med luaload-mem-$MEM_VUS 5) small=$(med luaload-mem-100 5)
   per=$(awk -v b="$big" -v n="$MEM_VUS" 'BEGIN { if (b != "-") printf "%.1f", b / n; else print "-" }')
