@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exit.h"
 #include "json.h"
 #include "modules.h"
 #include "worker.h"
@@ -99,7 +100,7 @@ int ll_state_open(ll_worker *w, char *err, size_t errlen) {
     lua_State *L = luaL_newstate();
     if (!L) {
         snprintf(err, errlen, "cannot create a Lua state (out of memory)");
-        return 1;
+        return LL_EXIT_FAILURE;
     }
     w->L = L;
     luaL_openlibs(L);
@@ -123,7 +124,7 @@ int ll_state_open(ll_worker *w, char *err, size_t errlen) {
         const char *msg = lua_tostring(L, -1);
         if (msg) snprintf(err, errlen, "%s", msg);
         else snprintf(err, errlen, "(error object is a %s value)", luaL_typename(L, -1));
-        return 107;
+        return LL_EXIT_SCRIPT;
     }
     lua_settop(L, 0);
     return 0;

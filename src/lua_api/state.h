@@ -8,8 +8,8 @@
 typedef struct lua_State lua_State;
 typedef struct ll_worker ll_worker;
 
-/* Creates w->L and runs the script's init code in it. Returns 0, or 107
- * with the Lua error (file:line: message) in err. */
+/* Creates w->L and runs the script's init code in it. Returns 0, or
+ * LL_EXIT_SCRIPT with the Lua error (file:line: message) in err. */
 int ll_state_open(ll_worker *w, char *err, size_t errlen);
 
 /* The ll_worker a Lua state belongs to. */

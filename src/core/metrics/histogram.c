@@ -11,6 +11,7 @@
  * least sig significant decimal digits. */
 #include <stddef.h> /* histogram.h uses size_t without including it */
 #include "histogram.h"
+#include "xmalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -63,8 +64,7 @@ ll_histogram *ll_histogram_new(int64_t lowest, int64_t highest, int sig_digits) 
     int64_t counts_len = (buckets + 1) * (sub_bucket_count / 2);
     if (counts_len > INT32_MAX) return NULL;
 
-    ll_histogram *h = calloc(1, sizeof(*h) + (size_t)counts_len * sizeof(int64_t));
-    if (!h) return NULL;
+    ll_histogram *h = ll_xcalloc(1, sizeof(*h) + (size_t)counts_len * sizeof(int64_t));
     h->lowest = lowest;
     h->highest = highest;
     h->sig_digits = sig_digits;

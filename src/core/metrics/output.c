@@ -1,6 +1,7 @@
 /* output.c -- per-shard sample rings and the output thread that drains them
  * into the sinks (see output.h). */
 #include "output.h"
+#include "xmalloc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -96,23 +97,16 @@ static int open_sink(ll_outputs *o, const char *spec, const ll_output_http *http
         return -1;
     }
     if (!s) return -1;
-    ll_output_sink **sinks = realloc(o->sinks, (size_t)(o->nsinks + 1) * sizeof(*sinks));
-    char **names = realloc(o->names, (size_t)(o->nsinks + 1) * sizeof(*names));
-    if (sinks) o->sinks = sinks;
-    if (names) o->names = names;
-    if (!sinks || !names || !(names[o->nsinks] = strdup(spec))) {
-        s->close(s);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    o->sinks = ll_xrealloc(o->sinks, (size_t)(o->nsinks + 1) * sizeof(*o->sinks));
+    o->names = ll_xrealloc(o->names, (size_t)(o->nsinks + 1) * sizeof(*o->names));
+    o->names[o->nsinks] = ll_xstrdup(spec);
     o->sinks[o->nsinks++] = s;
     return 0;
 }
 
 ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_threshold_set *th,
                             const ll_output_http *http, char *err, size_t errlen) {
-    ll_outputs *o = calloc(1, sizeof(*o));
-    if (!o) return NULL;
+    ll_outputs *o = ll_xcalloc(1, sizeof(*o));
     o->reg = reg;
     ll_tagsets_init(&o->tagsets);
     struct timespec rt;
@@ -129,13 +123,9 @@ ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_thre
 }
 
 int ll_outputs_attach(ll_outputs *o, ll_shard *shard) {
-    ring *r = calloc(1, sizeof(*r));
-    ring **rings = r ? realloc(o->rings, (size_t)(o->nrings + 1) * sizeof(*rings)) : NULL;
-    if (rings) o->rings = rings;
-    if (!r || !rings || !(r->slots = malloc(RING_SIZE * sizeof(ring_entry)))) {
-        free(r);
-        return -1;
-    }
+    ring *r = ll_xcalloc(1, sizeof(*r));
+    o->rings = ll_xrealloc(o->rings, (size_t)(o->nrings + 1) * sizeof(*o->rings));
+    r->slots = ll_xmalloc(RING_SIZE * sizeof(ring_entry));
     r->o = o;
     r->base_tagset = ll_tagsets_intern(&o->tagsets, &r->cache, o->reg, NULL);
     o->rings[o->nrings++] = r;

@@ -1,5 +1,6 @@
 /* tagset.c -- tag set interning for the outputs (see tagset.h). */
 #include "tagset.h"
+#include "xmalloc.h"
 
 #include "buf.h"
 
@@ -74,16 +75,9 @@ static int cache_put(ll_tagset_cache *c, char *p, size_t n, int id);
 static int cache_grow(ll_tagset_cache *c) {
     ll_tagset_cache old = *c;
     int cap = old.cap ? old.cap * 2 : 64;
-    c->keys = calloc((size_t)cap, sizeof(char *));
-    c->ids = calloc((size_t)cap, sizeof(int));
-    c->lens = calloc((size_t)cap, sizeof(size_t));
-    if (!c->keys || !c->ids || !c->lens) {
-        free(c->keys);
-        free(c->ids);
-        free(c->lens);
-        *c = old;
-        return -1;
-    }
+    c->keys = ll_xcalloc((size_t)cap, sizeof(char *));
+    c->ids = ll_xcalloc((size_t)cap, sizeof(int));
+    c->lens = ll_xcalloc((size_t)cap, sizeof(size_t));
     c->cap = cap;
     c->used = 0;
     for (int i = 0; i < old.cap; i++)
@@ -114,19 +108,14 @@ static int shared_id(ll_tagsets *ts, const ll_buf *b, int ntags) {
         if (ts->sets[i].len == b->len && memcmp(ts->sets[i].data, b->p, b->len) == 0) id = i;
     if (id < 0 && ts->n == ts->cap) {
         int cap = ts->cap ? ts->cap * 2 : 64;
-        ll_tagset *s = realloc(ts->sets, (size_t)cap * sizeof(*s));
-        if (s) {
-            ts->sets = s;
-            ts->cap = cap;
-        }
+        ts->sets = ll_xrealloc(ts->sets, (size_t)cap * sizeof(*ts->sets));
+        ts->cap = cap;
     }
-    if (id < 0 && ts->n < ts->cap) {
-        char *copy = malloc(b->len ? b->len : 1);
-        if (copy) {
-            memcpy(copy, b->p, b->len);
-            ts->sets[ts->n] = (ll_tagset){copy, b->len, ntags};
-            id = ts->n++;
-        }
+    if (id < 0) {
+        char *copy = ll_xmalloc(b->len ? b->len : 1);
+        memcpy(copy, b->p, b->len);
+        ts->sets[ts->n] = (ll_tagset){copy, b->len, ntags};
+        id = ts->n++;
     }
     pthread_mutex_unlock(&ts->mu);
     return id;
