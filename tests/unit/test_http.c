@@ -105,8 +105,14 @@ static void test_responses(void) {
     cJSON_Delete(j);
 
     j = call("request_params");
-    body_is(str(j, "body"), "PUT http://fake/p\nHost: example.test\nCookie: c=v\n\nhello body",
-            "method upper-cased, cookies, host and body from the params");
+    /* params are a Lua table: the Host and Cookie headers come in its order */
+    const char *b = str(j, "body");
+    if (strstr(b, "Cookie") < strstr(b, "Host"))
+        body_is(b, "PUT http://fake/p\nCookie: c=v\nHost: example.test\n\nhello body",
+                "method upper-cased, cookies, host and body from the params");
+    else
+        body_is(b, "PUT http://fake/p\nHost: example.test\nCookie: c=v\n\nhello body",
+                "method upper-cased, cookies, host and body from the params");
     cJSON_Delete(j);
 
     j = call("oneoff_post");

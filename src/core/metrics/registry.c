@@ -38,13 +38,6 @@ static const struct {
     [LL_M_ITERATION_DURATION_CORRECTED] = {"iteration_duration_corrected", LL_TREND, LL_CONTAINS_TIME},
 };
 
-/* Grows *arr (of elem-sized items) to hold at least need items (out of
- * memory aborts: the registry is an internal structure). */
-static int grow(void **arr, int *cap, int need, size_t elem) {
-    ll_xgrow(arr, cap, need, elem);
-    return 0;
-}
-
 ll_registry *ll_registry_new(int sig_digits) {
     ll_registry *reg = calloc(1, sizeof(*reg));
     if (!reg) return NULL;
@@ -106,7 +99,8 @@ int ll_registry_metric(ll_registry *reg, const char *name, ll_metric_type type, 
     int id = find_metric(reg, name);
     if (id >= 0) {
         if (reg->metrics[id].type != type || reg->metrics[id].contains != contains) id = -1;
-    } else if (grow((void **)&reg->metrics, &reg->metrics_cap, reg->nmetrics + 1, sizeof(ll_metric)) == 0) {
+    } else {
+        ll_xgrow((void **)&reg->metrics, &reg->metrics_cap, reg->nmetrics + 1, sizeof(ll_metric));
         ll_metric *m = &reg->metrics[reg->nmetrics];
         memset(m, 0, sizeof(*m));
         m->name = strdup(name);
@@ -191,7 +185,8 @@ int ll_registry_check(ll_registry *reg, const char *group_path, const char *name
             break;
         }
     }
-    if (id < 0 && grow((void **)&reg->checks, &reg->checks_cap, reg->nchecks + 1, sizeof(ll_check)) == 0) {
+    if (id < 0) {
+        ll_xgrow((void **)&reg->checks, &reg->checks_cap, reg->nchecks + 1, sizeof(ll_check));
         ll_check *c = &reg->checks[reg->nchecks];
         c->group_path = strdup(group_path);
         c->name = strdup(name);
@@ -210,7 +205,8 @@ int ll_registry_group(ll_registry *reg, const char *path) {
             break;
         }
     }
-    if (id < 0 && grow((void **)&reg->groups, &reg->groups_cap, reg->ngroups + 1, sizeof(char *)) == 0) {
+    if (id < 0) {
+        ll_xgrow((void **)&reg->groups, &reg->groups_cap, reg->ngroups + 1, sizeof(char *));
         reg->groups[reg->ngroups] = strdup(path);
         if (reg->groups[reg->ngroups]) id = reg->ngroups++;
     }

@@ -72,7 +72,7 @@ static int cache_find(const ll_tagset_cache *c, const char *p, size_t n, uint64_
 
 static int cache_put(ll_tagset_cache *c, char *p, size_t n, int id);
 
-static int cache_grow(ll_tagset_cache *c) {
+static void cache_grow(ll_tagset_cache *c) {
     ll_tagset_cache old = *c;
     int cap = old.cap ? old.cap * 2 : 64;
     c->keys = ll_xcalloc((size_t)cap, sizeof(char *));
@@ -85,12 +85,11 @@ static int cache_grow(ll_tagset_cache *c) {
     free(old.keys);
     free(old.ids);
     free(old.lens);
-    return 0;
 }
 
 /* Takes ownership of p. */
 static int cache_put(ll_tagset_cache *c, char *p, size_t n, int id) {
-    if ((c->used + 1) * 2 > c->cap && cache_grow(c) < 0) return -1;
+    if ((c->used + 1) * 2 > c->cap) cache_grow(c);
     int i = (int)(hash(p, n) & (uint64_t)(c->cap - 1));
     while (c->keys[i]) i = (i + 1) & (c->cap - 1);
     c->keys[i] = p;

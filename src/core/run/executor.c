@@ -29,17 +29,10 @@
 static const char *scenario_tag(const void *ctx, const char *key, char *buf, size_t len) {
     (void)buf;
     (void)len;
-    const ll_scenario *sc = ctx;
-    for (int i = 0; i < sc->ntags; i++)
-        if (strcmp(sc->tags[i].key, key) == 0) return sc->tags[i].value;
-    return strcmp(key, "scenario") == 0 ? sc->name : NULL;
+    return ll_scenario_tag(ctx, key);
 }
 
-static void scenario_tags(const void *ctx, ll_tag_fn *fn, void *ud) {
-    const ll_scenario *sc = ctx;
-    for (int i = 0; i < sc->ntags; i++) fn(ud, sc->tags[i].key, sc->tags[i].value);
-    fn(ud, "scenario", sc->name);
-}
+static void scenario_tags(const void *ctx, ll_tag_fn *fn, void *ud) { ll_scenario_tags(ctx, fn, ud); }
 
 /* ---- shares ---- */
 

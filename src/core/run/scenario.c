@@ -163,3 +163,14 @@ uint64_t ll_scenario_end_us(const ll_scenario *s) {
     if (s->executor == LL_EX_RAMPING_VUS && s->graceful_ramp_down_us > extra) extra = s->graceful_ramp_down_us;
     return s->start_time_us + ll_scenario_duration_us(s) + extra;
 }
+
+const char *ll_scenario_tag(const ll_scenario *s, const char *key) {
+    for (int i = 0; i < s->ntags; i++)
+        if (strcmp(s->tags[i].key, key) == 0) return s->tags[i].value;
+    return strcmp(key, "scenario") == 0 ? s->name : NULL;
+}
+
+void ll_scenario_tags(const ll_scenario *s, ll_tag_fn *fn, void *ud) {
+    for (int i = 0; i < s->ntags; i++) fn(ud, s->tags[i].key, s->tags[i].value);
+    fn(ud, "scenario", s->name);
+}

@@ -63,6 +63,11 @@ void ll_scenarios_free(ll_scenarios *set);
  * arrival-rate ones). Returns 0 or -1 with a one-line message in err. */
 int ll_scenario_validate(const ll_scenario *s, char *err, size_t errlen);
 
+/* The tags of the scenario's samples: its own tags, then scenario=<name>.
+ * ll_scenario_tag returns NULL for a key it does not have. */
+const char *ll_scenario_tag(const ll_scenario *s, const char *key);
+void ll_scenario_tags(const ll_scenario *s, ll_tag_fn *fn, void *ud);
+
 /* The most VUs the scenario can use, and when it is over (from the test
  * start, including its graceful stop). */
 int64_t ll_scenario_max_vus(const ll_scenario *s);

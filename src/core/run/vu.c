@@ -129,21 +129,12 @@ void ll_vu_interrupt(ll_vu *vu) {
 
 /* ---- tags ---- */
 
-static const char *scenario_tag(const ll_scenario *sc, const char *key) {
-    for (int i = 0; i < sc->ntags; i++)
-        if (strcmp(sc->tags[i].key, key) == 0) return sc->tags[i].value;
-    return strcmp(key, "scenario") == 0 ? sc->name : NULL;
-}
-
 const char *ll_vu_tag(const ll_vu *vu, const char *key) {
-    return vu->executor ? scenario_tag(vu->executor->sc, key) : NULL;
+    return vu->executor ? ll_scenario_tag(vu->executor->sc, key) : NULL;
 }
 
 void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud) {
-    if (!vu->executor) return;
-    const ll_scenario *sc = vu->executor->sc;
-    for (int i = 0; i < sc->ntags; i++) fn(ud, sc->tags[i].key, sc->tags[i].value);
-    fn(ud, "scenario", sc->name);
+    if (vu->executor) ll_scenario_tags(vu->executor->sc, fn, ud);
 }
 
 static const char *source_tag(const void *ctx, const char *key, char *buf, size_t len) {
