@@ -150,7 +150,8 @@ void ll_shard_check(ll_shard *s, int check_id, int ok, ll_tag_source *t);
 void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t);
 /* Zeroes every value (keeps the allocations), for snapshots. */
 void ll_shard_reset(ll_shard *s);
-/* Adds src's samples into dst (same registry). Returns -1 on out of memory. */
+/* Adds src's samples into dst (same registry). Returns -1 when a trend
+ * cannot be merged (histograms of different layouts). */
 int ll_shard_merge(ll_shard *dst, const ll_shard *src);
 
 #endif

@@ -122,7 +122,7 @@ ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_thre
     return o;
 }
 
-int ll_outputs_attach(ll_outputs *o, ll_shard *shard) {
+void ll_outputs_attach(ll_outputs *o, ll_shard *shard) {
     ring *r = ll_xcalloc(1, sizeof(*r));
     o->rings = ll_xrealloc(o->rings, (size_t)(o->nrings + 1) * sizeof(*o->rings));
     r->slots = ll_xmalloc(RING_SIZE * sizeof(ring_entry));
@@ -131,7 +131,6 @@ int ll_outputs_attach(ll_outputs *o, ll_shard *shard) {
     o->rings[o->nrings++] = r;
     shard->emit = emit;
     shard->emit_ud = r;
-    return 0;
 }
 
 /* Hands every queued sample to the sinks. */

@@ -58,7 +58,7 @@ typedef struct ll_outputs ll_outputs;
 ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_threshold_set *th,
                             const ll_output_http *http, char *err, size_t errlen);
 /* Makes shard send its samples to the outputs (before the run starts). */
-int ll_outputs_attach(ll_outputs *o, ll_shard *shard);
+void ll_outputs_attach(ll_outputs *o, ll_shard *shard);
 int ll_outputs_start(ll_outputs *o);
 /* Drains what is left, flushes and closes the sinks, reports drops and
  * write errors on stderr. Returns the number of samples dropped. */

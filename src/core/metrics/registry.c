@@ -39,8 +39,7 @@ static const struct {
 };
 
 ll_registry *ll_registry_new(int sig_digits) {
-    ll_registry *reg = calloc(1, sizeof(*reg));
-    if (!reg) return NULL;
+    ll_registry *reg = ll_xcalloc(1, sizeof(*reg));
     pthread_mutex_init(&reg->mu, NULL);
     reg->sig_digits = sig_digits;
     for (int i = 0; i < LL_M_BUILTIN_COUNT; i++) {

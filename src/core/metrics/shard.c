@@ -60,14 +60,12 @@ static int matches(const ll_registry *reg, const ll_metric *sub, ll_tag_source *
 
 static void add_one(ll_shard *s, int id, double v) {
     ll_value *x = slot(s, id);
-    if (!x) return;
     x->sum += v;
     x->total++;
 }
 
 static void set_one(ll_shard *s, int id, double v, uint64_t now) {
     ll_value *x = slot(s, id);
-    if (!x) return;
     if (x->total == 0 || v < x->min) x->min = v;
     if (x->total == 0 || v > x->max) x->max = v;
     x->sum = v;
@@ -77,14 +75,12 @@ static void set_one(ll_shard *s, int id, double v, uint64_t now) {
 
 static void rate_one(ll_shard *s, int id, int nonzero) {
     ll_value *x = slot(s, id);
-    if (!x) return;
     x->passes += nonzero != 0;
     x->total++;
 }
 
 static void trend_one(ll_shard *s, int id, int64_t v) {
     ll_value *x = slot(s, id);
-    if (!x) return;
     if (!x->hist) x->hist = ll_histogram_new(HIST_LOWEST, HIST_HIGHEST, s->reg->sig_digits);
     if (x->hist) ll_histogram_record(x->hist, v);
 }
@@ -137,20 +133,18 @@ void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, ll_tag_source 
     }
 }
 
-/* Makes room for check id in s's table. Returns -1 when out of memory. */
-static int check_slot(ll_shard *s, int id) {
-    if (id < s->nchecks) return 0;
+/* Makes room for check id in s's table. */
+static void check_slot(ll_shard *s, int id) {
+    if (id < s->nchecks) return;
     int n = id + 16;
-    int64_t(*c)[2] = realloc(s->checks, (size_t)n * sizeof(*c));
-    if (!c) return -1;
+    int64_t(*c)[2] = ll_xrealloc(s->checks, (size_t)n * sizeof(*c));
     memset(c + s->nchecks, 0, (size_t)(n - s->nchecks) * sizeof(*c));
     s->checks = c;
     s->nchecks = n;
-    return 0;
 }
 
 void ll_shard_check(ll_shard *s, int check_id, int ok, ll_tag_source *t) {
-    if (check_slot(s, check_id) < 0) return;
+    check_slot(s, check_id);
     s->checks[check_id][ok ? 0 : 1]++;
     ll_shard_rate(s, LL_M_CHECKS, ok, t);
 }
@@ -168,7 +162,6 @@ void ll_shard_reset(ll_shard *s) {
 static int merge_value(ll_shard *dst, int id, const ll_value *b, ll_metric_type type) {
     if (b->total == 0 && !b->hist) return 0;
     ll_value *a = slot(dst, id);
-    if (!a) return -1;
     switch (type) {
     case LL_COUNTER:
         a->sum += b->sum;
@@ -200,7 +193,7 @@ int ll_shard_merge(ll_shard *dst, const ll_shard *src) {
         rc |= merge_value(dst, i, &src->values[i], src->reg->metrics[i].type);
     for (int i = 0; i < src->nchecks; i++) {
         if (src->checks[i][0] + src->checks[i][1] == 0) continue;
-        if (check_slot(dst, i) < 0) return -1;
+        check_slot(dst, i);
         dst->checks[i][0] += src->checks[i][0];
         dst->checks[i][1] += src->checks[i][1];
     }

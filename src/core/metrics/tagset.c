@@ -70,7 +70,7 @@ static int cache_find(const ll_tagset_cache *c, const char *p, size_t n, uint64_
     }
 }
 
-static int cache_put(ll_tagset_cache *c, char *p, size_t n, int id);
+static void cache_put(ll_tagset_cache *c, char *p, size_t n, int id);
 
 static void cache_grow(ll_tagset_cache *c) {
     ll_tagset_cache old = *c;
@@ -88,7 +88,7 @@ static void cache_grow(ll_tagset_cache *c) {
 }
 
 /* Takes ownership of p. */
-static int cache_put(ll_tagset_cache *c, char *p, size_t n, int id) {
+static void cache_put(ll_tagset_cache *c, char *p, size_t n, int id) {
     if ((c->used + 1) * 2 > c->cap) cache_grow(c);
     int i = (int)(hash(p, n) & (uint64_t)(c->cap - 1));
     while (c->keys[i]) i = (i + 1) & (c->cap - 1);
@@ -96,7 +96,6 @@ static int cache_put(ll_tagset_cache *c, char *p, size_t n, int id) {
     c->lens[i] = n;
     c->ids[i] = id;
     c->used++;
-    return 0;
 }
 
 /* The id of the serialized set in the shared table, adding it if new. */
@@ -134,7 +133,8 @@ int ll_tagsets_intern(ll_tagsets *ts, ll_tagset_cache *c, const ll_registry *reg
     int id = cache_find(c, b->p, b->len, h);
     if (id < 0) {
         id = shared_id(ts, b, tags.ntags);
-        if (id >= 0 && cache_put(c, b->p, b->len, id) == 0) b->p = NULL; /* the cache owns it */
+        cache_put(c, b->p, b->len, id);
+        b->p = NULL; /* the cache owns it */
     }
     ll_buf_free(b);
     return id;

@@ -248,7 +248,8 @@ int ll_engine_run(ll_config *cfg) {
     if (cfg->noutputs) {
         outputs = ll_outputs_open(cfg->outputs, cfg->noutputs, run.reg, &cfg->thresholds, &ll_poster_http, err,
                                   sizeof(err));
-        if (!outputs || ll_outputs_attach(outputs, life.shard) != 0 || ll_outputs_start(outputs) != 0) {
+        if (outputs) ll_outputs_attach(outputs, life.shard);
+        if (!outputs || ll_outputs_start(outputs) != 0) {
             fprintf(stderr, "luaload: %s\n", outputs ? "cannot start the outputs" : err);
             rc = LL_EXIT_CONFIG;
             goto done;
@@ -302,12 +303,7 @@ int ll_engine_run(ll_config *cfg) {
             nworkers = i + 1;
             goto done;
         }
-        if (outputs && ll_outputs_attach(outputs, workers[i].shard) != 0) {
-            fprintf(stderr, "luaload: out of memory attaching the outputs\n");
-            rc = LL_EXIT_FAILURE;
-            nworkers = i + 1;
-            goto done;
-        }
+        if (outputs) ll_outputs_attach(outputs, workers[i].shard);
     }
 
     uint64_t t0 = run.t0 = ll_loop_now_ns();
@@ -331,10 +327,6 @@ int ll_engine_run(ll_config *cfg) {
                 (long long)cut, cut == 1 ? "" : "s");
 
     total = ll_shard_new(run.reg);
-    if (!total) {
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
     for (int i = 0; i < nworkers; i++) ll_shard_merge(total, workers[i].shard);
 
     int interrupted = atomic_load(&run.interrupt);

@@ -27,10 +27,6 @@ int ll_worker_init(ll_worker *w, ll_run *run, int index) {
     ll_http_worker_init(&w->http, w->loop);
     w->shard = ll_shard_new(run->reg);
     if (run->publish) w->published = ll_shard_new(run->reg);
-    if (!w->shard || (run->publish && !w->published)) {
-        snprintf(w->errmsg, sizeof(w->errmsg), "out of memory starting worker %d", index);
-        return w->rc = LL_EXIT_FAILURE;
-    }
     int nscenarios = index >= 0 ? run->scenarios->n : 0;
     if (index < 0) w->vus = ll_xcalloc(1, sizeof(ll_vu));
     if (nscenarios) w->executors = ll_xcalloc((size_t)nscenarios, sizeof(ll_executor));
