@@ -70,7 +70,7 @@ typedef struct curl_transfer {
     uint64_t t_start, t_pre, t_first, t_last; /* our clock: submitted, about to
                                               * send, first and last byte in */
     long timeout_default;      /* the client's timeout_ms */
-    char *ua;                  /* "User-Agent: ..." */
+    struct curl_slist *ua;     /* "User-Agent: ...": all a request without headers sends */
     struct curl_slist *hlist;  /* the request's headers plus the User-Agent */
     long redirects_default;    /* the client's max_redirects */
     ll_buf body, hdrs;
@@ -383,7 +383,7 @@ static void curl_transfer_free(ll_transfer *base) {
     if (x->easy) curl_easy_cleanup(x->easy);
     ll_buf_free(&x->body);
     ll_buf_free(&x->hdrs);
-    free(x->ua);
+    curl_slist_free_all(x->ua);
     curl_slist_free_all(x->hlist);
     free(x);
 }
@@ -425,7 +425,11 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, const ll
      * request measured with callgrind). */
     char ua[512];
     snprintf(ua, sizeof(ua), "User-Agent: %s", o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
-    x->ua = ll_xstrdup(ua);
+    x->ua = curl_slist_append(NULL, ua);
+    if (!x->ua) {
+        curl_transfer_free(&x->base);
+        return NULL;
+    }
     if (o->dial_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->dial_timeout_ms);
     if (o->max_conn_duration_s > 0) curl_easy_setopt(e, CURLOPT_MAXLIFETIME_CONN, o->max_conn_duration_s);
     if (o->insecure_skip_verify) {
@@ -445,10 +449,12 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, const ll
 }
 
 /* The header list to send: the request's ("Name: value"), with the client's
- * User-Agent unless the request sets its own. Returns -1 when out of memory. */
-static int build_headers(curl_transfer *x, const ll_http_req *req) {
+ * User-Agent unless the request sets its own; the User-Agent alone, without
+ * building a list, when the request has no headers. NULL when out of memory. */
+static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req) {
     curl_slist_free_all(x->hlist);
     x->hlist = NULL;
+    if (req->nheaders == 0) return x->ua;
     int has_ua = 0;
     char line[1024];
     for (int i = 0; i < req->nheaders; i++) {
@@ -456,20 +462,20 @@ static int build_headers(curl_transfer *x, const ll_http_req *req) {
         has_ua |= strcasecmp(h->name, "User-Agent") == 0;
         size_t nl = strlen(h->name), vl = strlen(h->value), n = nl + vl + 3;
         char *s = n <= sizeof(line) ? line : malloc(n);
-        if (!s) return -1;
+        if (!s) return NULL;
         memcpy(s, h->name, nl);
         memcpy(s + nl, ": ", 2);
         memcpy(s + nl + 2, h->value, vl + 1);
         struct curl_slist *l = curl_slist_append(x->hlist, s);
         if (s != line) free(s);
-        if (!l) return -1;
+        if (!l) return NULL;
         x->hlist = l;
     }
-    if (has_ua) return 0;
-    struct curl_slist *l = curl_slist_append(x->hlist, x->ua);
-    if (!l) return -1;
+    if (has_ua) return x->hlist;
+    struct curl_slist *l = curl_slist_append(x->hlist, x->ua->data);
+    if (!l) return NULL;
     x->hlist = l;
-    return 0;
+    return x->hlist;
 }
 
 /* Applies the options of req to the easy handle (only when it changed). */
@@ -478,9 +484,10 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     int head = strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     int has_body = req->body.kind != LL_BODY_NONE;
     int plain_get = strcmp(m, "GET") == 0 && !has_body;
-    if (build_headers(x, req) < 0) return -1;
+    struct curl_slist *headers = build_headers(x, req);
+    if (!headers) return -1;
     curl_easy_setopt(e, CURLOPT_URL, req->url);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hlist);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* resets body and NOBODY */
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
     x->streamed = 0;
