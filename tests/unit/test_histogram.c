@@ -19,18 +19,8 @@
 static const double pcts[] = {0, 1, 10, 25, 50, 75, 90, 95, 99, 99.9, 99.99, 100};
 #define NPCTS (int)(sizeof(pcts) / sizeof(pcts[0]))
 
-/* xorshift64* */
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
 static double rnd_unit(void) { /* (0,1), never 0 or 1 */
-    return ((double)(rnd() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return ((double)(tu_rand() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 static double rnd_normal(void) { /* Box-Muller, one value per call */
     return sqrt(-2.0 * log(rnd_unit())) * cos(6.283185307179586 * rnd_unit());
@@ -39,15 +29,15 @@ static int64_t round_pos(double x) {
     return x < 0 ? 0 : (int64_t)(x + 0.5);
 }
 
-static int64_t gen_uniform(void) { return 1 + (int64_t)(rnd() % 1000000); }
+static int64_t gen_uniform(void) { return 1 + (int64_t)(tu_rand() % 1000000); }
 static int64_t gen_exponential(void) { return round_pos(-2000.0 * log(rnd_unit())); }
 static int64_t gen_lognormal(void) { return round_pos(exp(log(5000.0) + 2.0 * rnd_normal())); }
 static int64_t gen_bimodal(void) {
-    if (rnd() % 10 < 8) return round_pos(1500.0 + 200.0 * rnd_normal());  /* fast path */
+    if (tu_rand() % 10 < 8) return round_pos(1500.0 + 200.0 * rnd_normal());  /* fast path */
     return round_pos(exp(log(150000.0) + 0.3 * rnd_normal()));            /* slow path */
 }
 static int64_t gen_constant(void) { return 123457; }
-static int64_t gen_small(void) { return 1 + (int64_t)(rnd() % 2048); }
+static int64_t gen_small(void) { return 1 + (int64_t)(tu_rand() % 2048); }
 
 typedef struct {
     const char *name;
@@ -61,17 +51,6 @@ static const dist dists[] = {
     {"constant", gen_constant, 1},   {"small-1..2048", gen_small, 1},
 };
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int64_t exact_percentile(const int64_t *sorted, int64_t n, double p) {
-    double r = ceil(p / 100.0 * (double)n) - 1;
-    int64_t i = r < 0 ? 0 : r > (double)(n - 1) ? n - 1 : (int64_t)r;
-    return sorted[i];
-}
-
 static int64_t *samples, *sorted;
 
 static void test_distribution(const dist *d) {
@@ -81,13 +60,13 @@ static void test_distribution(const dist *d) {
     for (int i = 0; i < NSAMPLES; i++) ll_histogram_record(h, samples[i]);
 
     memcpy(sorted, samples, sizeof(int64_t) * NSAMPLES);
-    qsort(sorted, NSAMPLES, sizeof(int64_t), cmp_i64);
+    qsort(sorted, NSAMPLES, sizeof(int64_t), tu_cmp_i64);
     long double sum = 0;
     for (int i = 0; i < NSAMPLES; i++) sum += sorted[i];
     double mean = (double)(sum / NSAMPLES);
 
     for (int k = 0; k < NPCTS; k++) {
-        int64_t e = exact_percentile(sorted, NSAMPLES, pcts[k]);
+        int64_t e = tu_exact_percentile(sorted, NSAMPLES, pcts[k]);
         int64_t g = ll_histogram_percentile(h, pcts[k]);
         double err = e ? fabs((double)(g - e)) / (double)e : (double)(g != e);
         int ok = d->exact ? g == e : err <= 0.01;

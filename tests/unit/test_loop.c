@@ -14,16 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* xorshift64*, fixed seed: every run does the same operations */
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd(void) {
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
+/* tu_rand's seed for this test: every run does the same operations */
+#define TEST_LOOP_SEED 0x2545F4914F6CDD1Dull
 
 /* Spins (no sleep) until the monotonic clock is past ns. */
 static void spin_past(uint64_t ns) {
@@ -69,7 +61,7 @@ static void test_deadline_order(void) {
     int delay_of[N];
     for (int i = 0; i < N; i++) delay_of[i] = i;
     for (int i = N - 1; i > 0; i--) { /* Fisher-Yates */
-        int j = (int)(rnd() % (uint64_t)(i + 1));
+        int j = (int)(tu_rand() % (uint64_t)(i + 1));
         int tmp = delay_of[i];
         delay_of[i] = delay_of[j];
         delay_of[j] = tmp;
@@ -421,6 +413,28 @@ static void on_many(ll_loop *loop, void *ud) {
     many_prev_deadline = m->t.deadline_ns;
 }
 
+/* One loop turn, checked against the model: exactly the armed timers due by
+ * the turn's time fired, and the turn counted them. Returns the fires. */
+static int many_turn(ll_loop *loop, int max_wait_ms, char *armed, const uint64_t *deadline, int *expected_total,
+                     long *mismatches) {
+    many_prev_deadline = 0;
+    int n = ll_loop_turn(loop, max_wait_ms);
+    uint64_t now = ll_loop_now(loop);
+    int model_n = 0;
+    for (int i = 0; i < MANY; i++) {
+        int want = armed[i] && deadline[i] <= now;
+        if (many[i].fired_this_turn != want) (*mismatches)++;
+        if (want) {
+            armed[i] = 0;
+            expected_total[i]++;
+            model_n++;
+        }
+        many[i].fired_this_turn = 0;
+    }
+    if (n != model_n) (*mismatches)++;
+    return n;
+}
+
 static void test_many(void) {
     ll_loop *loop = ll_loop_new();
     many = calloc(MANY, sizeof(mt));
@@ -432,13 +446,13 @@ static void test_many(void) {
     many_out_of_order = 0;
     for (int round = 0; round < 60; round++) {
         for (int op = 0; op < 1000; op++) {
-            int i = (int)(rnd() % MANY);
-            if (rnd() % 4 == 0) {
+            int i = (int)(tu_rand() % MANY);
+            if (tu_rand() % 4 == 0) {
                 ll_loop_timer_stop(loop, &many[i].t);
                 armed[i] = 0;
                 stops++;
             } else {
-                ll_loop_timer_start(loop, &many[i].t, rnd() % 2001); /* 0..2 ms */
+                ll_loop_timer_start(loop, &many[i].t, tu_rand() % 2001); /* 0..2 ms */
                 armed[i] = 1;
                 deadline[i] = many[i].t.deadline_ns;
                 starts++;
@@ -451,23 +465,8 @@ static void test_many(void) {
                 armed[i] = 0;
             }
         for (int i = 0; i < MANY; i++) index_mismatches += (many[i].t.heap_index >= 0) != armed[i];
-        many_prev_deadline = 0;
-        int n = ll_loop_turn(loop, 0);
+        fires += many_turn(loop, 0, armed, deadline, expected_total, &mismatches);
         turns++;
-        uint64_t now = ll_loop_now(loop);
-        int model_n = 0;
-        for (int i = 0; i < MANY; i++) {
-            int want = armed[i] && deadline[i] <= now;
-            if (many[i].fired_this_turn != want) mismatches++;
-            if (want) {
-                armed[i] = 0;
-                expected_total[i]++;
-                model_n++;
-            }
-            many[i].fired_this_turn = 0;
-        }
-        if (n != model_n) mismatches++;
-        fires += n;
     }
     /* drain: everything still armed fires within ~2 ms */
     uint64_t give_up = ll_loop_now_ns() + 200000000ull;
@@ -475,23 +474,8 @@ static void test_many(void) {
         int left = 0;
         for (int i = 0; i < MANY; i++) left += armed[i];
         if (!left || ll_loop_now_ns() > give_up) break;
-        many_prev_deadline = 0;
-        int n = ll_loop_turn(loop, 1);
+        fires += many_turn(loop, 1, armed, deadline, expected_total, &mismatches);
         turns++;
-        uint64_t now = ll_loop_now(loop);
-        int model_n = 0;
-        for (int i = 0; i < MANY; i++) {
-            int want = armed[i] && deadline[i] <= now;
-            if (many[i].fired_this_turn != want) mismatches++;
-            if (want) {
-                armed[i] = 0;
-                expected_total[i]++;
-                model_n++;
-            }
-            many[i].fired_this_turn = 0;
-        }
-        if (n != model_n) mismatches++;
-        fires += n;
     }
     long total_mismatches = 0, still_armed = 0;
     for (int i = 0; i < MANY; i++) {
@@ -789,6 +773,7 @@ static void test_fd(void) {
 }
 
 int main(void) {
+    tu_rng_state = TEST_LOOP_SEED;
     test_deadline_order();
     test_zero_delay();
     test_self_rearm();

@@ -55,28 +55,6 @@ static int64_t hist_count(const ll_shard *s, int id) {
     return v->hist ? v->hist->total_count : 0;
 }
 
-/* xorshift64* */
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int64_t exact_percentile(const int64_t *sorted, int64_t n, double p) {
-    double r = ceil(p / 100.0 * (double)n) - 1;
-    int64_t i = r < 0 ? 0 : r > (double)(n - 1) ? n - 1 : (int64_t)r;
-    return sorted[i];
-}
-
 /* ---- registry ---- */
 
 static void test_registry(void) {
@@ -226,11 +204,11 @@ static void test_merge_trends(void) {
     ll_shard *a = ll_shard_new(reg), *b = ll_shard_new(reg), *total = ll_shard_new(reg);
     int64_t *all = malloc(sizeof(int64_t) * (NA + NB));
     for (int i = 0; i < NA; i++) { /* fast: 100 us .. 5 ms */
-        all[i] = 100 + (int64_t)(rnd() % 4900);
+        all[i] = 100 + (int64_t)(tu_rand() % 4900);
         ll_shard_trend(a, LL_M_HTTP_REQ_DURATION, all[i], NULL);
     }
     for (int i = NA; i < NA + NB; i++) { /* slow: 20 ms .. 2 s, log-uniform-ish */
-        all[i] = (int64_t)(20000.0 * pow(100.0, (double)(rnd() % 1000000) / 1e6));
+        all[i] = (int64_t)(20000.0 * pow(100.0, (double)(tu_rand() % 1000000) / 1e6));
         ll_shard_trend(b, LL_M_HTTP_REQ_DURATION, all[i], NULL);
     }
     tu_check(hist_count(a, LL_M_HTTP_REQ_DURATION) == NA && hist_count(b, LL_M_HTTP_REQ_DURATION) == NB,
@@ -243,7 +221,7 @@ static void test_merge_trends(void) {
     const ll_histogram *h = val(total, LL_M_HTTP_REQ_DURATION)->hist;
     if (!tu_check(h != NULL, "trend: merged shard has a histogram")) return;
 
-    qsort(all, NA + NB, sizeof(int64_t), cmp_i64);
+    qsort(all, NA + NB, sizeof(int64_t), tu_cmp_i64);
     double sum = 0;
     for (int i = 0; i < NA + NB; i++) sum += (double)all[i];
     tu_check(h->total_count == NA + NB, "trend: merged count %lld", (long long)h->total_count);
@@ -253,7 +231,7 @@ static void test_merge_trends(void) {
              ll_histogram_mean(h));
     static const double pcts[] = {1, 10, 25, 39.9, 40, 40.1, 50, 75, 90, 95, 99, 99.9};
     for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
-        int64_t e = exact_percentile(all, NA + NB, pcts[k]);
+        int64_t e = tu_exact_percentile(all, NA + NB, pcts[k]);
         int64_t got = ll_histogram_percentile(h, pcts[k]);
         /* 3 significant digits: the bucket's highest value, at most 0.1% above */
         tu_check(got >= e && (double)got <= (double)e * 1.001 + 1, "trend: p%g = %lld (exact %lld, rel err %.5f)",
