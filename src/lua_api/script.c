@@ -17,11 +17,34 @@
 
 _Static_assert(LL_SCRIPT_NOREF == LUA_NOREF, "run/ passes LL_SCRIPT_NOREF for LUA_NOREF");
 
-int ll_script_open(ll_worker *w) { return ll_state_open(w, w->errmsg, sizeof(w->errmsg)); }
+int ll_script_open(ll_worker *w) { return ll_state_open(w, 0, w->errmsg, sizeof(w->errmsg)); }
+
+int ll_script_open_bare(ll_worker *w) { return ll_state_open(w, 1, w->errmsg, sizeof(w->errmsg)); }
 
 void ll_script_close(ll_worker *w) {
-    if (w->L) lua_close(w->L);
+    if (!w->L) return;
+    lua_sethook(w->L, NULL, 0, 0); /* no stop in the __gc metamethods */
+    lua_close(w->L);
     w->L = NULL;
+}
+
+/* ---- stopping Lua code that does not yield ---- */
+
+static char stop_key; /* the error value of a stop: cannot be forged in Lua */
+
+static void stop_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    lua_pushlightuserdata(L, &stop_key);
+    lua_error(L);
+}
+
+void ll_script_stop(ll_worker *w) {
+    lua_State *L = w->L; /* NULL while the state is being made */
+    if (L) lua_sethook(L, stop_hook, LUA_MASKCOUNT, 1000);
+}
+
+void ll_script_stop_clear(ll_worker *w) {
+    if (w->L) lua_sethook(w->L, NULL, 0, 0);
 }
 
 int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
@@ -113,6 +136,7 @@ int ll_script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
     int rc = lua_resume(vu->co, nargs);
     if (rc == LUA_YIELD) return LL_SCRIPT_YIELDED;
     if (rc == 0) return LL_SCRIPT_RETURNED;
+    if (lua_touserdata(vu->co, -1) == &stop_key) return LL_SCRIPT_STOPPED;
     const char *msg = lua_tostring(vu->co, -1);
     if (msg) snprintf(err, errlen, "%s", msg);
     else snprintf(err, errlen, "(error object is a %s value)", luaL_typename(vu->co, -1));
@@ -132,6 +156,12 @@ int ll_script_vu_result(ll_vu *vu, int keep) {
 
 /* ---- the summary ---- */
 
+static const char *error_text(lua_State *L) {
+    if (lua_touserdata(L, -1) == &stop_key) return "stopped: it ran past the end of the test without returning";
+    const char *msg = lua_tostring(L, -1);
+    return msg ? msg : "(error object is not a string)";
+}
+
 /* Writes one entry of handle_summary's result: stdout, stderr or a file. */
 static int write_output(const char *dest, const char *text, size_t len) {
     if (strcmp(dest, "stdout") == 0) return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
@@ -144,7 +174,8 @@ static int write_output(const char *dest, const char *text, size_t len) {
 
 /* The end-of-test summary: handle_summary(data) when the script has one
  * (its result maps stdout, stderr or file paths to text), else the text
- * summary of luaload.summary. A failing handle_summary falls back to the
+ * summary of luaload.summary. A handle_summary that fails or returns
+ * something else than a table (or nil: nothing to write) falls back to the
  * text summary, as k6. Returns 0, or -1 when an output could not be written. */
 int ll_script_summary(ll_worker *w, const cJSON *data) {
     lua_State *L = w->L;
@@ -168,15 +199,20 @@ int ll_script_summary(ll_worker *w, const cJSON *data) {
                     }
                     lua_pop(L, 1);
                 }
-            } else if (!lua_isnil(L, -1)) {
-                fprintf(stderr, "luaload: handle_summary() must return a table, got %s\n", luaL_typename(L, -1));
-                rc = -1;
+                lua_settop(L, 0);
+                return rc;
             }
-            lua_settop(L, 0);
-            return rc;
+            if (lua_isnil(L, -1)) { /* nothing to write */
+                lua_settop(L, 0);
+                return 0;
+            }
+            fprintf(stderr,
+                    "luaload: handle_summary() must return a table of destination = text, got %s: "
+                    "printing the default summary\n",
+                    luaL_typename(L, -1));
+        } else {
+            fprintf(stderr, "luaload: handle_summary() failed, printing the default summary: %s\n", error_text(L));
         }
-        fprintf(stderr, "luaload: handle_summary() failed, printing the default summary: %s\n",
-                lua_tostring(L, -1));
     }
     lua_settop(L, 0);
     lua_getglobal(L, "require");
@@ -191,7 +227,7 @@ int ll_script_summary(ll_worker *w, const cJSON *data) {
             return 0;
         }
     }
-    fprintf(stderr, "luaload: cannot format the summary: %s\n", lua_tostring(L, -1));
+    fprintf(stderr, "luaload: cannot format the summary: %s\n", error_text(L));
     lua_settop(L, 0);
     return -1;
 }

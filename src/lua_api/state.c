@@ -95,7 +95,7 @@ static void set_env(lua_State *L, const ll_run *run) {
     lua_setglobal(L, "__ENV");
 }
 
-int ll_state_open(ll_worker *w, char *err, size_t errlen) {
+int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     const ll_run *run = w->run;
     lua_State *L = luaL_newstate();
     if (!L) {
@@ -115,6 +115,7 @@ int ll_state_open(ll_worker *w, char *err, size_t errlen) {
     preload(L, "luaload.json", luaopen_luaload_json);
     preload(L, "luaload.metrics", luaopen_luaload_metrics);
     set_env(L, run);
+    if (bare) return 0;
 
     int rc = run->script_source
            ? luaL_loadbuffer(L, run->script_source, strlen(run->script_source), run->chunkname)

@@ -8,9 +8,10 @@
 typedef struct lua_State lua_State;
 typedef struct ll_worker ll_worker;
 
-/* Creates w->L and runs the script's init code in it. Returns 0, or
- * LL_EXIT_SCRIPT with the Lua error (file:line: message) in err. */
-int ll_state_open(ll_worker *w, char *err, size_t errlen);
+/* Creates w->L and runs the script's init code in it (not when bare).
+ * Returns 0, or LL_EXIT_SCRIPT with the Lua error (file:line: message) in
+ * err. */
+int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen);
 
 /* The ll_worker a Lua state belongs to. */
 ll_worker *ll_state_worker(lua_State *L);

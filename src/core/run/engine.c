@@ -20,15 +20,28 @@
 #include "script.h"
 #include "summary.h"
 #include "transport.h"
+#include "lifecycle.h"
 #include "worker.h"
+#include "xmalloc.h"
 
 
 static ll_run *g_run; /* for the signal handler */
 
+/* The first SIGINT/SIGTERM stops the run (see run.h); a second one exits
+ * at once, unless it came with the first: `timeout` and process managers
+ * send theirs to the process and to its group. */
+#define SIGNAL_REPEAT_NS 250000000ull
+
 static void on_signal(int sig) {
     (void)sig;
     if (!g_run) return;
-    if (atomic_exchange(&g_run->interrupt, 1)) _exit(LL_EXIT_EXTERNAL_ABORT);
+    uint64_t now = ll_loop_now_ns();
+    if (atomic_load(&g_run->interrupt)) {
+        if (now - atomic_load(&g_run->interrupt_ns) >= SIGNAL_REPEAT_NS) _exit(LL_EXIT_EXTERNAL_ABORT);
+        return;
+    }
+    atomic_store(&g_run->interrupt_ns, now);
+    atomic_store(&g_run->interrupt, 1);
 }
 
 static int file_exists(const char *path) { return access(path, R_OK) == 0; }
@@ -103,19 +116,21 @@ static void print_banner(const ll_config *cfg, int nworkers) {
     fflush(stdout);
 }
 
-/* Prints each distinct script error once with how often it happened. */
+/* Prints each distinct script error once with how often it happened
+ * (workers that were given up on are skipped: they may still write). */
 static void report_errors(ll_worker *workers, int n) {
     for (int i = 0; i < n; i++) {
+        if (workers[i].abandoned) continue;
         for (int e = 0; e < workers[i].errors.n; e++) {
             const char *msg = workers[i].errors.items[e].msg;
             int64_t count = 0;
             int first = 1;
             for (int j = 0; j < n && first; j++)
-                for (int f = 0; f < workers[j].errors.n && (j < i || (j == i && f < e)); f++)
+                for (int f = 0; !workers[j].abandoned && f < workers[j].errors.n && (j < i || (j == i && f < e)); f++)
                     if (strcmp(workers[j].errors.items[f].msg, msg) == 0) first = 0;
             if (!first) continue;
             for (int j = 0; j < n; j++)
-                for (int f = 0; f < workers[j].errors.n; f++)
+                for (int f = 0; !workers[j].abandoned && f < workers[j].errors.n; f++)
                     if (strcmp(workers[j].errors.items[f].msg, msg) == 0) count += workers[j].errors.items[f].count;
             fprintf(stderr, "luaload: script error in %lld iteration%s: %s\n", (long long)count,
                     count == 1 ? "" : "s", msg);
@@ -123,24 +138,84 @@ static void report_errors(ll_worker *workers, int n) {
     }
 }
 
+/* When the last scenario ends as planned, its gracefulStop included. */
+static uint64_t planned_end_ns(const ll_config *cfg, uint64_t t0, uint64_t *max_grace_ns) {
+    uint64_t end = 0, grace = 0;
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->scenarios.items[i];
+        uint64_t e = ll_scenario_end_us(sc);
+        if (e > end) end = e;
+        if (sc->graceful_stop_us > grace) grace = sc->graceful_stop_us;
+    }
+    *max_grace_ns = grace * 1000;
+    return t0 + end * 1000;
+}
+
+/* Gives up on the workers that did not stop by their due time: their Lua
+ * code never yields. Their metrics are those of their last snapshot. */
+static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
+    for (int i = 0; i < n; i++) {
+        ll_worker *w = &workers[i];
+        if (w->finished) continue;
+        w->abandoned = 1;
+        run->finished++;
+        int64_t busy = 0;
+        for (int e = 0; e < w->nexecutors; e++) busy += atomic_load(&w->executors[e].active_vus);
+        fprintf(stderr,
+                "luaload: worker %d did not stop: its Lua code does not yield (a loop with no request or sleep?); "
+                "%lld iteration%s abandoned, its metrics are from its last snapshot (up to 1 s old)\n",
+                i, (long long)busy, busy == 1 ? "" : "s");
+    }
+}
+
 /* Waits for the workers; every second meanwhile: samples the vus gauges,
  * redraws the progress lines, and (with thresholds) merges the workers'
  * published snapshots and evaluates the thresholds, stopping the run when
- * one with abortOnFail fails. */
+ * one with abortOnFail fails. Workers still running once they are due to
+ * have stopped (the planned end, or sooner after a signal, abort() or a
+ * failed abortOnFail threshold) are asked to stop their Lua code, then
+ * given up on (abandoned). */
 static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0) {
-    ll_shard *snap = run->publish ? ll_shard_new(run->reg) : NULL;
-    int progress = !cfg->quiet && isatty(2);
+    ll_shard *snap = cfg->thresholds.n ? ll_shard_new(run->reg) : NULL;
+    int progress = !cfg->quiet && isatty(2), asked = 0;
+    uint64_t max_grace, due = planned_end_ns(cfg, t0, &max_grace);
+    int seen_abort = 0, seen_threshold = 0;
     ll_progress_sample(life->shard, &cfg->scenarios, workers, n, t0, 1);
     uint64_t next = t0 + 1000000000ull;
     pthread_mutex_lock(&run->mu);
     while (run->finished < n) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
+        until.tv_nsec += 100000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
         pthread_cond_timedwait(&run->cv, &run->mu, &until);
         if (run->finished >= n) break;
         uint64_t now = ll_loop_now_ns();
-        if (now < next) continue; /* woken by a worker that finished */
+        if (!seen_abort && atomic_load(&run->aborted)) {
+            seen_abort = 1;
+            if (now < due) due = now;
+        }
+        if (!seen_threshold && atomic_load(&run->threshold_abort)) {
+            seen_threshold = 1;
+            if (now + max_grace < due) due = now + max_grace;
+        }
+        uint64_t by = ll_lifecycle_due(run, due, LL_RUN_SIGNAL_GRACE_NS);
+        if (!asked && now >= by + LL_LIFECYCLE_STOP_AFTER_NS) {
+            for (int i = 0; i < n; i++) {
+                if (workers[i].finished) continue;
+                atomic_store(&workers[i].halted, 1);
+                ll_script_stop(&workers[i]);
+            }
+            asked = 1;
+        }
+        if (now >= by + LL_LIFECYCLE_GIVE_UP_AFTER_NS) {
+            abandon_stuck(run, workers, n);
+            break;
+        }
+        if (now < next) continue;
         next = now + 1000000000ull;
         pthread_mutex_unlock(&run->mu);
         ll_progress_sample(life->shard, &cfg->scenarios, workers, n, now, 0);
@@ -160,7 +235,10 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
     }
     pthread_mutex_unlock(&run->mu);
     ll_shard_free(snap);
-    for (int i = 0; i < n; i++) ll_worker_join(&workers[i]);
+    for (int i = 0; i < n; i++) {
+        if (workers[i].abandoned) pthread_detach(workers[i].thread);
+        else ll_worker_join(&workers[i]);
+    }
     if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_loop_now_ns(), 1);
 }
 
@@ -191,6 +269,61 @@ static int check_exec_functions(ll_worker *life, const ll_config *cfg) {
     return 0;
 }
 
+/* ---- lifecycle steps (run on their own thread: lifecycle.c) ---- */
+
+typedef struct life_step {
+    ll_worker *w;
+    ll_run *run;
+    const char *fname, *data;
+    char **out;
+    uint64_t timeout_us;
+    int timeout_rc;
+    const cJSON *summary;
+} life_step;
+
+static int step_init(void *p) {
+    life_step *a = p;
+    return ll_worker_init(a->w, a->run, -1);
+}
+
+static int step_call(void *p) {
+    life_step *a = p;
+    return ll_worker_call(a->w, a->fname, a->data, a->out, a->timeout_us, a->timeout_rc);
+}
+
+static int step_summary(void *p) {
+    life_step *a = p;
+    return ll_script_summary(a->w, a->summary);
+}
+
+/* Runs fn(a) on the lifecycle worker with a's timeout and the signal budget
+ * signal_ns. Returns what fn returned, or -1 when it was given up on: the
+ * lifecycle worker is then lost (*lost). */
+static int life_run(ll_run *run, ll_worker *life, int *lost, ll_lifecycle_fn *fn, const life_step *a,
+                    uint64_t signal_ns) {
+    life_step *held = ll_xmalloc(sizeof(*held)); /* the thread's, if it is left running */
+    *held = *a;
+    uint64_t deadline = a->timeout_us ? ll_loop_now_ns() + a->timeout_us * 1000 : 0;
+    int rc;
+    if (!ll_lifecycle_run(run, life, fn, held, deadline, signal_ns, &rc)) {
+        *lost = 1;
+        return -1;
+    }
+    free(held);
+    return rc;
+}
+
+/* The summary from a state without the script, when the script's is lost. */
+static int bare_summary(ll_run *run, const cJSON *data) {
+    ll_worker w;
+    memset(&w, 0, sizeof(w));
+    w.run = run;
+    int rc = ll_script_open_bare(&w) == 0 ? ll_script_summary(&w, data) : -1;
+    if (rc) fprintf(stderr, "luaload: cannot print the summary: %s\n", w.errmsg);
+    ll_script_close(&w);
+    return rc;
+}
+
 int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
@@ -205,16 +338,23 @@ int ll_engine_run(ll_config *cfg) {
     run.scenarios = &cfg->scenarios;
     run.reg = ll_registry_new(3);
     run.transport = ll_transport_default();
+    run.publish = 1; /* snapshots for thresholds and for workers given up on */
     char *quick = cfg->quick_url ? quick_script(cfg->quick_url) : NULL;
     run.script_source = quick;
 
-    int rc = 0, nworkers = 0;
+    int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0;
     ll_worker life, *workers = NULL;
     ll_outputs *outputs = NULL;
     memset(&life, 0, sizeof(life));
     ll_shard *total = NULL;
     cJSON *data = NULL;
     char *teardown_out = NULL;
+    double elapsed = 0;
+    life_step step = {&life, &run, NULL, NULL, NULL, 0, 0, NULL};
+
+    g_run = &run;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
 
     if (!run.reg || (cfg->quick_url && !quick)) {
         fprintf(stderr, "luaload: out of memory\n");
@@ -222,11 +362,16 @@ int ll_engine_run(ll_config *cfg) {
         goto done;
     }
     if (cfg->script_path && !file_exists(cfg->script_path)) {
-        fprintf(stderr, "luaload: cannot read script %s\n", cfg->script_path);
+        fprintf(stderr, "luaload: cannot read script %s: %s\n", cfg->script_path, strerror(errno));
         rc = LL_EXIT_SCRIPT;
         goto done;
     }
-    rc = ll_worker_init(&life, &run, -1);
+    rc = life_run(&run, &life, &life_lost, step_init, &step, 0);
+    if (atomic_load(&run.interrupt)) {
+        fprintf(stderr, "luaload: interrupted by a signal while running the script's init code\n");
+        rc = LL_EXIT_EXTERNAL_ABORT;
+        goto summarize;
+    }
     if (rc) {
         if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: %s\n", life.errmsg);
         goto done;
@@ -244,7 +389,6 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
-    run.publish = cfg->thresholds.n > 0;
     if (cfg->noutputs) {
         outputs = ll_outputs_open(cfg->outputs, cfg->noutputs, run.reg, &cfg->thresholds, &ll_poster_http, err,
                                   sizeof(err));
@@ -281,15 +425,31 @@ int ll_engine_run(ll_config *cfg) {
     run.nworkers = nworkers;
     if (!cfg->quiet) print_banner(cfg, nworkers);
 
-    g_run = &run;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-
-    rc = ll_worker_call(&life, "setup", NULL, &run.setup_json, cfg->setup_timeout_us, LL_EXIT_SETUP_TIMEOUT);
+    step.fname = "setup";
+    step.out = &run.setup_json;
+    step.timeout_us = cfg->setup_timeout_us;
+    step.timeout_rc = LL_EXIT_SETUP_TIMEOUT;
+    rc = life_run(&run, &life, &life_lost, step_call, &step, 0);
+    if (life_lost) {
+        if (atomic_load(&run.interrupt)) {
+            fprintf(stderr, "luaload: setup() interrupted by a signal (its Lua code did not stop)\n");
+            rc = LL_EXIT_EXTERNAL_ABORT;
+            goto summarize;
+        }
+        fprintf(stderr, "luaload: setup() failed: setup() timed out after %.6gs (its Lua code did not stop)\n",
+                (double)cfg->setup_timeout_us / 1e6);
+        rc = LL_EXIT_SETUP_TIMEOUT;
+        goto done;
+    }
+    if (rc == LL_EXIT_EXTERNAL_ABORT) {
+        fprintf(stderr, "luaload: %s\n", life.errmsg);
+        goto summarize;
+    }
     if (rc) {
         if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: setup() failed: %s\n", life.errmsg);
         goto done;
     }
+    setup_done = 1;
 
     workers = calloc((size_t)nworkers, sizeof(*workers));
     if (!workers) {
@@ -310,6 +470,7 @@ int ll_engine_run(ll_config *cfg) {
     for (int i = 0; i < nworkers; i++) {
         if (ll_worker_start_thread(&workers[i]) != 0) {
             fprintf(stderr, "luaload: cannot start worker thread %d\n", i);
+            atomic_store(&run.interrupt_ns, ll_loop_now_ns());
             atomic_store(&run.interrupt, 1);
             nworkers = i;
             rc = LL_EXIT_FAILURE;
@@ -317,43 +478,77 @@ int ll_engine_run(ll_config *cfg) {
         }
     }
     watch_workers(&run, workers, nworkers, &life, cfg, t0);
-    double elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
+    elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
     int64_t cut = 0;
-    for (int i = 0; i < nworkers; i++) cut += workers[i].interrupted;
+    for (int i = 0; i < nworkers; i++) cut += workers[i].abandoned ? 0 : workers[i].interrupted;
     if (cut > 0)
         fprintf(stderr, "luaload: %lld iteration%s still running at the end were interrupted (not counted)\n",
                 (long long)cut, cut == 1 ? "" : "s");
 
+summarize:
     total = ll_shard_new(run.reg);
-    for (int i = 0; i < nworkers; i++) ll_shard_merge(total, workers[i].shard);
-
-    int interrupted = atomic_load(&run.interrupt);
-    if (!atomic_load(&run.aborted)) {
-        rc = ll_worker_call(&life, "teardown", run.setup_json, &teardown_out, cfg->teardown_timeout_us,
-                            LL_EXIT_TEARDOWN_TIMEOUT);
-        if (rc && !atomic_load(&run.aborted)) fprintf(stderr, "luaload: teardown() failed: %s\n", life.errmsg);
+    for (int i = 0; workers && i < nworkers; i++) {
+        if (workers[i].abandoned) ll_worker_read_published(&workers[i], total);
+        else ll_shard_merge(total, workers[i].shard);
     }
-    ll_shard_merge(total, life.shard);
+    if (!life_lost && life.shard) { /* setup's metrics and the vus gauges; teardown's come after */
+        ll_shard_merge(total, life.shard);
+        ll_shard_reset(life.shard);
+    }
+    int interrupted = atomic_load(&run.interrupt);
+    if (setup_done && !life_lost && !atomic_load(&run.aborted)) {
+        step.fname = "teardown";
+        step.data = run.setup_json;
+        step.out = &teardown_out;
+        step.timeout_us = cfg->teardown_timeout_us;
+        step.timeout_rc = LL_EXIT_TEARDOWN_TIMEOUT;
+        int trc = life_run(&run, &life, &life_lost, step_call, &step, LL_RUN_SIGNAL_TEARDOWN_NS);
+        if (life_lost)
+            fprintf(stderr, "luaload: teardown() failed: %s (its Lua code did not stop)\n",
+                    interrupted || atomic_load(&run.interrupt) ? "interrupted by a signal" : "timed out");
+        else if (trc && !atomic_load(&run.aborted))
+            fprintf(stderr, "luaload: teardown() failed: %s\n", life.errmsg);
+        if (life_lost) trc = atomic_load(&run.interrupt) ? LL_EXIT_EXTERNAL_ABORT : LL_EXIT_TEARDOWN_TIMEOUT;
+        if (!life_lost) ll_shard_merge(total, life.shard);
+        if (!rc) rc = trc;
+    }
+    interrupted = atomic_load(&run.interrupt);
 
     if (outputs) ll_outputs_stop(outputs);
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
-    if (!cfg->no_summary && ll_script_summary(&life, data) != 0 && !rc) rc = LL_EXIT_FAILURE;
+    if (!cfg->no_summary) {
+        int src = -1;
+        if (!life_lost && life.L) {
+            step.summary = data;
+            src = life_run(&run, &life, &life_lost, step_summary, &step, LL_RUN_SIGNAL_SUMMARY_NS);
+            if (life_lost) fprintf(stderr, "luaload: handle_summary() did not return: printing the default summary\n");
+        }
+        if (life_lost || !life.L) src = bare_summary(&run, data);
+        if (src != 0 && !rc) rc = LL_EXIT_FAILURE;
+    }
+    interrupted = atomic_load(&run.interrupt); /* a signal during the summary */
     report_thresholds(&cfg->thresholds, run.reg);
     if (cfg->summary_export && ll_summary_export(data, cfg->summary_export, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: %s\n", err);
         if (!rc) rc = LL_EXIT_FAILURE;
     }
     if (!rc && (failed || atomic_load(&run.threshold_abort))) rc = LL_EXIT_THRESHOLDS;
-    if (!rc && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
+    if ((!rc || rc == LL_EXIT_TEARDOWN_TIMEOUT) && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
 
 done:
     if (atomic_load(&run.aborted)) {
         fprintf(stderr, "luaload: test aborted: %s\n", run.abort_reason);
         rc = LL_EXIT_ABORTED;
+    }
+    int abandoned = life_lost;
+    for (int i = 0; workers && i < nworkers; i++) abandoned |= workers[i].abandoned;
+    if (abandoned) { /* threads still run Lua code in their states: free nothing, leave */
+        fflush(NULL);
+        _exit(rc);
     }
     g_run = NULL;
     signal(SIGINT, SIG_DFL);

@@ -121,7 +121,9 @@ static void maybe_done(ll_executor *s) {
 }
 
 static int may_continue(const ll_executor *s, const ll_vu *vu) {
-    if (s->phase != LL_EXECUTOR_RUNNING || ll_run_stopped(s->w->run)) return 0;
+    if (s->phase != LL_EXECUTOR_RUNNING || ll_run_stopped(s->w->run) ||
+        atomic_load_explicit(&s->w->halted, memory_order_relaxed))
+        return 0;
     switch (s->sc->executor) {
     case LL_EX_SHARED_ITERATIONS: return s->iters_left > 0;
     case LL_EX_PER_VU_ITERATIONS: return vu->iteration < s->sc->iterations;

@@ -26,7 +26,8 @@ typedef struct ll_run {
     ll_registry *reg;
     const ll_transport_ops *transport; /* what a new http.Client uses */
     char *setup_json;           /* setup()'s return value, NULL when none */
-    atomic_int interrupt;       /* set on SIGINT: stop now */
+    atomic_int interrupt;       /* set on SIGINT/SIGTERM: stop */
+    _Atomic uint64_t interrupt_ns; /* when (ll_loop_now_ns), set before interrupt */
     atomic_int aborted;         /* luaload.abort() was called: stop now */
     char abort_reason[256];     /* written once, by whoever set aborted */
     atomic_int threshold_abort; /* an abortOnFail threshold failed: stop now */
@@ -35,6 +36,16 @@ typedef struct ll_run {
     pthread_cond_t cv;          /* signalled when a worker finishes */
     int finished;
 } ll_run;
+
+/* After one SIGINT or SIGTERM the summary is out within 2 s: running
+ * iterations get at most LL_RUN_SIGNAL_GRACE_NS to finish (their
+ * gracefulStop when shorter), teardown() must be done by
+ * LL_RUN_SIGNAL_TEARDOWN_NS and the summary by LL_RUN_SIGNAL_SUMMARY_NS
+ * after the signal; past them the code is interrupted, and given up on
+ * when it does not yield. */
+#define LL_RUN_SIGNAL_GRACE_NS 400000000ull
+#define LL_RUN_SIGNAL_TEARDOWN_NS 900000000ull
+#define LL_RUN_SIGNAL_SUMMARY_NS 1300000000ull
 
 /* Stops the run from a script (luaload.abort); the first reason is kept. */
 void ll_run_abort(ll_run *run, const char *reason);

@@ -14,14 +14,28 @@ typedef struct cJSON cJSON;
 
 #define LL_SCRIPT_NOREF (-2)
 
-/* What resuming a VU's coroutine came to. */
-enum { LL_SCRIPT_YIELDED, LL_SCRIPT_RETURNED, LL_SCRIPT_FAILED };
+/* What resuming a VU's coroutine came to. LL_SCRIPT_STOPPED: unwound by
+ * ll_script_stop, not a script error. */
+enum { LL_SCRIPT_YIELDED, LL_SCRIPT_RETURNED, LL_SCRIPT_FAILED, LL_SCRIPT_STOPPED };
 
 /* Creates w's Lua state (libraries, luaload modules, require path, __ENV)
  * and runs the script's init code in it. Returns 0, or an exit code with
  * the error (file:line: message) in w->errmsg. */
 int ll_script_open(ll_worker *w);
+/* The same state without the script: enough for the default summary when
+ * the script's own state is lost. Returns 0, or an exit code. */
+int ll_script_open_bare(ll_worker *w);
 void ll_script_close(ll_worker *w);
+
+/* Asks the Lua code running in w's state to stop: from any thread, at any
+ * time (lua_sethook is async-safe), it makes the code raise within a few
+ * thousand instructions, and every resume of a VU comes to
+ * LL_SCRIPT_STOPPED. LuaJIT runs no hooks inside a compiled trace, so a
+ * loop that was compiled may still never stop: the caller must be ready to
+ * give up on the thread. ll_script_stop_clear undoes it (on w's thread, or
+ * while nothing runs in w's state). */
+void ll_script_stop(ll_worker *w);
+void ll_script_stop_clear(ll_worker *w);
 
 /* Reads the script's `options` into cfg and reg (what the CLI and the
  * environment left unset). Returns 0, or LL_EXIT_CONFIG with err set. */

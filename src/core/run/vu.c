@@ -72,6 +72,12 @@ static void run(ll_vu *vu, int nargs) {
         vu->yielded = 1;
         return;
     }
+    if (rc == LL_SCRIPT_STOPPED) { /* the engine stopped Lua code that did not yield */
+        renew_coroutine(vu);
+        w->interrupted++;
+        end_iteration(vu, 0);
+        return;
+    }
     if (rc == LL_SCRIPT_FAILED && atomic_load_explicit(&w->run->aborted, memory_order_relaxed)) {
         renew_coroutine(vu); /* luaload.abort() unwound it: not a script error */
         if (!w->single) w->interrupted++;

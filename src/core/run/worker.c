@@ -68,16 +68,23 @@ static void drive(ll_worker *w) {
         ll_loop_turn(w->loop, 100);
         uint64_t now = ll_loop_now_ns();
         ll_run *run = w->run;
-        int stop_now = atomic_load_explicit(&run->aborted, memory_order_relaxed);
-        int graceful = atomic_load_explicit(&run->interrupt, memory_order_relaxed) ||
-                       atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
+        int signalled = atomic_load_explicit(&run->interrupt, memory_order_relaxed);
+        uint64_t signal_ns = signalled ? atomic_load(&run->interrupt_ns) : 0;
+        /* a signal gives running iterations a short grace, a failed
+         * abortOnFail threshold their gracefulStop */
+        int stop_now = atomic_load_explicit(&run->aborted, memory_order_relaxed) ||
+                       atomic_load_explicit(&w->halted, memory_order_relaxed) ||
+                       (signalled && now >= signal_ns + LL_RUN_SIGNAL_GRACE_NS);
+        int graceful = signalled || atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
         for (int i = 0; i < w->nexecutors; i++) ll_executor_tick(&w->executors[i], now, stop_now, graceful);
         if (!w->single || !w->vus[0].alive) continue;
         /* setup/teardown: stopped by abort(), its timeout, or a Ctrl-C that
-         * came while it ran (teardown still runs after a graceful stop) */
+         * came while it ran; teardown still runs after a stop, for as long
+         * as a signal leaves it */
         int late = w->call_deadline_ns && now >= w->call_deadline_ns;
-        int interrupted = graceful && !w->call_graceful_at_start;
-        if (stop_now || late || interrupted) {
+        int interrupted = (graceful && !w->call_graceful_at_start) ||
+                          (signalled && now >= signal_ns + LL_RUN_SIGNAL_TEARDOWN_NS);
+        if (atomic_load_explicit(&run->aborted, memory_order_relaxed) || late || interrupted) {
             ll_vu_interrupt(&w->vus[0]);
             w->vus[0].alive = 0;
             w->active--;
@@ -118,6 +125,7 @@ static void *thread_main(void *arg) {
     drive(w);
     if (w->published) ll_loop_timer_stop(w->loop, &w->pub_timer);
     pthread_mutex_lock(&w->run->mu);
+    w->finished = 1;
     w->run->finished++;
     pthread_cond_signal(&w->run->cv);
     pthread_mutex_unlock(&w->run->mu);
@@ -165,8 +173,8 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
         rc = w->rc = LL_EXIT_ABORTED;
     } else if (vu->last_error) { /* w->errmsg holds it */
         rc = w->rc = LL_EXIT_SCRIPT;
-    } else if (w->interrupted != cut_before && atomic_load(&w->run->interrupt) && !w->call_graceful_at_start) {
-        snprintf(w->errmsg, sizeof(w->errmsg), "%s() interrupted", fname);
+    } else if (w->interrupted != cut_before && atomic_load(&w->run->interrupt)) {
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s() interrupted by a signal", fname);
         rc = w->rc = LL_EXIT_EXTERNAL_ABORT;
     } else if (w->interrupted != cut_before) {
         snprintf(w->errmsg, sizeof(w->errmsg), "%s() timed out after %.6gs", fname, (double)timeout_us / 1e6);

@@ -1,7 +1,8 @@
 /* worker.h -- a worker thread: its LuaJIT state, its event loop, its HTTP
  * transports, its metrics shard and its share of each scenario (one
- * executor each). The engine also uses one worker on the main thread, the
- * lifecycle worker, to run init, setup() and teardown(). */
+ * executor each). The engine also uses one worker, the lifecycle worker,
+ * to run init, setup(), teardown() and the summary, each on a thread of
+ * its own (lifecycle.c). */
 #ifndef LL_WORKER_H
 #define LL_WORKER_H
 
@@ -44,6 +45,10 @@ struct ll_worker {
     pthread_mutex_t pub_mu;     /* guards published */
     ll_timer pub_timer;
     pthread_t thread;
+    int finished;               /* its thread is done (under run->mu) */
+    int abandoned;              /* it did not stop: never touch it again */
+    atomic_int halted;          /* its Lua code was asked to stop: no more
+                                 * iterations (set from the main thread) */
     int rc;                     /* exit code on failure (LL_EXIT_*) */
     char errmsg[1024];
 };
