@@ -5,9 +5,12 @@
  * point at the shared fill_bytes, so /bytes/N never copies) sent with one
  * sendmsg(), the events its loop watches, its timer (a delayed response or
  * the lingering close), and the loop that answers the requests in rbuf in
- * order (parsing is request.c's, responses routes.c's). A delayed request
- * stops processing until its timer fires, which keeps pipelined responses
- * in order. */
+ * order (parsing is request.c's, responses routes.c's, faulted responses
+ * faults.c's). A delayed request stops processing until its timer fires,
+ * which keeps pipelined responses in order. Also owns the per-request
+ * accounting (the worker's counters, the --faults draw), pacing the output
+ * queue for the slow faults, the RST close (reset fault) and the stalled
+ * connection that only drops input (stall fault). */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -26,6 +29,7 @@
 #define READ_BIG (64 * 1024)            /* rbuf grows to this while reads fill it */
 #define IOV_BATCH 64
 #define LINGER_US 2000000
+#define PACE_TICKS 20                   /* the slow faults send in up to this many steps */
 
 enum { STOP_MORE, STOP_DELAY, STOP_FULL, STOP_CLOSE };
 
@@ -133,17 +137,35 @@ static int out_iov(conn *c, struct iovec *iov) {
     return n;
 }
 
-/* Sends as much queued output as the socket takes. -1 on a dead peer. */
+/* Cuts the n iovecs to cap bytes in all; returns how many are left. */
+static int clip_iov(struct iovec *iov, int n, uint64_t cap) {
+    for (int i = 0; i < n; i++) {
+        if (iov[i].iov_len >= cap) {
+            iov[i].iov_len = (size_t)cap;
+            return cap > 0 ? i + 1 : i;
+        }
+        cap -= iov[i].iov_len;
+    }
+    return n;
+}
+
+/* Sends as much queued output as the socket (and pacing) takes. -1 on a
+ * dead peer. */
 static int flush(conn *c) {
     while (c->out_pending > 0) {
         struct iovec iov[IOV_BATCH];
         struct msghdr mh;
+        int n = out_iov(c, iov);
+        if (c->pacing) n = clip_iov(iov, n, c->pace_cap);
+        if (n == 0) return 0;
         memset(&mh, 0, sizeof(mh));
         mh.msg_iov = iov;
-        mh.msg_iovlen = (size_t)out_iov(c, iov);
+        mh.msg_iovlen = (size_t)n;
         ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w >= 0) {
             out_advance(c, (uint64_t)w);
+            ll_stats_add(&c->w->stats.bytes_sent, (uint64_t)w);
+            if (c->pacing) c->pace_cap -= (uint64_t)w;
             continue;
         }
         if (errno == EINTR) continue;
@@ -153,7 +175,46 @@ static int flush(conn *c) {
     return 0;
 }
 
+/* ---- pacing (slow faults) ---- */
+
+void ll_conn_pace(conn *c, uint64_t before, uint64_t paced, uint64_t over_us) {
+    uint64_t ticks = paced < PACE_TICKS ? paced : PACE_TICKS;
+    if (ticks < 2) return; /* nothing to spread */
+    c->pace_step = (paced + ticks - 1) / ticks;
+    ticks = (paced + c->pace_step - 1) / c->pace_step; /* the steps it really takes */
+    c->pace_us = over_us / (ticks - 1);
+    c->pace_cap = before + c->pace_step;
+    c->pace_left = paced - c->pace_step;
+    c->pacing = 1;
+    c->delay_pending = 1; /* no further request until the paced bytes are out */
+    ll_loop_timer_start(c->w->loop, &c->timer, c->pace_us);
+}
+
+/* Releases the next step; after the last one the queue flows freely. */
+static void pace_tick(conn *c) {
+    uint64_t k = c->pace_left < c->pace_step ? c->pace_left : c->pace_step;
+    c->pace_cap += k;
+    c->pace_left -= k;
+    if (c->pace_left > 0) {
+        ll_loop_timer_start(c->w->loop, &c->timer, c->pace_us);
+        return;
+    }
+    c->pacing = 0;
+    c->delay_pending = 0;
+}
+
 /* ---- answering requests ---- */
+
+/* Counts a complete request and, with --faults, draws its fault (never for
+ * /fault/NAME, which has its own, or /stats): once per request, before a
+ * delayed one waits. */
+static void account(conn *c) {
+    request *r = &c->req;
+    worker *w = c->w;
+    if (w->cfg->faults_on && r->route != ROUTE_FAULT && r->route != ROUTE_STATS) r->fault = ll_faults_draw(w);
+    ll_stats_add(&w->stats.routes[r->route], 1);
+    if (r->fault) ll_stats_add(&w->stats.faults[r->fault], 1);
+}
 
 /* Answers every complete request in rbuf, in order, until one is delayed,
  * the connection is closing, output backs up, or more input is needed. */
@@ -166,15 +227,18 @@ static int process(conn *c) {
         int rc = ll_request_parse(c);
         if (rc == P_MORE) return STOP_MORE;
         if (rc == P_BAD) {
+            ll_stats_add(&c->w->stats.routes[ROUTE_MALFORMED], 1);
             ll_routes_respond_error(c);
             continue;
         }
+        if (!r->delay_done) account(c);
         if (r->delay_us && !r->delay_done) {
             c->delay_pending = 1;
             ll_loop_timer_start(c->w->loop, &c->timer, r->delay_us);
             continue;
         }
-        ll_routes_respond(c);
+        if (r->fault) ll_faults_respond(c);
+        else ll_routes_respond(c);
         if (!r->keep_alive) c->closing = 1;
         ll_request_reset(c);
         if (c->out_pending >= OUT_HIGH) c->full = 1;
@@ -209,8 +273,8 @@ static int conn_set_events(conn *c, int events) {
 
 static int wanted_events(const conn *c) {
     int ev = 0;
-    if (!c->eof && !c->closing && !c->delay_pending && !c->full) ev |= LL_READABLE;
-    if (c->out_pending > 0) ev |= LL_WRITABLE;
+    if (c->stalled || (!c->eof && !c->closing && !c->delay_pending && !c->full)) ev |= LL_READABLE;
+    if (c->out_pending > 0 && !(c->pacing && c->pace_cap == 0)) ev |= LL_WRITABLE;
     return ev;
 }
 
@@ -227,15 +291,27 @@ static void conn_finish(conn *c) {
     if (conn_set_events(c, LL_READABLE) < 0) ll_conn_close(c);
 }
 
-static void linger_read(conn *c) {
+/* The reset fault: SO_LINGER 0 makes close() send RST instead of FIN. */
+static void conn_reset(conn *c) {
+    struct linger lg = {1, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    ll_conn_close(c);
+}
+
+/* Reads and drops input (lingering, stalled): 0 when there is no more for
+ * now, 1 after 16 reads that all got data, -1 on EOF or an error. */
+static int drain_input(conn *c) {
     char buf[4096];
     for (int i = 0; i < 16; i++) {
         ssize_t n = read(c->fd, buf, sizeof(buf));
-        if (n > 0) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-        break;
+        if (n > 0) {
+            ll_stats_add(&c->w->stats.bytes_received, (uint64_t)n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+        return -1;
     }
-    ll_conn_close(c);
+    return 1;
 }
 
 /* Reads once into rbuf. 0 on data, EOF or nothing yet; -1 on error. */
@@ -257,6 +333,7 @@ static int conn_read(conn *c) {
     ssize_t n = read(c->fd, c->rbuf + c->rlen, room);
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
     if (n == 0) c->eof = 1;
+    ll_stats_add(&c->w->stats.bytes_received, (uint64_t)n);
     c->rlen += (size_t)n;
     if ((size_t)n == room && c->rcap < READ_BIG) {
         char *b = realloc(c->rbuf, c->rcap * 2); /* reads fill it: read more at once */
@@ -280,7 +357,8 @@ static void conn_drive(conn *c) {
         }
     } while (why == STOP_FULL && !c->full);
     if (c->closing && c->out_pending == 0) {
-        conn_finish(c);
+        if (c->reset) conn_reset(c);
+        else conn_finish(c);
         return;
     }
     if (conn_set_events(c, wanted_events(c)) < 0) ll_conn_close(c);
@@ -291,10 +369,14 @@ static void on_conn_io(ll_loop *loop, int fd, int events, void *ud) {
     (void)loop;
     (void)fd;
     if (c->lingering) {
-        linger_read(c);
+        if (drain_input(c) != 0) ll_conn_close(c); /* EOF, or a flood: done lingering */
         return;
     }
-    if ((events & LL_READABLE) && (c->events & LL_READABLE) && conn_read(c) < 0) {
+    if (c->stalled && (events & LL_READABLE) && drain_input(c) < 0) {
+        ll_conn_close(c); /* the client gave up on the stalled request */
+        return;
+    }
+    if (!c->stalled && (events & LL_READABLE) && (c->events & LL_READABLE) && conn_read(c) < 0) {
         ll_conn_close(c);
         return;
     }
@@ -306,6 +388,11 @@ static void on_conn_timer(ll_loop *loop, void *ud) {
     (void)loop;
     if (c->lingering) {
         ll_conn_close(c);
+        return;
+    }
+    if (c->pacing) {
+        pace_tick(c);
+        conn_drive(c);
         return;
     }
     c->delay_pending = 0;

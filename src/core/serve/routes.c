@@ -1,10 +1,12 @@
 /* routes.c -- `luaload serve`'s routes and responses.
  *
  * Owns: matching a request target to a route (/status/N, /bytes/N,
- * /delay/MS, /echo, /close, anything else the default route), reason
- * phrases, the status line and headers, the default route's prebuilt
- * keep-alive response, and queueing each route's response (and the error
- * responses) on the connection's output (conn.c). */
+ * /delay/MS, /echo, /close, /fault/NAME, /stats, anything else the default
+ * route), the route names the counters use, reason phrases, the status line
+ * and headers, the default route's prebuilt keep-alive response, and
+ * queueing each route's response (and the error responses) on the
+ * connection's output (conn.c). What a fault does to a response is
+ * faults.c's. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -14,10 +16,17 @@
 #include <string.h>
 
 #define HELLO "hello world\n"
+#define TEXT "text/plain"
 
 enum { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEP };
 
 /* ---- routes ---- */
+
+static const char *const route_names[ROUTE_COUNT] = {
+    "default", "status", "bytes", "delay", "echo", "close", "error", "fault", "stats", "malformed",
+};
+
+const char *ll_routes_name(int route) { return route_names[route]; }
 
 static int has_prefix(const char *s, size_t n, const char *pre) {
     size_t k = strlen(pre);
@@ -28,8 +37,9 @@ static int is_exactly(const char *s, size_t n, const char *word) {
     return strlen(word) == n && memcmp(s, word, n) == 0;
 }
 
-/* Fills in route, status and delay (and msg, making it ROUTE_ERROR, for a
- * bad number) from the request target. */
+/* Fills in route, status, delay and fault (and msg, making it ROUTE_ERROR
+ * with status 400 or 404, for a bad number or an unknown fault) from the
+ * request target. */
 void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) {
     const char *end = t + n, *path = t;
     uint64_t v;
@@ -45,6 +55,7 @@ void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) 
     r->status = cfg->status;
     r->delay_us = cfg->delay_us;
     r->msg = NULL;
+    int bad_status = 400;
     if (has_prefix(path, len, "/status/")) {
         r->route = ROUTE_STATUS;
         r->delay_us = 0;
@@ -66,8 +77,22 @@ void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) 
     } else if (is_exactly(path, len, "/close")) {
         r->route = ROUTE_CLOSE;
         r->delay_us = 0;
+    } else if (has_prefix(path, len, "/fault/")) {
+        r->route = ROUTE_FAULT;
+        r->delay_us = 0;
+        r->fault = ll_faults_lookup(path + 7, len - 7);
+        bad_status = 404;
+        if (r->fault == FAULT_NONE)
+            r->msg = "unknown fault: expected /fault/ followed by reset, close-headers, close-body, garbage,"
+                     " slow-headers, slow-body, stall, huge-headers or early-hints\n";
+    } else if (is_exactly(path, len, "/stats")) {
+        r->route = ROUTE_STATS;
+        r->delay_us = 0;
     }
-    if (r->msg) r->route = ROUTE_ERROR;
+    if (r->msg) {
+        r->route = ROUTE_ERROR;
+        r->status = bad_status;
+    }
 }
 
 /* ---- response text ---- */
@@ -136,13 +161,15 @@ static size_t append_str(char *buf, size_t cap, size_t n, const char *s) {
 }
 
 /* Status line and headers. 1xx and 204 get no Content-Length (RFC 9110). */
-static size_t format_head(char *buf, size_t cap, int status, uint64_t len, int conn_hdr) {
+static size_t format_head(char *buf, size_t cap, int status, const char *type, uint64_t len, int conn_hdr) {
     char num[48];
     size_t n = 0;
     snprintf(num, sizeof(num), "HTTP/1.1 %d ", status);
     n = append_str(buf, cap, n, num);
     n = append_str(buf, cap, n, reason(status));
-    n = append_str(buf, cap, n, "\r\nContent-Type: text/plain\r\n");
+    n = append_str(buf, cap, n, "\r\nContent-Type: ");
+    n = append_str(buf, cap, n, type);
+    n = append_str(buf, cap, n, "\r\n");
     if (status >= 200 && status != 204) {
         snprintf(num, sizeof(num), "Content-Length: %" PRIu64 "\r\n", len);
         n = append_str(buf, cap, n, num);
@@ -157,7 +184,7 @@ void ll_routes_build_fast(serve_cfg *cfg) {
     char head[256];
     int has_body = body_allowed(cfg->status);
     uint64_t len = has_body ? cfg->body_size : 0;
-    size_t hn = format_head(head, sizeof(head), cfg->status, len, CONN_HDR_NONE);
+    size_t hn = format_head(head, sizeof(head), cfg->status, TEXT, len, CONN_HDR_NONE);
     size_t inline_len = len <= FILL_INLINE ? (size_t)len : 0;
     cfg->fast = ll_xmalloc(hn + inline_len + 1);
     memcpy(cfg->fast, head, hn);
@@ -169,28 +196,50 @@ void ll_routes_build_fast(serve_cfg *cfg) {
 
 /* ---- responses ---- */
 
-static void respond_with(conn *c, int status, const char *body, uint64_t len, int fill) {
+/* Queues the head (with the huge-headers fault's filler before its blank
+ * line) and the body; records the head's length in r->head_len. */
+static void respond_typed(conn *c, int status, const char *type, const char *body, uint64_t len, int fill) {
     request *r = &c->req;
     int conn_hdr = !r->keep_alive ? CONN_HDR_CLOSE : r->http10 ? CONN_HDR_KEEP : CONN_HDR_NONE;
     int has_body = body_allowed(status);
     char head[256];
-    size_t n = format_head(head, sizeof(head), status, has_body ? len : 0, conn_hdr);
-    ll_conn_out_bytes(c, head, n);
+    size_t n = format_head(head, sizeof(head), status, type, has_body ? len : 0, conn_hdr);
+    r->head_len = n;
+    if (r->fault == FAULT_HUGE_HEADERS) {
+        uint64_t before = c->out_pending;
+        ll_conn_out_bytes(c, head, n - 2);
+        ll_faults_out_filler(c);
+        ll_conn_out_bytes(c, "\r\n", 2);
+        r->head_len = (size_t)(c->out_pending - before);
+    } else {
+        ll_conn_out_bytes(c, head, n);
+    }
     if (!has_body || r->head) return;
     if (fill) ll_conn_out_fill(c, len);
     else ll_conn_out_bytes(c, body, (size_t)len);
 }
 
-void ll_routes_respond(conn *c) {
+static void respond_with(conn *c, int status, const char *body, uint64_t len, int fill) {
+    respond_typed(c, status, TEXT, body, len, fill);
+}
+
+static void respond_stats(conn *c) {
+    ll_buf b = {0};
+    ll_stats_json(&b, c->w->cfg->workers, c->w->cfg->threads);
+    ll_buf_puts(&b, "\n");
+    if (b.failed) c->failed = 1;
+    else respond_typed(c, 200, "application/json", b.p, b.len, 0);
+    ll_buf_free(&b);
+}
+
+size_t ll_routes_respond_general(conn *c) {
     request *r = &c->req;
     const serve_cfg *cfg = c->w->cfg;
     char text[64];
+    r->head_len = 0;
     switch (r->route) {
     case ROUTE_DEFAULT:
-        if (r->keep_alive && !r->http10 && !r->head) {
-            ll_conn_out_bytes(c, cfg->fast, cfg->fast_len);
-            if (cfg->fast_fill) ll_conn_out_fill(c, cfg->body_size);
-        } else if (cfg->body_size == 12) {
+        if (cfg->body_size == 12) {
             respond_with(c, cfg->status, HELLO, 12, 0);
         } else {
             respond_with(c, cfg->status, NULL, cfg->body_size, 1);
@@ -207,12 +256,27 @@ void ll_routes_respond(conn *c) {
         respond_with(c, 200, c->body, c->blen, 0);
         break;
     case ROUTE_ERROR:
-        respond_with(c, 400, r->msg, strlen(r->msg), 0);
+        respond_with(c, r->status, r->msg, strlen(r->msg), 0);
         break;
-    default: /* ROUTE_DELAY, ROUTE_CLOSE */
+    case ROUTE_STATS:
+        respond_stats(c);
+        break;
+    default: /* ROUTE_DELAY, ROUTE_CLOSE, ROUTE_FAULT */
         respond_with(c, 200, HELLO, 12, 0);
         break;
     }
+    return r->head_len;
+}
+
+void ll_routes_respond(conn *c) {
+    request *r = &c->req;
+    const serve_cfg *cfg = c->w->cfg;
+    if (r->route == ROUTE_DEFAULT && r->keep_alive && !r->http10 && !r->head) {
+        ll_conn_out_bytes(c, cfg->fast, cfg->fast_len);
+        if (cfg->fast_fill) ll_conn_out_fill(c, cfg->body_size);
+        return;
+    }
+    ll_routes_respond_general(c);
 }
 
 void ll_routes_respond_error(conn *c) {
@@ -222,6 +286,7 @@ void ll_routes_respond_error(conn *c) {
     r->keep_alive = 0;
     r->http10 = 0;
     r->head = 0;
+    r->fault = FAULT_NONE; /* a bad /fault/huge-headers request gets a plain 400 */
     respond_with(c, status, msg, strlen(msg), 0);
     c->closing = 1;
 }

@@ -3,9 +3,11 @@
  *
  * Owns: the serve subcommand's flags (usage, parsing into a serve_cfg) and
  * ll_serve_main, which raises the descriptor limit, opens one listener and
- * event loop per worker thread (listener.c), starts the threads, stops them
- * on SIGINT/SIGTERM and frees everything. Connections are conn.c's, request
- * parsing request.c's, responses routes.c's. */
+ * event loop per worker thread (listener.c), seeds each worker's fault draw,
+ * starts the threads, stops them on SIGINT/SIGTERM or --die-after's SIGALRM,
+ * prints the stats line and frees everything. Connections are conn.c's,
+ * request parsing request.c's, responses routes.c's, faults faults.c's,
+ * the counters' JSON stats.c's. */
 #include "serve.h"
 #include "xmalloc.h"
 #include "duration.h"
@@ -13,6 +15,7 @@
 #include "serve_internal.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,11 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 1024
 
 /* ---- flags ---- */
+
+/* A setter that can say more than "expected ..." writes its reason here. */
+static char flag_why[256];
 
 static int parse_u64(const char *s, uint64_t *out) { return ll_request_parse_u64n(s, strlen(s), out); }
 
@@ -85,6 +93,17 @@ static int set_threads(serve_cfg *cfg, const char *v) { return parse_int_range(v
 static int set_status(serve_cfg *cfg, const char *v) { return parse_int_range(v, 100, 999, &cfg->status); }
 static int set_body_size(serve_cfg *cfg, const char *v) { return parse_size(v, &cfg->body_size); }
 static int set_delay(serve_cfg *cfg, const char *v) { return ll_duration_parse(v, &cfg->delay_us); }
+static int set_faults(serve_cfg *cfg, const char *v) { return ll_faults_parse(cfg, v, flag_why, sizeof(flag_why)); }
+
+static int set_seed(serve_cfg *cfg, const char *v) {
+    cfg->seed_set = 1;
+    return parse_u64(v, &cfg->seed);
+}
+
+static int set_die_after(serve_cfg *cfg, const char *v) {
+    if (ll_duration_parse(v, &cfg->die_after_us) < 0 || cfg->die_after_us == 0) return -1;
+    return 0;
+}
 
 static const struct flag {
     const char *name;
@@ -97,13 +116,16 @@ static const struct flag {
     {"--body-size", "a byte count such as 12, 64k or 1m", set_body_size},
     {"--status", "an integer from 100 to 999", set_status},
     {"--delay", "a duration such as 0, 250us, 10ms, 1.5s, 2m or 1h", set_delay},
+    {"--faults", "NAME=PERCENT items such as reset=1%,stall=0.5%", set_faults},
+    {"--seed", "an integer from 0 to 18446744073709551615", set_seed},
+    {"--die-after", "a duration above 0 such as 500ms, 2s or 1m", set_die_after},
 };
 
 static void usage(FILE *f) {
     fputs("usage: luaload serve [options]\n"
           "\n"
           "Runs a fast HTTP/1.1 keep-alive server to point load tests at; stops on\n"
-          "SIGINT/SIGTERM.\n"
+          "SIGINT/SIGTERM (or --die-after) and prints what it counted on stderr.\n"
           "\n"
           "  --host ADDR        address to listen on (default 127.0.0.1; ::1 for IPv6)\n"
           "  --port N           port (default 8080; 0 picks a free port)\n"
@@ -113,6 +135,12 @@ static void usage(FILE *f) {
           "  --status N         default route's status, 100..999 (default 200)\n"
           "  --delay DURATION   delay before each default-route response\n"
           "                     (0, 250us, 10ms, 1.5s, 2m, 1h; default 0)\n"
+          "  --faults SPEC      inject at most one fault per request with these chances,\n"
+          "                     e.g. reset=1%,close-body=0.5%,stall=0.1% (sum <= 100%);\n"
+          "                     faults: reset, close-headers, close-body, garbage,\n"
+          "                     slow-headers, slow-body, stall, huge-headers, early-hints\n"
+          "  --seed N           seed of the fault draw (default: from the time and pid)\n"
+          "  --die-after DUR    exit by itself DUR after it starts listening (e.g. 2s)\n"
           "  -h, --help         show this help\n"
           "\n"
           "Routes (the query string is ignored):\n"
@@ -121,6 +149,9 @@ static void usage(FILE *f) {
           "  /delay/MS     respond after MS milliseconds\n"
           "  /echo         respond with the request body\n"
           "  /close        respond, then close the connection\n"
+          "  /fault/NAME   the fault NAME (see --faults), whatever --faults says\n"
+          "  /stats        JSON counts of requests, bytes, routes and faults so far\n"
+          "                (not counted itself; never faulted)\n"
           "  anything else the default route (--status, --body-size, --delay)\n",
           f);
 }
@@ -134,6 +165,7 @@ static int parse_args(serve_cfg *cfg, int argc, char **argv) {
     cfg->threads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
     cfg->status = 200;
     cfg->body_size = 12;
+    flag_why[0] = '\0';
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -156,7 +188,8 @@ static int parse_args(serve_cfg *cfg, int argc, char **argv) {
             return LL_EXIT_CONFIG;
         }
         if (f->set(cfg, value) < 0) {
-            fprintf(stderr, "luaload serve: %s: expected %s, got '%s'\n", f->name, f->expect, value);
+            if (flag_why[0]) fprintf(stderr, "luaload serve: %s: %s\n", f->name, flag_why);
+            else fprintf(stderr, "luaload serve: %s: expected %s, got '%s'\n", f->name, f->expect, value);
             return LL_EXIT_CONFIG;
         }
     }
@@ -170,6 +203,29 @@ static void on_stop_signal(int sig) {
     ll_listener_set_stop(1);
 }
 
+/* --die-after: SIGALRM (on_stop_signal) once, us after now; 0 disarms. */
+static void set_die_timer(uint64_t us) {
+    struct itimerval it;
+    memset(&it, 0, sizeof(it));
+    it.it_value.tv_sec = (time_t)(us / 1000000);
+    it.it_value.tv_usec = (suseconds_t)(us % 1000000);
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Without --seed: the time and the pid, so runs differ. */
+static uint64_t default_seed(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+}
+
+static void print_stats(const worker *ws, int n) {
+    ll_buf b = {0};
+    ll_stats_json(&b, ws, n);
+    if (!b.failed) fprintf(stderr, "luaload serve: stats %s\n", b.p);
+    ll_buf_free(&b);
+}
+
 static void raise_nofile(void) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max) return;
@@ -180,17 +236,23 @@ static void raise_nofile(void) {
 int ll_serve_main(int argc, char **argv) {
     serve_cfg cfg;
     worker *ws = NULL;
-    struct sigaction sa, old_int, old_term;
+    struct sigaction sa, old_int, old_term, old_alrm;
     int code = parse_args(&cfg, argc, argv);
     int port, v6, started = 0, signals_set = 0;
     if (code >= 0) return code;
     code = LL_EXIT_FAILURE;
     raise_nofile();
     ll_conn_fill_init();
+    ll_faults_init();
     ll_listener_set_stop(0);
     ws = ll_xcalloc((size_t)cfg.threads, sizeof(*ws));
+    cfg.workers = ws;
+    if (!cfg.seed_set) cfg.seed = default_seed();
     ll_routes_build_fast(&cfg);
-    for (int i = 0; i < cfg.threads; i++) ws[i].lfd = -1;
+    for (int i = 0; i < cfg.threads; i++) {
+        ws[i].lfd = -1;
+        ll_faults_seed(&ws[i], cfg.seed, i);
+    }
     if (cfg.port != 0 && ll_listener_probe_port(&cfg) < 0) goto out;
     port = cfg.port;
     for (int i = 0; i < cfg.threads; i++)
@@ -201,12 +263,15 @@ int ll_serve_main(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGALRM, &sa, &old_alrm);
     signals_set = 1;
 
     v6 = cfg.addr.ss_family == AF_INET6;
     printf("luaload serve: listening on http://%s%s%s:%d/ (%d threads)\n", v6 ? "[" : "", cfg.host_text,
            v6 ? "]" : "", port, cfg.threads);
+    if (cfg.faults_on) printf("luaload serve: injecting faults, --seed %" PRIu64 "\n", cfg.seed);
     fflush(stdout);
+    if (cfg.die_after_us) set_die_timer(cfg.die_after_us);
 
     code = LL_EXIT_OK;
     for (; started < cfg.threads; started++) {
@@ -219,11 +284,14 @@ int ll_serve_main(int argc, char **argv) {
         }
     }
     for (int i = 0; i < started; i++) pthread_join(ws[i].tid, NULL);
+    if (code == LL_EXIT_OK) print_stats(ws, cfg.threads);
 
 out:
     if (signals_set) {
+        set_die_timer(0);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGALRM, &old_alrm, NULL);
     }
     for (int i = 0; i < cfg.threads; i++) ll_listener_free(&ws[i]);
     free(ws);

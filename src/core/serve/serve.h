@@ -4,9 +4,10 @@
 #define LL_SERVE_H
 
 /* Parses the serve subcommand's arguments (argv[0] is "serve") and runs until
- * SIGINT/SIGTERM. Returns the process exit code: 0 after a clean stop or
- * --help, 104 for an unknown flag or a bad value, 1 when it cannot listen
- * or start its threads. */
+ * SIGINT/SIGTERM or --die-after, then prints its counters on stderr
+ * ("luaload serve: stats {...}"). Returns the process exit code: 0 after a
+ * clean stop or --help, 104 for an unknown flag or a bad value, 1 when it
+ * cannot listen or start its threads. */
 int ll_serve_main(int argc, char **argv);
 
 #endif

@@ -2,24 +2,30 @@
  * files share (configuration, request, connection, worker), the limits more
  * than one file uses, and each file's cross-file functions.
  *
- *   serve.c     flags, ll_serve_main: threads, signals, stopping
+ *   serve.c     flags, ll_serve_main: threads, signals, stopping, stats line
  *   listener.c  listening sockets, the per-thread worker loop, accept
  *   conn.c      connection I/O: read, output queue, events, timers, close
  *   request.c   HTTP/1.1 request parsing (head, Content-Length, chunked)
  *   routes.c    routes and their responses
+ *   faults.c    fault injection: --faults, the seeded draw, each fault's bytes
+ *   stats.c     request accounting: the per-thread counters' JSON (/stats)
  *
  * Data flow per connection: conn.c reads into rbuf; request.c parses as many
  * complete requests as it can; routes.c appends their responses to conn.c's
  * output queue (bytes in wbuf, large 'x' bodies as "fill" segments that
  * point at a shared static buffer, so /bytes/N never copies); conn.c sends
- * the queue with one sendmsg(). */
+ * the queue with one sendmsg(). A request that drew a fault (faults.c)
+ * gets faults.c's response instead, which may pace the output queue
+ * (conn.c sends it a few bytes at a time) or end the connection. */
 #ifndef LL_SERVE_INTERNAL_H
 #define LL_SERVE_INTERNAL_H
 
+#include "buf.h"
 #include "loop.h"
 
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -27,6 +33,21 @@
 #define BUF_INIT 4096
 #define BUF_KEEP (1024 * 1024)          /* free idle buffers bigger than this */
 #define FILL_INLINE 8192                /* fill bodies up to this are copied */
+
+/* ---- routes and faults (their names: ll_routes_name, ll_faults_name) ---- */
+
+/* ROUTE_MALFORMED is no route: it counts the requests the parser refused
+ * (a 400, or a 413 for /echo; stats only). */
+enum {
+    ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_ERROR,
+    ROUTE_FAULT, ROUTE_STATS, ROUTE_MALFORMED, ROUTE_COUNT
+};
+enum {
+    FAULT_NONE, FAULT_RESET, FAULT_CLOSE_HEADERS, FAULT_CLOSE_BODY, FAULT_GARBAGE, FAULT_SLOW_HEADERS,
+    FAULT_SLOW_BODY, FAULT_STALL, FAULT_HUGE_HEADERS, FAULT_EARLY_HINTS, FAULT_COUNT
+};
+
+typedef struct worker worker;
 
 /* ---- configuration (serve.c fills it; read-only once serving) ---- */
 
@@ -42,22 +63,29 @@ typedef struct serve_cfg {
     char *fast;       /* whole keep-alive response of the default route */
     size_t fast_len;
     int fast_fill;    /* the body is not in fast: append body_size fill bytes */
+    int faults_on;    /* --faults gave some fault a nonzero chance */
+    uint32_t fault_cum[FAULT_COUNT]; /* cumulative chances in parts per million */
+    uint64_t seed;
+    int seed_set;
+    uint64_t die_after_us; /* 0: serve until a signal */
+    worker *workers;  /* all of them, for /stats */
 } serve_cfg;
 
 /* ---- requests and connections ---- */
 
 enum { RS_HEAD, RS_BODY, RS_CHUNK_SIZE, RS_CHUNK_DATA, RS_CHUNK_END, RS_TRAILER, RS_READY };
-enum { ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_ERROR };
 enum { P_MORE, P_OK, P_BAD };
 
 typedef struct request {
     int state;            /* RS_* */
     int route;            /* ROUTE_* */
+    int fault;            /* FAULT_*: /fault/NAME or drawn for --faults */
     int status;
     uint64_t nbytes;      /* body size for /bytes/N */
     uint64_t delay_us;
     uint64_t left;        /* body bytes still to read: Content-Length or chunk */
     uint64_t content_length;
+    size_t head_len;      /* status line + headers of the response routes.c queued */
     const char *msg;      /* body of ROUTE_ERROR and of parse errors */
     int err_status;       /* parse errors: 400 unless set */
     int has_cl, chunked, te_seen;
@@ -71,12 +99,13 @@ typedef struct seg {
     int fill;             /* len bytes of conn.c's fill bytes */
 } seg;
 
-typedef struct worker worker;
-
 typedef struct conn {
     int fd;
     int events;           /* what the loop watches now */
     int eof, closing, lingering, delay_pending, full, failed;
+    int reset;            /* close with RST once the output is sent (reset fault) */
+    int stalled;          /* never answer again; drop input until EOF (stall fault) */
+    int pacing;           /* the output queue is released a step per timer tick */
     worker *w;
     struct conn *prev, *next;
     ll_timer timer;       /* delayed response, or lingering close */
@@ -90,9 +119,31 @@ typedef struct conn {
     seg *segs;
     size_t nseg, scap, seg_head;
     uint64_t seg_done, out_pending;
+    uint64_t pace_cap;    /* pacing: bytes flush may send before the next tick */
+    uint64_t pace_left;   /* pacing: bytes still held back */
+    uint64_t pace_step, pace_us;
 } conn;
 
-/* One per thread: its listener, event loop and connections. */
+/* One thread's counters. Only that thread writes them (ll_stats_add: a
+ * relaxed load and store, no locked instruction); /stats and the exit line
+ * read every thread's with relaxed loads. A request bumps one route counter
+ * (the total is their sum; /stats counts in routes[ROUTE_STATS], which the
+ * JSON leaves out) and, when it faults, one fault counter. The pad keeps
+ * the next worker's fields off the last cache line. */
+typedef struct serve_stats {
+    _Atomic uint64_t bytes_received, bytes_sent;
+    _Atomic uint64_t routes[ROUTE_COUNT];
+    _Atomic uint64_t faults[FAULT_COUNT];
+    char pad[64];
+} serve_stats;
+
+static inline void ll_stats_add(_Atomic uint64_t *counter, uint64_t n) {
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* One per thread: its listener, event loop, connections, fault draw state
+ * and counters. */
 struct worker {
     pthread_t tid;
     int lfd;
@@ -101,6 +152,8 @@ struct worker {
     const serve_cfg *cfg;
     ll_timer accept_timer;
     conn *conns;
+    uint64_t rng;         /* faults.c's xorshift state */
+    serve_stats stats;
 };
 
 /* ---- listener.c ---- */
@@ -129,6 +182,10 @@ void ll_conn_close(conn *c);
 /* Queue output; on out of memory they set c->failed (the connection closes). */
 void ll_conn_out_bytes(conn *c, const char *p, size_t n);
 void ll_conn_out_fill(conn *c, uint64_t n);
+/* Sends the next `paced` bytes queued after the `before` bytes already
+ * queued spread over over_us (a step per timer tick), and holds further
+ * requests until they are released. */
+void ll_conn_pace(conn *c, uint64_t before, uint64_t paced, uint64_t over_us);
 
 /* ---- request.c ---- */
 
@@ -148,9 +205,38 @@ int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out);
 void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n);
 /* Builds cfg->fast, the default route's keep-alive HTTP/1.1 response. */
 void ll_routes_build_fast(serve_cfg *cfg);
-/* Queues the response to the complete request c->req. */
+/* Queues the response to the complete request c->req (no fault). */
 void ll_routes_respond(conn *c);
+/* The same without the default route's prebuilt response, with the filler
+ * headers of a huge-headers fault; returns the length of the status line
+ * and headers it queued. */
+size_t ll_routes_respond_general(conn *c);
 /* Queues the error response to a P_BAD request and marks c closing. */
 void ll_routes_respond_error(conn *c);
+const char *ll_routes_name(int route);
+
+/* ---- faults.c ---- */
+
+/* Parses --faults ("reset=1%,stall=0.5%") into cfg->fault_cum and
+ * cfg->faults_on. 0, or -1 with a one-line reason in why. */
+int ll_faults_parse(serve_cfg *cfg, const char *spec, char *why, size_t whylen);
+/* Builds the huge-headers filler; once, before any thread serves. */
+void ll_faults_init(void);
+/* Seeds w's draw from seed and the worker's index. */
+void ll_faults_seed(worker *w, uint64_t seed, int index);
+/* A fault for one request with --faults' chances (FAULT_NONE mostly). */
+int ll_faults_draw(worker *w);
+/* FAULT_* for the n-byte name, or FAULT_NONE. */
+int ll_faults_lookup(const char *name, size_t n);
+const char *ll_faults_name(int fault);
+/* Queues (or withholds) the response to c->req, which drew c->req.fault. */
+void ll_faults_respond(conn *c);
+/* Queues the huge-headers fault's filler header lines. */
+void ll_faults_out_filler(conn *c);
+
+/* ---- stats.c ---- */
+
+/* Appends the JSON object of every worker's counters summed. */
+void ll_stats_json(ll_buf *b, const worker *ws, int n);
 
 #endif

@@ -1,0 +1,73 @@
+/* stats.c -- `luaload serve`'s request accounting, as JSON.
+ *
+ * Owns: summing every worker's counters (serve_stats, which the owning
+ * thread bumps with ll_stats_add) with relaxed loads, and the JSON object
+ * GET /stats returns and the exit line prints:
+ *   {"requests":N,"bytes_received":N,"bytes_sent":N,
+ *    "routes":{"default":N,...},"faults":{"reset":N,...}}
+ * with only the nonzero routes and faults listed. requests is the sum of
+ * the routes; /stats itself is in neither. */
+#include "serve_internal.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct stats_sum {
+    uint64_t requests, bytes_received, bytes_sent;
+    uint64_t routes[ROUTE_COUNT];
+    uint64_t faults[FAULT_COUNT];
+} stats_sum;
+
+static uint64_t load(const _Atomic uint64_t *counter) {
+    return atomic_load_explicit(counter, memory_order_relaxed);
+}
+
+static void sum_workers(stats_sum *s, const worker *ws, int n) {
+    *s = (stats_sum){0};
+    for (int i = 0; i < n; i++) {
+        const serve_stats *st = &ws[i].stats;
+        s->bytes_received += load(&st->bytes_received);
+        s->bytes_sent += load(&st->bytes_sent);
+        for (int r = 0; r < ROUTE_COUNT; r++) s->routes[r] += load(&st->routes[r]);
+        for (int f = 0; f < FAULT_COUNT; f++) s->faults[f] += load(&st->faults[f]);
+    }
+    s->routes[ROUTE_STATS] = 0;
+    for (int r = 0; r < ROUTE_COUNT; r++) s->requests += s->routes[r];
+}
+
+/* ,"name":N (no comma before the first) */
+static void put_count(ll_buf *b, int first, const char *name, uint64_t v) {
+    char num[32];
+    snprintf(num, sizeof(num), "%" PRIu64, v);
+    if (!first) ll_buf_puts(b, ",");
+    ll_buf_puts(b, "\"");
+    ll_buf_puts(b, name);
+    ll_buf_puts(b, "\":");
+    ll_buf_puts(b, num);
+}
+
+void ll_stats_json(ll_buf *b, const worker *ws, int n) {
+    stats_sum s;
+    int first = 1;
+    sum_workers(&s, ws, n);
+    ll_buf_puts(b, "{");
+    put_count(b, 1, "requests", s.requests);
+    put_count(b, 0, "bytes_received", s.bytes_received);
+    put_count(b, 0, "bytes_sent", s.bytes_sent);
+    ll_buf_puts(b, ",\"routes\":{");
+    for (int r = 0; r < ROUTE_COUNT; r++) {
+        if (s.routes[r] == 0) continue;
+        put_count(b, first, ll_routes_name(r), s.routes[r]);
+        first = 0;
+    }
+    ll_buf_puts(b, "},\"faults\":{");
+    first = 1;
+    for (int f = FAULT_NONE + 1; f < FAULT_COUNT; f++) {
+        if (s.faults[f] == 0) continue;
+        put_count(b, first, ll_faults_name(f), s.faults[f]);
+        first = 0;
+    }
+    ll_buf_puts(b, "}}");
+}
