@@ -81,6 +81,20 @@ static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method
     ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, r->status < 200 || r->status >= 400, &t);
     ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
     ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
+    if (r->retries == 0) return;
+    /* attempts the transport sent again on a fresh connection after the
+     * server closed the reused one: each reached the server, so each is a
+     * failed request (k6's 1220, connection reset) */
+    ll_http_res lost = *r;
+    lost.status = 0;
+    lost.proto = "";
+    lost.error_code = 1220;
+    http_sample hl = {req, method, &lost, vu};
+    ll_tag_source tl = {http_tag, http_list, &hl, -1};
+    for (int i = 0; i < r->retries; i++) {
+        ll_shard_add(s, LL_M_HTTP_REQS, 1, &tl);
+        ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, 1, &tl);
+    }
 }
 
 /* ---- making requests ---- */
@@ -91,6 +105,7 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     const char *method = x->method;
     record_metrics(vu, req, method, r);
     ll_http_response_push(vu->co, r, req->response_type);
+    x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
         lua_pushfstring(vu->co, "%s %s: %s (error_code %d)", method, req->url, r->error, r->error_code);
         ll_vu_resume(vu, 2);
@@ -114,7 +129,8 @@ static const char *known_method(const char *m) {
 /* Sends method to target (a URL or a Request) with an optional body and
  * params (stack indexes; body 0: the call takes none), then yields the VU
  * until the response is in. method NULL: the Request's own method, or GET. */
-static int do_request(lua_State *L, ll_http_client *c, const char *method, int target, int body, int params) {
+static int do_request(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
+                      int params) {
     ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
     ll_http_request *q = ll_http_client_to_request(L, target);
     const ll_http_req *req = q ? &q->req : NULL;
@@ -123,9 +139,9 @@ static int do_request(lua_State *L, ll_http_client *c, const char *method, int t
     if (!q || !plain || has_body || !lua_isnoneornil(L, params)) {
         ll_http_req *o = ll_http_vu_oneoff(&vu->http);
         if (q && ll_http_req_copy(o, &q->req) < 0) return luaL_error(L, "out of memory");
-        if (!q) ll_http_client_set_url(L, o, target);
-        if (has_body) ll_http_client_set_body(L, o, body);
-        if (params > 0) ll_http_client_parse_params(L, params, o, "http");
+        if (!q) ll_http_client_set_url(L, o, target, W);
+        if (has_body) ll_http_client_set_body(L, o, body, W);
+        if (params > 0) ll_http_client_parse_params(L, params, o, W);
         if (method && !known_method(method) && ll_http_req_set_method(o, method) < 0)
             return luaL_error(L, "out of memory");
         req = o;
@@ -134,28 +150,38 @@ static int do_request(lua_State *L, ll_http_client *c, const char *method, int t
     if (!m) m = req->method ? req->method : "GET";
     ll_transport *tp = ll_http_worker_transport(&vu->w->http, c->ops);
     ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, c->slot, c->uid, &c->opts) : NULL;
-    if (!x) return luaL_error(L, "http: cannot make a connection slot (%s transport)", c->ops->name);
+    if (!x) return luaL_error(L, "%s: cannot make a connection slot (%s transport)", W, c->ops->name);
     const char *err = NULL;
-    if (tp->ops->start(x, req, m, on_done, vu, &err) < 0) return luaL_error(L, "http: %s", err);
+    if (tp->ops->start(x, req, m, on_done, vu, &err) < 0) return luaL_error(L, "%s: %s", W, err);
     ll_vu_wait(vu, cancel_transfer, x);
-    return lua_yield(L, 0);
+    return ll_luaload_wait(L, vu);
 }
 
 static ll_http_client *check_client(lua_State *L) { return ll_http_client_check(L, 1); }
 
-static int c_get(lua_State *L) { return do_request(L, check_client(L), "GET", 2, 0, 3); }
-static int c_head(lua_State *L) { return do_request(L, check_client(L), "HEAD", 2, 0, 3); }
-static int c_post(lua_State *L) { return do_request(L, check_client(L), "POST", 2, 3, 4); }
-static int c_put(lua_State *L) { return do_request(L, check_client(L), "PUT", 2, 3, 4); }
-static int c_patch(lua_State *L) { return do_request(L, check_client(L), "PATCH", 2, 3, 4); }
-static int c_delete(lua_State *L) { return do_request(L, check_client(L), "DELETE", 2, 3, 4); }
-static int c_options(lua_State *L) { return do_request(L, check_client(L), "OPTIONS", 2, 3, 4); }
+/* The method argument of request(): a token (no bytes smuggled in). */
+static const char *check_method(lua_State *L, int idx, const char *W) {
+    size_t len;
+    const char *m = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+    if (!m) luaL_error(L, "%s: the method must be a string, got %s", W, luaL_typename(L, idx));
+    if (strlen(m) != len || !ll_http_token_ok(m))
+        luaL_error(L, "%s: method must be a token such as GET or PROPFIND (letters, digits and !#$%%&'*+-.^_`|~)", W);
+    return m;
+}
+
+static int c_get(lua_State *L) { return do_request(L, check_client(L), "Client:get", "GET", 2, 0, 3); }
+static int c_head(lua_State *L) { return do_request(L, check_client(L), "Client:head", "HEAD", 2, 0, 3); }
+static int c_post(lua_State *L) { return do_request(L, check_client(L), "Client:post", "POST", 2, 3, 4); }
+static int c_put(lua_State *L) { return do_request(L, check_client(L), "Client:put", "PUT", 2, 3, 4); }
+static int c_patch(lua_State *L) { return do_request(L, check_client(L), "Client:patch", "PATCH", 2, 3, 4); }
+static int c_delete(lua_State *L) { return do_request(L, check_client(L), "Client:delete", "DELETE", 2, 3, 4); }
+static int c_options(lua_State *L) { return do_request(L, check_client(L), "Client:options", "OPTIONS", 2, 3, 4); }
 
 /* client:request(req) or client:request(method, target, body, params) */
 static int c_request(lua_State *L) {
     ll_http_client *c = check_client(L);
-    if (ll_http_client_to_request(L, 2)) return do_request(L, c, NULL, 2, 0, 3);
-    return do_request(L, c, luaL_checkstring(L, 2), 3, 4, 5);
+    if (ll_http_client_to_request(L, 2)) return do_request(L, c, "Client:request", NULL, 2, 0, 3);
+    return do_request(L, c, "Client:request", check_method(L, 2, "Client:request"), 3, 4, 5);
 }
 
 /* ---- module functions: the default client ---- */
@@ -167,22 +193,23 @@ static ll_http_client *default_client(lua_State *L) {
     return c;
 }
 
-static int m_get(lua_State *L) { return do_request(L, default_client(L), "GET", 1, 0, 2); }
-static int m_head(lua_State *L) { return do_request(L, default_client(L), "HEAD", 1, 0, 2); }
-static int m_post(lua_State *L) { return do_request(L, default_client(L), "POST", 1, 2, 3); }
-static int m_put(lua_State *L) { return do_request(L, default_client(L), "PUT", 1, 2, 3); }
-static int m_patch(lua_State *L) { return do_request(L, default_client(L), "PATCH", 1, 2, 3); }
-static int m_del(lua_State *L) { return do_request(L, default_client(L), "DELETE", 1, 2, 3); }
-static int m_options(lua_State *L) { return do_request(L, default_client(L), "OPTIONS", 1, 2, 3); }
+static int m_get(lua_State *L) { return do_request(L, default_client(L), "http.get", "GET", 1, 0, 2); }
+static int m_head(lua_State *L) { return do_request(L, default_client(L), "http.head", "HEAD", 1, 0, 2); }
+static int m_post(lua_State *L) { return do_request(L, default_client(L), "http.post", "POST", 1, 2, 3); }
+static int m_put(lua_State *L) { return do_request(L, default_client(L), "http.put", "PUT", 1, 2, 3); }
+static int m_patch(lua_State *L) { return do_request(L, default_client(L), "http.patch", "PATCH", 1, 2, 3); }
+static int m_del(lua_State *L) { return do_request(L, default_client(L), "http.del", "DELETE", 1, 2, 3); }
+static int m_options(lua_State *L) { return do_request(L, default_client(L), "http.options", "OPTIONS", 1, 2, 3); }
 static int m_request(lua_State *L) {
-    if (ll_http_client_to_request(L, 1)) return do_request(L, default_client(L), NULL, 1, 0, 2);
-    return do_request(L, default_client(L), luaL_checkstring(L, 1), 2, 3, 4);
+    if (ll_http_client_to_request(L, 1)) return do_request(L, default_client(L), "http.request", NULL, 1, 0, 2);
+    return do_request(L, default_client(L), "http.request", check_method(L, 1, "http.request"), 2, 3, 4);
 }
 
 /* checkstatus(status, res): records the check "status is <status>" */
 static int m_checkstatus(lua_State *L) {
-    int want = (int)luaL_checkinteger(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    if (lua_type(L, 1) != LUA_TNUMBER) luaL_error(L, "http.checkstatus: the status must be a number");
+    if (!lua_istable(L, 2)) luaL_error(L, "http.checkstatus: the response must be a table, got %s", luaL_typename(L, 2));
+    int want = (int)lua_tointeger(L, 1);
     ll_vu *vu = ll_luaload_vu(L, "checkstatus()");
     lua_getfield(L, 2, "status");
     int ok = lua_tointeger(L, -1) == want;

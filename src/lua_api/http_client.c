@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "size.h"
 #include "state.h"
 #include "worker.h"
 
@@ -40,6 +41,47 @@ ll_http_client *ll_http_client_check(lua_State *L, int idx) {
 
 /* ---- option parsing helpers ---- */
 
+/* s for an error message: at most 80 bytes, control characters as '?'. */
+static const char *printable(char *buf, size_t n, const char *s, size_t len) {
+    size_t i = 0;
+    for (; i < len && i + 4 < n && i < 80; i++) buf[i] = (unsigned char)s[i] < 32 || s[i] == 127 ? '?' : s[i];
+    if (i < len) buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
+    buf[i] = 0;
+    return buf;
+}
+
+/* Raises unless the value at idx is a table: "<where>: <what> must be a table". */
+static void need_table(lua_State *L, int idx, const char *where, const char *what) {
+    if (!lua_istable(L, idx)) luaL_error(L, "%s: %s must be a table, got %s", where, what, luaL_typename(L, idx));
+}
+
+/* An integer option. */
+static int opt_int(lua_State *L, int idx, const char *where, const char *key) {
+    if (lua_type(L, idx) != LUA_TNUMBER) luaL_error(L, "%s: %s must be an integer, got %s", where, key, luaL_typename(L, idx));
+    return (int)lua_tointeger(L, idx);
+}
+
+/* A string value bound for the wire: no CR, LF or NUL in it. */
+static const char *wire_value(lua_State *L, int idx, const char *where, const char *what) {
+    size_t len;
+    const char *s = lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER ? lua_tolstring(L, idx, &len) : NULL;
+    if (!s) luaL_error(L, "%s: %s must be a string, got %s", where, what, luaL_typename(L, idx));
+    if (!ll_http_value_ok(s, len)) luaL_error(L, "%s: %s must not contain CR, LF or NUL", where, what);
+    return s;
+}
+
+/* A header or cookie name: an RFC 9110 token. */
+static const char *wire_name(lua_State *L, int idx, const char *where, const char *what) {
+    size_t len;
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+    if (!s) luaL_error(L, "%s: %s names must be strings, got %s", where, what, luaL_typename(L, idx));
+    char shown[96];
+    if (strlen(s) != len || !ll_http_token_ok(s))
+        luaL_error(L, "%s: %s name '%s' is not a token (letters, digits and !#$%%&'*+-.^_`|~)", where, what,
+                   printable(shown, sizeof(shown), s, len));
+    return s;
+}
+
 /* A duration from a string ("1.5s") or a number of milliseconds (k6). */
 static long opt_ms(lua_State *L, int idx, const char *where, const char *key) {
     if (lua_type(L, idx) == LUA_TNUMBER) {
@@ -54,8 +96,23 @@ static long opt_ms(lua_State *L, int idx, const char *where, const char *key) {
     return (long)(us / 1000);
 }
 
+/* A byte size from a number or a string such as "512MiB" (size.h), within
+ * what a Lua string can hold. */
+static int64_t opt_size(lua_State *L, int idx, const char *where, const char *key) {
+    int64_t v = -1;
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        double d = lua_tonumber(L, idx);
+        if (d >= 1 && d <= (double)LL_MAX_RESPONSE_BODY_LIMIT) v = (int64_t)d;
+    } else if (lua_type(L, idx) == LUA_TSTRING && ll_size_parse(lua_tostring(L, idx), &v) != 0) {
+        v = -1;
+    }
+    if (v < 1 || v > LL_MAX_RESPONSE_BODY_LIMIT)
+        luaL_error(L, "%s: %s must be a size from 1 byte to 2GiB-1, such as 1048576 or \"64MiB\"", where, key);
+    return v;
+}
+
 static char *opt_str(lua_State *L, int idx, const char *where, const char *key) {
-    if (lua_type(L, idx) != LUA_TSTRING) luaL_error(L, "%s: %s must be a string", where, key);
+    if (lua_type(L, idx) != LUA_TSTRING) luaL_error(L, "%s: %s must be a string, got %s", where, key, luaL_typename(L, idx));
     char *s = strdup(lua_tostring(L, idx));
     if (!s) luaL_error(L, "out of memory");
     return s;
@@ -80,7 +137,7 @@ static void client_opts_free(ll_client_opts *o) {
 
 static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
     const char *W = "http.Client tls";
-    luaL_checktype(L, idx, LUA_TTABLE);
+    need_table(L, idx, "http.Client", "tls");
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
@@ -117,9 +174,10 @@ static int field(lua_State *L, int idx, const char *key) {
 static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
     static const char *const keys[] = {"dial_timeout", "timeout", "read_timeout", "write_timeout",
                                        "max_conn_duration", "user_agent", "proxy", "max_redirects",
-                                       "max_conns_per_host", "tls", "http_version", NULL};
+                                       "max_conns_per_host", "tls", "http_version", "max_response_body",
+                                       NULL};
     const char *W = "http.Client";
-    luaL_checktype(L, idx, LUA_TTABLE);
+    need_table(L, idx, W, "its options");
     check_keys(L, idx, keys, W);
     if (field(L, idx, "dial_timeout")) {
         o->dial_timeout_ms = opt_ms(L, -1, W, "dial_timeout");
@@ -147,6 +205,7 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
         lua_pop(L, 1);
     }
     if (field(L, idx, "user_agent")) {
+        wire_value(L, -1, W, "user_agent");
         o->user_agent = opt_str(L, -1, W, "user_agent");
         lua_pop(L, 1);
     }
@@ -155,12 +214,16 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
         lua_pop(L, 1);
     }
     if (field(L, idx, "max_redirects")) {
-        o->max_redirects = (int)luaL_checkinteger(L, -1);
+        o->max_redirects = opt_int(L, -1, W, "max_redirects");
         lua_pop(L, 1);
     }
     /* each VU keeps its own connection per client, so any limit >= 1 holds */
     if (field(L, idx, "max_conns_per_host")) {
         if (lua_tointeger(L, -1) < 1) luaL_error(L, "%s: max_conns_per_host must be an integer >= 1", W);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "max_response_body")) {
+        o->max_response_body = opt_size(L, -1, W, "max_response_body");
         lua_pop(L, 1);
     }
     if (field(L, idx, "tls")) {
@@ -230,10 +293,10 @@ static void add_header(lua_State *L, ll_http_req *r, const char *name, const cha
     if (ll_http_req_add_header(r, name, value) < 0) luaL_error(L, "out of memory");
 }
 
-void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx) {
+void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx, const char *W) {
     size_t len;
-    const char *b = lua_tolstring(L, idx, &len);
-    if (!b) luaL_error(L, "http: body must be a string, got %s", luaL_typename(L, idx));
+    const char *b = lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER ? lua_tolstring(L, idx, &len) : NULL;
+    if (!b) luaL_error(L, "%s: body must be a string, got %s", W, luaL_typename(L, idx));
     if (ll_body_set_memory(&r->body, b, len) < 0) luaL_error(L, "out of memory");
 }
 
@@ -242,7 +305,7 @@ static void add_tag(lua_State *L, ll_http_req *r, const char *key, const char *v
 }
 
 static void set_tags(lua_State *L, ll_http_req *r, int idx, const char *W) {
-    luaL_checktype(L, idx, LUA_TTABLE);
+    need_table(L, idx, W, "tags");
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1))
@@ -254,13 +317,13 @@ static void set_tags(lua_State *L, ll_http_req *r, int idx, const char *W) {
 
 /* cookies = { name = "value", ... }: one Cookie header, as k6's params.cookies */
 static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
-    luaL_checktype(L, idx, LUA_TTABLE);
+    need_table(L, idx, W, "cookies");
     int n = 0, top = lua_gettop(L);
     lua_pushnil(L);
     while (lua_next(L, idx)) {
-        if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1))
-            luaL_error(L, "%s: cookies must map names to strings", W);
-        lua_pushfstring(L, "%s%s=%s", n++ ? "; " : "", lua_tostring(L, -2), lua_tostring(L, -1));
+        const char *name = wire_name(L, -2, W, "cookie");
+        const char *value = wire_value(L, -1, W, "a cookie value");
+        lua_pushfstring(L, "%s%s=%s", n++ ? "; " : "", name, value);
         lua_insert(L, -3); /* the piece goes below the key and value */
         lua_pop(L, 1);     /* the value; the key stays on top for lua_next */
     }
@@ -271,31 +334,41 @@ static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
     lua_settop(L, top);
 }
 
+void ll_http_client_set_method(lua_State *L, ll_http_req *r, int idx, const char *W) {
+    size_t len;
+    const char *m = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+    if (!m) luaL_error(L, "%s: method must be a string, got %s", W, luaL_typename(L, idx));
+    if (strlen(m) != len || !ll_http_token_ok(m))
+        luaL_error(L, "%s: method must be a token such as GET or PROPFIND (letters, digits and !#$%%&'*+-.^_`|~)", W);
+    if (ll_http_req_set_method(r, m) < 0) luaL_error(L, "out of memory");
+}
+
 void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
     if (lua_isnoneornil(L, idx)) return;
-    luaL_checktype(L, idx, LUA_TTABLE);
+    need_table(L, idx, W, "params");
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
         int v = lua_gettop(L);
         if (strcmp(k, "method") == 0) {
-            if (lua_type(L, v) != LUA_TSTRING) luaL_error(L, "%s: %s must be a string", W, k);
-            if (ll_http_req_set_method(r, lua_tostring(L, v)) < 0) luaL_error(L, "out of memory");
+            ll_http_client_set_method(L, r, v, W);
         } else if (strcmp(k, "headers") == 0) {
-            luaL_checktype(L, v, LUA_TTABLE);
+            need_table(L, v, W, "headers");
             lua_pushnil(L);
             while (lua_next(L, v)) {
-                if (!lua_isstring(L, -2) || !lua_isstring(L, -1))
-                    luaL_error(L, "%s: headers must map strings to strings", W);
-                add_header(L, r, lua_tostring(L, -2), lua_tostring(L, -1));
-                lua_pop(L, 1);
+                const char *name = wire_name(L, -2, W, "header");
+                lua_pushfstring(L, "header '%s'", name);
+                const char *value = wire_value(L, -2, W, lua_tostring(L, -1));
+                add_header(L, r, name, value);
+                lua_pop(L, 2);
             }
-        } else if (strcmp(k, "body") == 0) ll_http_client_set_body(L, r, v);
-        else if (strcmp(k, "host") == 0) add_header(L, r, "Host", luaL_checkstring(L, v));
+        } else if (strcmp(k, "body") == 0) ll_http_client_set_body(L, r, v, W);
+        else if (strcmp(k, "host") == 0) add_header(L, r, "Host", wire_value(L, v, W, "host"));
         else if (strcmp(k, "disable_keep_alive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
         else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
-        else if (strcmp(k, "redirects") == 0) r->max_redirects = (int)luaL_checkinteger(L, v);
+        else if (strcmp(k, "redirects") == 0) r->max_redirects = opt_int(L, v, W, k);
+        else if (strcmp(k, "max_response_body") == 0) r->max_response_body = opt_size(L, v, W, k);
         else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
         else if (strcmp(k, "cookies") == 0) set_cookies(L, r, v, W);
         else if (strcmp(k, "response_type") == 0) {
@@ -311,10 +384,14 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const ch
     }
 }
 
-void ll_http_client_set_url(lua_State *L, ll_http_req *r, int idx) {
-    const char *url = luaL_checkstring(L, idx);
-    if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
-        luaL_error(L, "http: invalid URL '%s' (expected http:// or https://)", url);
+void ll_http_client_set_url(lua_State *L, ll_http_req *r, int idx, const char *W) {
+    size_t len;
+    const char *url = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+    if (!url) luaL_error(L, "%s: the URL must be a string or an http.Request, got %s", W, luaL_typename(L, idx));
+    char shown[96];
+    if (!ll_http_url_ok(url, len))
+        luaL_error(L, "%s: invalid URL '%s' (expected http:// or https://, a host, and no spaces or control characters)",
+                   W, printable(shown, sizeof(shown), url, len));
     if (ll_http_req_set_url(r, url) < 0) luaL_error(L, "out of memory");
 }
 
@@ -325,7 +402,7 @@ int ll_http_client_request_new(lua_State *L) {
     ll_http_req_init(&q->req);
     luaL_getmetatable(L, REQUEST_MT);
     lua_setmetatable(L, -2);
-    ll_http_client_set_url(L, &q->req, 1);
+    ll_http_client_set_url(L, &q->req, 1, "http.Request");
     ll_http_client_parse_params(L, 2, &q->req, "http.Request");
     return 1;
 }

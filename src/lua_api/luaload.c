@@ -1,5 +1,6 @@
 /* luaload.c -- luaload.core, the C half of require("luaload"): sleep, check
- * recording, group enter/leave, the running VU's id and iteration. The
+ * recording, group enter/leave, the running VU's id and iteration, and the
+ * yield every wait (HTTP, sleep) ends with. The
  * user-facing module (check, group with their Lua control flow) is
  * lib/lua/luaload.lua. */
 #include <lauxlib.h>
@@ -15,6 +16,31 @@ ll_vu *ll_luaload_vu(lua_State *L, const char *what) {
     ll_worker *w = ll_state_worker(L);
     if (!w || !w->current) luaL_error(L, "%s is not available in the init context", what);
     return w->current;
+}
+
+/* The wait token: the first value every wait yields. luaload.coroutine
+ * (lib/lua/luaload/coroutine.lua) passes a yield that carries it up
+ * through the script's own coroutines to the VU's, whose yield goes to the
+ * worker. It cannot be made in Lua. */
+static char wait_token;
+
+void ll_luaload_push_wait_token(lua_State *L) { lua_pushlightuserdata(L, &wait_token); }
+
+void ll_luaload_cancel_wait(ll_vu *vu) {
+    ll_vu_cancel_fn *cancel = vu->cancel;
+    void *ud = vu->cancel_ud;
+    ll_vu_wait(vu, NULL, NULL);
+    if (cancel) cancel(ud);
+}
+
+int ll_luaload_wait(lua_State *L, ll_vu *vu) {
+    if (!lua_isyieldable(L)) { /* lua_yield would raise with the wait still registered */
+        ll_luaload_cancel_wait(vu);
+        return luaL_error(L, "cannot wait (an HTTP request, sleep) inside a C function such as table.sort or "
+                             "string.gsub");
+    }
+    ll_luaload_push_wait_token(L);
+    return lua_yield(L, 1);
 }
 
 /* Check ids are cached per worker in registry["luaload.checks"] (made by
@@ -113,7 +139,7 @@ static int l_sleep(lua_State *L) {
     vu->timer.fn = on_sleep_done;
     ll_loop_timer_start(vu->w->loop, &vu->timer, (uint64_t)(s * 1e6));
     ll_vu_wait(vu, cancel_sleep, vu);
-    return lua_yield(L, 0);
+    return ll_luaload_wait(L, vu);
 }
 
 static int l_check(lua_State *L) {

@@ -2,8 +2,12 @@
 #ifndef LL_MODULES_H
 #define LL_MODULES_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 typedef struct lua_State lua_State;
 typedef struct ll_vu ll_vu;
+typedef struct ll_worker ll_worker;
 
 int luaopen_luaload_core(lua_State *L);
 int luaopen_luaload_http(lua_State *L);
@@ -12,9 +16,30 @@ int luaopen_luaload_metrics(lua_State *L);
 /* The VU running on L, or raises "<what> is not available in the init
  * context" when called outside an iteration. */
 ll_vu *ll_luaload_vu(lua_State *L, const char *what);
+/* Yields the VU for the wait just registered with ll_vu_wait, as the last
+ * statement of a C function (return ll_luaload_wait(L, vu);): the first
+ * yielded value is the wait token, which luaload.coroutine passes up
+ * through the script's coroutines. Where the VU cannot yield (inside a C
+ * function such as table.sort), it cancels the wait and raises. */
+int ll_luaload_wait(lua_State *L, ll_vu *vu);
+/* Pushes the wait token (a light userdata). */
+void ll_luaload_push_wait_token(lua_State *L);
+/* Cancels the VU's pending wait, if any, and clears its slot. */
+void ll_luaload_cancel_wait(ll_vu *vu);
+/* Installs luaload.coroutine's coroutine functions in the state (before
+ * the init code). Returns 0, or -1 with the message in err. */
+int ll_coroutine_install(lua_State *L, char *err, size_t errlen);
 /* Records check name (in the VU's current group) as passed or failed. */
 void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok);
 /* The same for the check "status is <status>" of http.checkstatus. */
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok);
+
+/* random.c: replaces math.random and math.randomseed in L (right after the
+ * standard libraries) and seeds the state's own generator, used outside
+ * VUs' iterations, from the run's seed and w's index. */
+void ll_random_open(lua_State *L, ll_worker *w);
+/* Seeds L's own generator again from seed and its worker's index (the
+ * lifecycle state, once the options have fixed the run's seed). */
+void ll_random_seed_state(lua_State *L, uint64_t seed);
 
 #endif

@@ -1,4 +1,5 @@
-/* options.c -- the script's `options` table -> ll_config (k6 option names). */
+/* options.c -- the script's `options` table -> ll_config (k6 option names,
+ * and luaload's seed). */
 #include "options.h"
 
 #include <lauxlib.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "modules.h"
 
 static int get_count(lua_State *L, const char *key, int64_t *out, char *err, size_t errlen) {
     double v = lua_tonumber(L, -1);
@@ -56,6 +58,32 @@ static int set_duration(lua_State *L, const char *key, uint64_t *out, int *set, 
         *set = 1;
     }
     return rc;
+}
+
+/* options.seed: an integer number up to 2^53 (exact in Lua), or a decimal
+ * string for any 64-bit seed; the CLI and environment win. */
+static int read_seed(lua_State *L, ll_config *cfg, char *err, size_t errlen) {
+    uint64_t seed = 0;
+    int ok = 0;
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+        double v = lua_tonumber(L, -1);
+        ok = v >= 0 && v <= 9007199254740992.0 && v == floor(v);
+        seed = ok ? (uint64_t)v : 0;
+    } else if (lua_type(L, -1) == LUA_TSTRING) {
+        ok = ll_config_parse_seed(lua_tostring(L, -1), &seed) == 0;
+    }
+    if (!ok) {
+        int shown = lua_type(L, -1) == LUA_TNUMBER || lua_type(L, -1) == LUA_TSTRING;
+        snprintf(err, errlen, "options.seed: expected an integer from 0 to 9007199254740992, or a string of "
+                              "decimal digits up to \"18446744073709551615\", got %s",
+                 shown ? lua_tostring(L, -1) : luaL_typename(L, -1));
+        return LL_EXIT_CONFIG;
+    }
+    if (!cfg->seed_set) {
+        cfg->seed = seed;
+        cfg->seed_set = 1;
+    }
+    return 0;
 }
 
 /* Whether every key of the table on the top of the stack is one of keys;
@@ -416,6 +444,8 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
                 snprintf(err, errlen, "options.summaryTrendStats: expected %s", why);
                 rc = LL_EXIT_CONFIG;
             }
+        } else if (strcmp(k, "seed") == 0) {
+            rc = read_seed(L, cfg, err, errlen);
         } else if (strcmp(k, "summaryTimeUnit") == 0) {
             const char *u = lua_tostring(L, -1);
             if (!u || !ll_config_time_unit_valid(u)) {
@@ -458,5 +488,8 @@ int ll_options_read(lua_State *L, ll_config *cfg, ll_registry *reg, char *err, s
         lua_pop(L, 1);
         return LL_EXIT_CONFIG;
     }
+    /* the run's seed is final now (CLI > env > options): setup(), teardown()
+     * and handle_summary draw from it in this state, whatever init drew */
+    if (c.rc == 0) ll_random_seed_state(L, cfg->seed);
     return c.rc;
 }

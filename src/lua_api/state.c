@@ -104,6 +104,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     }
     w->L = L;
     luaL_openlibs(L);
+    ll_random_open(L, w);
     lua_pushlightuserdata(L, &worker_key);
     lua_pushlightuserdata(L, w);
     lua_rawset(L, LUA_REGISTRYINDEX);
@@ -116,6 +117,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.metrics", luaopen_luaload_metrics);
     set_env(L, run);
     if (bare) return 0;
+    if (ll_coroutine_install(L, err, errlen) != 0) return LL_EXIT_FAILURE;
 
     int rc = run->script_source
            ? luaL_loadbuffer(L, run->script_source, strlen(run->script_source), run->chunkname)

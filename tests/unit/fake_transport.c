@@ -29,6 +29,14 @@ static ll_transport *fake_new(ll_loop *loop) {
 
 static void fake_free(ll_transport *tp) { free(tp); }
 
+/* Frees the buffers after each response, so a test sees that the callback
+ * copied what it needed before releasing them. */
+static void fake_release(ll_transfer *base) {
+    fake_transfer *x = (fake_transfer *)base;
+    ll_buf_free(&x->body);
+    ll_buf_free(&x->hdrs);
+}
+
 static void fake_cancel(ll_transfer *base) {
     fake_transfer *x = (fake_transfer *)base;
     if (!x->active) return;
@@ -147,4 +155,5 @@ const ll_transport_ops fake_transport_ops = {
     .transfer_free = fake_transfer_free,
     .start = fake_start,
     .cancel = fake_cancel,
+    .release = fake_release,
 };

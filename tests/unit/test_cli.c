@@ -1,4 +1,5 @@
 /* test_cli.c -- `luaload run` flag parsing and LUALOAD_* env (src/core/cli.c). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,22 @@ int main(void) {
              "summary flags");
     ll_config_free(&c);
 
+    rc = parse(&c, "run s.lua --seed 42");
+    tu_check(rc == 0 && c.seed_set && c.seed == 42, "--seed 42");
+    ll_config_free(&c);
+    rc = parse(&c, "run s.lua --seed=18446744073709551615");
+    tu_check(rc == 0 && c.seed_set && c.seed == UINT64_MAX, "--seed=2^64-1");
+    ll_config_free(&c);
+    rc = parse(&c, "run s.lua --seed 0");
+    tu_check(rc == 0 && c.seed_set && c.seed == 0, "--seed 0");
+    ll_config_free(&c);
+    rc = parse(&c, "run s.lua");
+    tu_check(rc == 0 && !c.seed_set, "no --seed: unset");
+    ll_config_free(&c);
+
     const char *bad[] = {
+        "run s.lua --seed abc", "run s.lua --seed -1", "run s.lua --seed 18446744073709551616",
+        "run s.lua --seed 1.5", "run s.lua --seed= ", "run s.lua --seed 0x10", "run s.lua --seed",
         "run s.lua -u 0", "run s.lua -u x", "run s.lua -d 0", "run s.lua -d 5", "run s.lua -i -1",
         "run s.lua -w 0", "run s.lua -e NOVALUE", "run s.lua -e =x", "run s.lua --bogus", "run s.lua -u",
         "run", "run a.lua b.lua",
@@ -78,5 +94,27 @@ int main(void) {
     stderr = saved;
     tu_check(rc == LL_EXIT_CONFIG, "bad LUALOAD_DURATION -> 104");
     ll_config_free(&c);
+    unsetenv("LUALOAD_DURATION");
+
+    /* LUALOAD_SEED under --seed */
+    parse(&c, "run s.lua --seed 5");
+    setenv("LUALOAD_SEED", "9", 1);
+    rc = ll_cli_parse_env(&c);
+    tu_check(rc == 0 && c.seed == 5, "LUALOAD_SEED under --seed");
+    ll_config_free(&c);
+    parse(&c, "run s.lua");
+    rc = ll_cli_parse_env(&c);
+    tu_check(rc == 0 && c.seed_set && c.seed == 9, "LUALOAD_SEED=9");
+    ll_config_free(&c);
+    parse(&c, "run s.lua");
+    setenv("LUALOAD_SEED", "nine", 1);
+    saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    rc = ll_cli_parse_env(&c);
+    fclose(stderr);
+    stderr = saved;
+    tu_check(rc == LL_EXIT_CONFIG, "bad LUALOAD_SEED -> 104");
+    ll_config_free(&c);
+    unsetenv("LUALOAD_SEED");
     return tu_summary();
 }

@@ -6,6 +6,30 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+int ll_http_token_ok(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c <= 32 || c >= 127 || strchr("\"(),/:;<=>?@[\\]{}", c)) return 0;
+    }
+    return 1;
+}
+
+int ll_http_value_ok(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '\r' || s[i] == '\n' || s[i] == 0) return 0;
+    return 1;
+}
+
+int ll_http_url_ok(const char *s, size_t len) {
+    size_t host = len >= 7 && strncasecmp(s, "http://", 7) == 0 ? 7 : len >= 8 && strncasecmp(s, "https://", 8) == 0 ? 8 : 0;
+    if (!host || host == len || strchr("/?#", s[host])) return 0; /* no host */
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] <= 32 || s[i] == 127) return 0;
+    return 1;
+}
 
 uint64_t ll_http_req_next_id(void) {
     static _Atomic uint64_t next = 1;
@@ -111,6 +135,7 @@ int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src) {
     dst->response_type = src->response_type;
     dst->timeout_ms = src->timeout_ms;
     dst->max_redirects = src->max_redirects;
+    dst->max_response_body = src->max_response_body;
     dst->disable_keep_alive = src->disable_keep_alive;
     dst->throw_errors = src->throw_errors;
     return 0;

@@ -28,6 +28,7 @@ typedef struct ll_http_req {
     ll_response_type response_type;
     long timeout_ms;           /* 0: the client's */
     int max_redirects;         /* -1: the client's */
+    int64_t max_response_body; /* bytes; 0: the client's */
     int disable_keep_alive;
     int throw_errors;          /* raise in the script on a transport error */
     char **tags;               /* user tags of its samples: key, value, key, ... */
@@ -49,6 +50,10 @@ typedef struct ll_http_res {
     ll_timings t;
     int64_t bytes_sent, bytes_received;
     int error_code;            /* k6's error codes, 0 when none */
+    int retries;               /* attempts before this one that the transport
+                                * sent again without being asked (each
+                                * reached the wire and counts as a failed
+                                * request) */
     const char *error;         /* "" when none */
     const char *effective_url;
 } ll_http_res;
@@ -71,6 +76,17 @@ int ll_http_req_add_header(ll_http_req *req, const char *name, const char *value
 int ll_http_req_add_tag(ll_http_req *req, const char *key, const char *value);
 /* The value of the user tag key, or NULL. */
 const char *ll_http_req_tag(const ll_http_req *req, const char *key);
+/* What may go on the wire, so that no value smuggles bytes into the
+ * request: a method or header name must be an RFC 9110 token; a header
+ * value (also host, cookies, the User-Agent) holds no CR, LF or NUL
+ * (len: the value's length, which may hide a NUL); a URL starts with
+ * http:// or https:// (any case), then a host, and holds no control
+ * character or space.
+ * Each returns 1 when s is fine. */
+int ll_http_token_ok(const char *s);
+int ll_http_value_ok(const char *s, size_t len);
+int ll_http_url_ok(const char *s, size_t len);
+
 /* Makes dst (initialised, empty) a copy of src, with a fresh id. */
 int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src);
 

@@ -14,6 +14,11 @@
 #include "loop.h"
 
 /* Options of one http.Client (shared by the VUs of a worker). */
+/* The default limit of a response body, and the largest one allowed (a Lua
+ * string holds at most 2 GiB - 1 bytes in LuaJIT). */
+#define LL_MAX_RESPONSE_BODY_DEFAULT (512ll << 20)
+#define LL_MAX_RESPONSE_BODY_LIMIT ((2ll << 30) - 1)
+
 typedef struct ll_client_opts {
     long dial_timeout_ms;      /* 0: the transport's default */
     long timeout_ms;           /* whole request; 0: none */
@@ -21,6 +26,7 @@ typedef struct ll_client_opts {
     int insecure_skip_verify;
     int http_version;          /* 0 default, 11, 2, 3 */
     int max_redirects;         /* -1: k6's default of 10 */
+    int64_t max_response_body; /* bytes kept of a body; a longer one fails */
     char *ca, *certificate, *private_key, *proxy, *user_agent;
 } ll_client_opts;
 
@@ -41,6 +47,10 @@ typedef struct ll_transport_ops {
     int (*start)(ll_transfer *x, const ll_http_req *req, const char *method, ll_transfer_done_fn *fn, void *ud,
                  const char **err);
     void (*cancel)(ll_transfer *x);                     /* no callback will follow */
+    /* From the completion callback, once it copied the body and headers
+     * out: a big response's buffers go back (its res body and headers are
+     * then empty). */
+    void (*release)(ll_transfer *x);
 } ll_transport_ops;
 
 /* What every transport's own structs start with. */

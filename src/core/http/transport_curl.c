@@ -69,6 +69,11 @@ typedef struct curl_transfer {
     uint64_t body_pos;         /* of a streamed body */
     uint64_t t_start, t_pre, t_first, t_last; /* our clock: submitted, about to
                                               * send, first and last byte in */
+    int attempts;              /* times the request went out (libcurl retries
+                                * on a reused connection found dead) */
+    int64_t body_limit;        /* bytes of body kept; 0: none kept */
+    int too_big;               /* the body went over body_limit */
+    int64_t limit_default;     /* the client's max_response_body */
     long timeout_default;      /* the client's timeout_ms */
     struct curl_slist *ua;     /* "User-Agent: ...": all a request without headers sends */
     struct curl_slist *hlist;  /* the request's headers plus the User-Agent */
@@ -83,9 +88,13 @@ typedef struct curl_transfer {
 
 static int64_t clamp_diff(curl_off_t a, curl_off_t b) { return a > b ? (int64_t)(a - b) : 0; }
 
-static int map_error(CURLcode rc, long os_errno) {
+/* k6's error codes (k6 lib/netext/httpext/error_codes.go). connected: the
+ * request got a connection (a timeout before that is a dial timeout). */
+static int map_error(CURLcode rc, long os_errno, int connected) {
     switch (rc) {
-    case CURLE_OPERATION_TIMEDOUT: return 1050;
+    case CURLE_OPERATION_TIMEDOUT: return connected ? 1050 : 1211;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL: return 1020;
     case CURLE_COULDNT_RESOLVE_HOST: return 1100;
     case CURLE_COULDNT_CONNECT:
         if (os_errno == ECONNREFUSED) return 1212;
@@ -124,7 +133,7 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
      * phases come from our clock (submit, prereq callback, first header
      * byte, completion); only the connect and TLS handshake, which span
      * several calls, and the tiny send phase come from libcurl. */
-    if (x->t_last && x->t_last < t_end) t_end = x->t_last;
+    if (rc == CURLE_OK && x->t_last && x->t_last < t_end) t_end = x->t_last; /* a failure ends when noticed */
     uint64_t t_pre = x->t_pre ? x->t_pre : t_end;
     uint64_t t_first = x->t_first ? x->t_first : t_end;
     if (t_first < t_pre) t_first = t_pre;
@@ -141,7 +150,7 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     r->t.receiving = (int64_t)(t_end - t_first) / 1000;
     r->t.duration = r->t.sending + r->t.waiting + r->t.receiving;
 
-    r->status = rc == CURLE_OK ? (int)status : 0;
+    r->status = rc == CURLE_OK && !x->too_big ? (int)status : 0;
     r->proto = r->status == 0 ? ""
              : version == CURL_HTTP_VERSION_3 ? "HTTP/3.0"
              : version == CURL_HTTP_VERSION_2_0 ? "HTTP/2.0"
@@ -155,9 +164,18 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     r->bytes_received = x->header_bytes + x->body_bytes;
     r->error_code = 0;
     r->error = "";
-    if (rc != CURLE_OK) {
+    long hops = 0;
+    curl_easy_getinfo(e, CURLINFO_REDIRECT_COUNT, &hops);
+    r->retries = x->attempts - 1 - (int)hops > 0 ? x->attempts - 1 - (int)hops : 0;
+    if (x->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+        snprintf(x->errbuf, sizeof(x->errbuf), "the response body is over max_response_body (%lld bytes)",
+                 (long long)x->body_limit);
+        r->error_code = 1000;
+        r->error = x->errbuf;
+        r->body_len = 0;
+    } else if (rc != CURLE_OK) {
         curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
-        r->error_code = map_error(rc, os_errno);
+        r->error_code = map_error(rc, os_errno, x->t_pre != 0);
         r->error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
     } else if (status >= 400) {
         r->error_code = 1000 + (int)status;
@@ -322,7 +340,11 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
     size_t len = size * n;
     x->body_bytes += (int64_t)len;
     x->t_last = ll_loop_now_ns();
-    if (x->base.req->response_type == LL_RESPONSE_NONE) return len;
+    if (x->body_limit == 0) return len;
+    if ((int64_t)(x->body.len + len) > x->body_limit) { /* fails the transfer */
+        x->too_big = 1;
+        return 0;
+    }
     return ll_buf_append(&x->body, p, len) < 0 ? 0 : len;
 }
 
@@ -366,7 +388,20 @@ static int on_prereq(void *ud, char *conn_primary_ip, char *conn_local_ip, int c
     curl_transfer *x = ud;
     x->t_pre = ll_loop_now_ns();
     x->t_first = x->t_last = 0;
+    x->attempts++;
+    x->body.len = x->hdrs.len = 0; /* a retry starts over */
     return CURL_PREREQFUNC_OK;
+}
+
+/* Buffers over this size are freed once their response was copied out. */
+#define KEEP_BUFFER_BYTES (256u << 10)
+
+static void curl_transfer_release(ll_transfer *base) {
+    curl_transfer *x = (curl_transfer *)base;
+    if (x->body.cap > KEEP_BUFFER_BYTES) ll_buf_free(&x->body);
+    if (x->hdrs.cap > KEEP_BUFFER_BYTES) ll_buf_free(&x->hdrs);
+    x->res.body = x->res.headers = "";
+    x->res.body_len = x->res.headers_len = 0;
 }
 
 static void curl_transfer_cancel(ll_transfer *base) {
@@ -425,8 +460,11 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, const ll
      * request measured with callgrind). */
     char ua[512];
     snprintf(ua, sizeof(ua), "User-Agent: %s", o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
+    /* "Expect:" keeps libcurl from sending Expect: 100-continue with a body
+     * over 1 MiB and waiting a second for the server, as k6 does not */
     x->ua = curl_slist_append(NULL, ua);
-    if (!x->ua) {
+    struct curl_slist *l = x->ua ? curl_slist_append(x->ua, "Expect:") : NULL;
+    if (!l) {
         curl_transfer_free(&x->base);
         return NULL;
     }
@@ -445,36 +483,48 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, const ll
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, v);
     x->timeout_default = o->timeout_ms;
     x->redirects_default = o->max_redirects < 0 ? 10 : o->max_redirects;
+    x->limit_default = o->max_response_body > 0 ? o->max_response_body : LL_MAX_RESPONSE_BODY_DEFAULT;
     return &x->base;
 }
 
-/* The header list to send: the request's ("Name: value"), with the client's
- * User-Agent unless the request sets its own; the User-Agent alone, without
- * building a list, when the request has no headers. NULL when out of memory. */
+/* Appends line to x->hlist; -1 when out of memory. */
+static int add_line(curl_transfer *x, const char *line) {
+    struct curl_slist *l = curl_slist_append(x->hlist, line);
+    if (!l) return -1;
+    x->hlist = l;
+    return 0;
+}
+
+/* The header list to send: the request's ("Name: value"; "Name;" sends an
+ * empty value, which "Name:" would remove), with the client's User-Agent
+ * and "Expect:" unless the request sets them; the transfer's prebuilt list
+ * of those two, when the request has no headers. NULL when out of memory. */
 static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req) {
     curl_slist_free_all(x->hlist);
     x->hlist = NULL;
     if (req->nheaders == 0) return x->ua;
-    int has_ua = 0;
+    int has_ua = 0, has_expect = 0;
     char line[1024];
     for (int i = 0; i < req->nheaders; i++) {
         const ll_header *h = &req->headers[i];
         has_ua |= strcasecmp(h->name, "User-Agent") == 0;
+        has_expect |= strcasecmp(h->name, "Expect") == 0;
         size_t nl = strlen(h->name), vl = strlen(h->value), n = nl + vl + 3;
         char *s = n <= sizeof(line) ? line : malloc(n);
         if (!s) return NULL;
         memcpy(s, h->name, nl);
-        memcpy(s + nl, ": ", 2);
-        memcpy(s + nl + 2, h->value, vl + 1);
-        struct curl_slist *l = curl_slist_append(x->hlist, s);
+        if (vl) {
+            memcpy(s + nl, ": ", 2);
+            memcpy(s + nl + 2, h->value, vl + 1);
+        } else {
+            memcpy(s + nl, ";", 2);
+        }
+        int rc = add_line(x, s);
         if (s != line) free(s);
-        if (!l) return NULL;
-        x->hlist = l;
+        if (rc < 0) return NULL;
     }
-    if (has_ua) return x->hlist;
-    struct curl_slist *l = curl_slist_append(x->hlist, x->ua->data);
-    if (!l) return NULL;
-    x->hlist = l;
+    if (!has_ua && add_line(x, x->ua->data) < 0) return NULL;
+    if (!has_expect && add_line(x, "Expect:") < 0) return NULL;
     return x->hlist;
 }
 
@@ -510,6 +560,11 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     long r = req->max_redirects >= 0 ? req->max_redirects : x->redirects_default;
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, r > 0 ? 1L : 0L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, r);
+    /* a body is kept up to its limit; libcurl fails one whose length is
+     * known to be over it before reading it */
+    x->body_limit = req->response_type == LL_RESPONSE_NONE ? 0
+                  : req->max_response_body > 0 ? req->max_response_body : x->limit_default;
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->body_limit);
     x->req_id = req->id;
     x->applied_method = m;
     return 0;
@@ -538,6 +593,8 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     x->body_pos = 0;
     x->errbuf[0] = 0;
     x->t_pre = x->t_first = x->t_last = 0;
+    x->attempts = 0;
+    x->too_big = 0;
     x->t_start = ll_loop_now_ns();
     CURLMcode mc = curl_multi_add_handle(x->mc->multi, x->easy);
     if (mc != CURLM_OK) {
@@ -556,4 +613,5 @@ const ll_transport_ops ll_transport_curl = {
     .transfer_free = curl_transfer_free,
     .start = curl_transfer_start,
     .cancel = curl_transfer_cancel,
+    .release = curl_transfer_release,
 };

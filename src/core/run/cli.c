@@ -25,6 +25,8 @@ static void usage(FILE *f) {
           "      --no-thresholds       do not evaluate thresholds\n"
           "  -o, --out TYPE=TARGET     stream every sample: json=FILE, csv=FILE (.gz: gzip),\n"
           "                            influxdb=http://127.0.0.1:8086/k6 (repeatable)\n"
+          "      --seed N              seed of math.random, to repeat a run (default: random,\n"
+          "                            printed in the banner)\n"
           "  -q, --quiet               print nothing but errors and the summary\n",
           f);
 }
@@ -71,7 +73,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--graceful-stop", "--graceful-stop") ||
                           is(flag, "--summary-export", "--summary-export") ||
                           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
-                          is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out");
+                          is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
+                          is(flag, "--seed", "--seed");
         if (takes_value && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: flag %s needs a value\n", flag);
@@ -135,6 +138,9 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             if (!ll_config_time_unit_valid(v) || !*v) rc = bad(flag, v, "s, ms or us");
             cfg->time_unit = v;
             cfg->time_unit_set = 1;
+        } else if (is(flag, "--seed", "--seed")) {
+            if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad(flag, v, LL_CONFIG_SEED_RANGE);
+            cfg->seed_set = 1;
         } else if (is(flag, "--no-summary", "--no-summary")) {
             cfg->no_summary = 1;
         } else if (is(flag, "--no-thresholds", "--no-thresholds")) {
@@ -175,6 +181,10 @@ int ll_cli_parse_env(ll_config *cfg) {
     if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
         rc = parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->iterations);
         cfg->iterations_set = cfg->shortcut_cli = 1;
+    }
+    if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
+        if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
+        cfg->seed_set = 1;
     }
     return rc;
 }

@@ -1,8 +1,10 @@
 /* config.c -- one run's configuration (see config.h): the LUALOAD_*
  * environment variables that sit between the flags and the script's
- * options, summary settings, stages and the implicit default scenario. */
+ * options, summary settings, stages, the seed's syntax and the implicit
+ * default scenario. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,16 @@ void ll_config_free(ll_config *cfg) {
     cfg->trend_stats = NULL;
     cfg->ntrend_stats = 0;
     ll_threshold_set_free(&cfg->thresholds);
+}
+
+int ll_config_parse_seed(const char *s, uint64_t *out) {
+    if (!s || *s == 0 || strspn(s, "0123456789") != strlen(s)) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = (uint64_t)v;
+    return 0;
 }
 
 int ll_config_time_unit_valid(const char *s) {

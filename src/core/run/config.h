@@ -44,6 +44,8 @@ typedef struct ll_config {
     const char *time_unit;      /* summaryTimeUnit: "", "s", "ms", "us" */
     int time_unit_set;
     int trend_stats_set;
+    uint64_t seed;              /* the run's seed: --seed, LUALOAD_SEED, options.seed, */
+    int seed_set;               /* else picked by the engine from getrandom(2) */
 } ll_config;
 
 /* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when
@@ -61,11 +63,15 @@ int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target);
  * gave none or the command line overrides them. */
 int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen);
 
+/* Parses a seed: decimal digits only, 0 to 2^64-1. Returns 0 or -1. */
+int ll_config_parse_seed(const char *s, uint64_t *out);
+#define LL_CONFIG_SEED_RANGE "an integer from 0 to 18446744073709551615"
+
 /* Whether s is a summary time unit: "s", "ms" or "us" (or "" for automatic). */
 int ll_config_time_unit_valid(const char *s);
 
 /* Fills what the CLI left unset from LUALOAD_VUS, LUALOAD_DURATION,
- * LUALOAD_ITERATIONS. Returns 0 or LL_EXIT_CONFIG (error printed). */
+ * LUALOAD_ITERATIONS, LUALOAD_SEED. Returns 0 or LL_EXIT_CONFIG (error printed). */
 int ll_cli_parse_env(ll_config *cfg);
 
 #endif

@@ -104,6 +104,9 @@ static void print_banner(const ll_config *cfg, int nworkers) {
     printf("\n  luaload v%s\n\n", LUALOAD_VERSION);
     printf("     script: %s (%d worker%s)\n", cfg->script_path ? cfg->script_path : cfg->quick_url, nworkers,
            nworkers == 1 ? "" : "s");
+    if (cfg->seed_set) printf("       seed: %llu\n", (unsigned long long)cfg->seed);
+    else printf("       seed: %llu (random; --seed %llu to repeat)\n", (unsigned long long)cfg->seed,
+                (unsigned long long)cfg->seed);
     for (int i = 0; i < cfg->scenarios.n; i++) {
         const ll_scenario *sc = &cfg->scenarios.items[i];
         char shape[256];
@@ -336,6 +339,8 @@ int ll_engine_run(ll_config *cfg) {
     run.env = cfg->env;
     run.nenv = cfg->nenv;
     run.scenarios = &cfg->scenarios;
+    if (!cfg->seed_set) cfg->seed = ll_random_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
+    run.seed = &cfg->seed;
     run.reg = ll_registry_new(3);
     run.transport = ll_transport_default();
     run.publish = 1; /* snapshots for thresholds and for workers given up on */

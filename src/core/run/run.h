@@ -22,6 +22,9 @@ typedef struct ll_run {
     const ll_scenarios *scenarios;
     uint64_t *vu_id_base;       /* per scenario: VU ids start after it */
     int nworkers;
+    const uint64_t *seed;       /* the run's seed (the config's): final once the
+                                 * options are read; NULL: each generator from
+                                 * the OS */
     uint64_t t0;                /* when the scenarios start (ll_loop_now_ns) */
     ll_registry *reg;
     const ll_transport_ops *transport; /* what a new http.Client uses */
@@ -46,6 +49,10 @@ typedef struct ll_run {
 #define LL_RUN_SIGNAL_GRACE_NS 400000000ull
 #define LL_RUN_SIGNAL_TEARDOWN_NS 900000000ull
 #define LL_RUN_SIGNAL_SUMMARY_NS 1300000000ull
+
+/* A run's seed when none is given: 53 bits from getrandom(2), exact as a
+ * Lua number (implemented in lua_api/random.c). */
+uint64_t ll_random_entropy_seed(void);
 
 /* Stops the run from a script (luaload.abort); the first reason is kept. */
 void ll_run_abort(ll_run *run, const char *reason);

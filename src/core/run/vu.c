@@ -18,6 +18,7 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
     vu->idle_ud = idle_ud;
     vu->index = w->vu_count++;
     vu->id = id;
+    ll_random_seed_vu(vu);
     vu->group_id = -1;
     vu->group_path = "";
     vu->result_ref = LL_SCRIPT_NOREF;

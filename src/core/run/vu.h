@@ -52,12 +52,17 @@ struct ll_vu {
     uint64_t group_start_ns;
     int result_ref;             /* single-call mode: return value */
     const char *last_error;     /* message of the last failed iteration */
+    uint64_t rng[4];            /* its math.random generator (lua_api/random.c) */
 };
 
 void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *idle_ud);
 void ll_vu_free(ll_vu *vu);
 void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
 void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
+
+/* Seeds vu->rng from the run's seed and the VU's id (implemented in
+ * lua_api/random.c, as script.h's functions are in lua_api/script.c). */
+void ll_random_seed_vu(ll_vu *vu);
 
 /* Registers how to cancel the wait the VU's coroutine is about to yield in;
  * called right before every yield. */
