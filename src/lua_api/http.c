@@ -66,6 +66,22 @@ static void http_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     ll_vu_tags(h->vu, fn, ud);
 }
 
+/* Requests that reached the server without a response of their own: each
+ * is one failed request with error_code (no timings). */
+static void record_lost(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r, int n,
+                        int error_code) {
+    ll_http_res lost = *r;
+    lost.status = 0;
+    lost.proto = "";
+    lost.error_code = error_code;
+    http_sample h = {req, method, &lost, vu};
+    ll_tag_source t = {http_tag, http_list, &h, -1};
+    for (int i = 0; i < n; i++) {
+        ll_shard_add(vu->w->shard, LL_M_HTTP_REQS, 1, &t);
+        ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
+    }
+}
+
 static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r) {
     ll_shard *s = vu->w->shard;
     http_sample h = {req, method, r, vu};
@@ -81,20 +97,9 @@ static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method
     ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, r->status < 200 || r->status >= 400, &t);
     ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
     ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
-    if (r->retries == 0) return;
     /* attempts the transport sent again on a fresh connection after the
-     * server closed the reused one: each reached the server, so each is a
-     * failed request (k6's 1220, connection reset) */
-    ll_http_res lost = *r;
-    lost.status = 0;
-    lost.proto = "";
-    lost.error_code = 1220;
-    http_sample hl = {req, method, &lost, vu};
-    ll_tag_source tl = {http_tag, http_list, &hl, -1};
-    for (int i = 0; i < r->retries; i++) {
-        ll_shard_add(s, LL_M_HTTP_REQS, 1, &tl);
-        ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, 1, &tl);
-    }
+     * server closed the reused one: k6's 1220, connection reset */
+    if (r->retries) record_lost(vu, req, method, r, r->retries, 1220);
 }
 
 /* ---- making requests ---- */
@@ -103,6 +108,7 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_vu *vu = ud;
     const ll_http_req *req = x->req;
     const char *method = x->method;
+    vu->http.inflight = NULL;
     record_metrics(vu, req, method, r);
     ll_http_response_push(vu->co, r, req->response_type);
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
@@ -114,10 +120,19 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_vu_resume(vu, 1);
 }
 
-/* The VU's pending-operation slot: an interrupted VU cancels its request. */
+/* The VU's pending-operation slot: an interrupted VU cancels its request.
+ * One that had reached the server counts as a failed request, so that
+ * http_reqs is what the server received (error_code 1000: no response). */
 static void cancel_transfer(void *ud) {
-    ll_transfer *x = ud;
-    x->tp->ops->cancel(x);
+    ll_vu *vu = ud;
+    ll_transfer *x = vu->http.inflight;
+    vu->http.inflight = NULL;
+    int sent = x->tp->ops->cancel(x);
+    if (sent <= 0) return;
+    ll_http_res none;
+    memset(&none, 0, sizeof(none));
+    none.proto = none.error = "";
+    record_lost(vu, x->req, x->method, &none, sent, 1000);
 }
 
 static const char *known_method(const char *m) {
@@ -153,7 +168,8 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
     if (!x) return luaL_error(L, "%s: cannot make a connection slot (%s transport)", W, c->ops->name);
     const char *err = NULL;
     if (tp->ops->start(x, req, m, on_done, vu, &err) < 0) return luaL_error(L, "%s: %s", W, err);
-    ll_vu_wait(vu, cancel_transfer, x);
+    vu->http.inflight = x;
+    ll_vu_wait(vu, cancel_transfer, vu);
     return ll_luaload_wait(L, vu);
 }
 

@@ -44,7 +44,7 @@ run_ll() {
 }
 
 ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
-not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; [[ $# -gt 1 ]] && echo "       $2"; }
+not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; [[ $# -gt 1 ]] && echo "       $2"; return 1; }
 
 # expect_eq NAME GOT WANT
 expect_eq() { if [[ "$2" == "$3" ]]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi; }

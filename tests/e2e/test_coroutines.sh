@@ -162,6 +162,8 @@ run_ll run "$S" -q --summary-export "$T/f.json"
 expect_eq "interrupt: exit 0" "$RC" 0
 expect_cmp "interrupt: ends on time" "x < 4" "$ELAPSED"
 expect_match "interrupt: iterations interrupted" "$ERR" "interrupted"
-expect_eq "interrupt: no request completed" "$(jqv "$T/f.json" '.metrics.http_reqs.count // 0')" 0
+# the cut requests had reached the server: each counts, failed
+expect_eq "interrupt: the cut requests count as failed" \
+  "$(jqv "$T/f.json" '[.metrics.http_reqs.count, .metrics.http_req_failed.passes] | @tsv')" "$(printf '2\t2')"
 
 finish

@@ -28,8 +28,9 @@ stats() { curl -s -m 5 -o "$1" "$URL/stats"; }
 start_serve --threads 2
 fetch "$URL/fault/reset"
 expect_eq "/fault/reset: curl sees a connection reset (56)" "$CRC" 56
-fetch "$URL/fault/close-headers"
-expect_cmp "/fault/close-headers: curl fails" "x != 0" "$CRC"
+fetch -i "$URL/fault/close-headers"
+expect_eq "/fault/close-headers: no blank line ends the head" "$(grep -c $'^\r$' "$T/body")" 0
+expect_match "/fault/close-headers: the head begins" "$T/body" "^HTTP/1.1 200 OK"
 fetch "$URL/fault/close-body"
 expect_eq "/fault/close-body: curl fails with a partial body (18)" "$CRC $SIZE" "18 512"
 fetch "$URL/fault/garbage"

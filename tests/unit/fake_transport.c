@@ -37,12 +37,13 @@ static void fake_release(ll_transfer *base) {
     ll_buf_free(&x->hdrs);
 }
 
-static void fake_cancel(ll_transfer *base) {
+static int fake_cancel(ll_transfer *base) {
     fake_transfer *x = (fake_transfer *)base;
-    if (!x->active) return;
+    if (!x->active) return 0;
     ll_loop_timer_stop(base->tp->loop, &x->timer);
     x->active = 0;
     fake_transport_stats.cancels++;
+    return 1; /* a fake request is out as soon as it starts */
 }
 
 static void fill(fake_transfer *x) {

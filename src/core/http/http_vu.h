@@ -14,6 +14,7 @@ typedef struct ll_http_vu {
     uint64_t *owners;          /* the client (uid) each transfer was made for */
     int n;
     ll_http_req *oneoff;       /* scratch request of one-off http calls */
+    ll_transfer *inflight;     /* the transfer its request is waiting on */
 } ll_http_vu;
 
 /* The VU's transfer for a client: slot is reused by later clients once a

@@ -46,7 +46,9 @@ typedef struct ll_transport_ops {
      * Returns 0, or -1 with an error message in *err. */
     int (*start)(ll_transfer *x, const ll_http_req *req, const char *method, ll_transfer_done_fn *fn, void *ud,
                  const char **err);
-    void (*cancel)(ll_transfer *x);                     /* no callback will follow */
+    /* No callback will follow. Returns how many times the request had gone
+     * out on the wire (0: it never left, so no server saw it). */
+    int (*cancel)(ll_transfer *x);
     /* From the completion callback, once it copied the body and headers
      * out: a big response's buffers go back (its res body and headers are
      * then empty). */

@@ -73,6 +73,8 @@ typedef struct curl_transfer {
                                 * on a reused connection found dead) */
     int64_t body_limit;        /* bytes of body kept; 0: none kept */
     int too_big;               /* the body went over body_limit */
+    int head_open;             /* a header block began and did not end (the
+                                * blank line): libcurl takes EOF for its end */
     int64_t limit_default;     /* the client's max_response_body */
     long timeout_default;      /* the client's timeout_ms */
     struct curl_slist *ua;     /* "User-Agent: ...": all a request without headers sends */
@@ -93,8 +95,7 @@ static int64_t clamp_diff(curl_off_t a, curl_off_t b) { return a > b ? (int64_t)
 static int map_error(CURLcode rc, long os_errno, int connected) {
     switch (rc) {
     case CURLE_OPERATION_TIMEDOUT: return connected ? 1050 : 1211;
-    case CURLE_URL_MALFORMAT:
-    case CURLE_UNSUPPORTED_PROTOCOL: return 1020;
+    case CURLE_URL_MALFORMAT: return 1020;
     case CURLE_COULDNT_RESOLVE_HOST: return 1100;
     case CURLE_COULDNT_CONNECT:
         if (os_errno == ECONNREFUSED) return 1212;
@@ -150,13 +151,13 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     r->t.receiving = (int64_t)(t_end - t_first) / 1000;
     r->t.duration = r->t.sending + r->t.waiting + r->t.receiving;
 
-    r->status = rc == CURLE_OK && !x->too_big ? (int)status : 0;
+    r->status = rc == CURLE_OK && !x->too_big && !x->head_open ? (int)status : 0;
     r->proto = r->status == 0 ? ""
              : version == CURL_HTTP_VERSION_3 ? "HTTP/3.0"
              : version == CURL_HTTP_VERSION_2_0 ? "HTTP/2.0"
              : version == CURL_HTTP_VERSION_1_0 ? "HTTP/1.0" : "HTTP/1.1";
     r->body = x->body.p ? x->body.p : "";
-    r->body_len = x->body.len;
+    r->body_len = r->status ? x->body.len : 0; /* a failed request has no body, as in k6 */
     r->headers = x->hdrs.p ? x->hdrs.p : "";
     r->headers_len = x->hdrs.len;
     /* headers and a body given in memory; a streamed body counts as sent */
@@ -167,12 +168,15 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     long hops = 0;
     curl_easy_getinfo(e, CURLINFO_REDIRECT_COUNT, &hops);
     r->retries = x->attempts - 1 - (int)hops > 0 ? x->attempts - 1 - (int)hops : 0;
-    if (x->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
+    if (rc == CURLE_OK && x->head_open) {
+        snprintf(x->errbuf, sizeof(x->errbuf), "the server closed the connection in the middle of the response headers");
+        r->error_code = 1000;
+        r->error = x->errbuf;
+    } else if (x->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
         snprintf(x->errbuf, sizeof(x->errbuf), "the response body is over max_response_body (%lld bytes)",
                  (long long)x->body_limit);
         r->error_code = 1000;
         r->error = x->errbuf;
-        r->body_len = 0;
     } else if (rc != CURLE_OK) {
         curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
         r->error_code = map_error(rc, os_errno, x->t_pre != 0);
@@ -356,6 +360,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud) {
     if (len > 5 && memcmp(p, "HTTP/", 5) == 0) {
         x->hdrs.len = 0;
         x->t_first = ll_loop_now_ns();
+        x->head_open = 1;
+    } else if ((len == 2 && p[0] == '\r' && p[1] == '\n') || (len == 1 && p[0] == '\n')) {
+        x->head_open = 0;
     }
     return ll_buf_append(&x->hdrs, p, len) < 0 ? 0 : len;
 }
@@ -404,11 +411,12 @@ static void curl_transfer_release(ll_transfer *base) {
     x->res.body_len = x->res.headers_len = 0;
 }
 
-static void curl_transfer_cancel(ll_transfer *base) {
+static int curl_transfer_cancel(ll_transfer *base) {
     curl_transfer *x = (curl_transfer *)base;
-    if (!x->active) return;
+    if (!x->active) return 0;
     curl_multi_remove_handle(x->mc->multi, x->easy);
     x->active = 0;
+    return x->attempts;
 }
 
 static void curl_transfer_free(ll_transfer *base) {
@@ -595,6 +603,7 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     x->t_pre = x->t_first = x->t_last = 0;
     x->attempts = 0;
     x->too_big = 0;
+    x->head_open = 0;
     x->t_start = ll_loop_now_ns();
     CURLMcode mc = curl_multi_add_handle(x->mc->multi, x->easy);
     if (mc != CURLM_OK) {

@@ -18,11 +18,12 @@
 #define FILLER_LINE 1024                /* bytes per "X-Filler-NNN: fff...\r\n" line */
 #define FAULT_LIST "reset, close-headers, close-body, garbage, slow-headers, slow-body, stall, huge-headers, early-hints"
 
-/* close-headers: the head cut in its last line, no blank line. Content-Length
- * is complete so that a client that takes EOF for the end of the head (as
- * curl does) still finds the response short. A HEAD response has no body to
- * miss: it is cut in the status line. */
-#define CUT_HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-al"
+/* close-headers: the head cut in a header line, no blank line and no
+ * Content-Length, as when a server dies while writing it. A client that
+ * takes EOF for the end of the head (curl's library and CLI do) sees a
+ * 200 with an empty body unless it checks that the head ended. A HEAD
+ * response is cut in the status line. */
+#define CUT_HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: keep-al"
 #define CUT_HEAD_HEAD "HTTP/1.1 2"
 /* close-body: a complete head promising 1024 bytes, of which 512 follow */
 #define CUT_BODY_HEAD "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1024\r\n\r\n"
