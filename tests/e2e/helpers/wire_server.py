@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""wire_server.py -- a tiny HTTP/1.1 server for test_wire.sh: prints its port,
+appends each request's head (as received, bytes escaped) to LOG, reads and
+drops Content-Length bodies, answers 200 "ok"; GET /chunked/N answers N
+bytes in chunks with no Content-Length. Runs until killed."""
+import socket
+import sys
+import threading
+
+log = open(sys.argv[1], "a", buffering=1)
+
+
+def handle(c):
+    buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d:
+                    return
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            log.write(repr(head) + "\n")
+            lines = head.split(b"\r\n")
+            n = 0
+            for l in lines[1:]:
+                k, _, v = l.partition(b":")
+                if k.strip().lower() == b"content-length":
+                    n = int(v)
+            while len(buf) < n:
+                d = c.recv(65536)
+                if not d:
+                    return
+                buf += d
+            buf = buf[n:]
+            target = lines[0].split(b" ")[1]
+            if target.startswith(b"/chunked/"):
+                left = int(target[9:])
+                c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                piece = b"x" * 65536
+                while left > 0:
+                    k = min(left, len(piece))
+                    c.sendall(b"%x\r\n" % k + piece[:k] + b"\r\n")
+                    left -= k
+                c.sendall(b"0\r\n\r\n")
+            else:
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    except OSError:
+        pass
+    finally:
+        c.close()
+
+
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+print(s.getsockname()[1], flush=True)
+while True:
+    conn, _ = s.accept()
+    threading.Thread(target=handle, args=(conn,), daemon=True).start()
