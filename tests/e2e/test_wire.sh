@@ -132,4 +132,44 @@ LUA
 run_ll run "$S" -q
 expect_eq "max_response_body over 2 GiB: exit 107" "$RC" 107
 expect_match "max_response_body over 2 GiB: message" "$ERR" "http.Client: max_response_body must be a size from 1 byte to 2GiB-1"
+# timeouts: mid-body the duration runs to the failure; before a connection
+# it is a dial timeout (1211), once connected a request timeout (1050).
+# A listener that never accepts, its backlog full, drops further SYNs.
+python3 - "$T/full.port" <<'PY' &
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)
+fill = []
+for _ in range(8):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(s.getsockname())
+    except BlockingIOError: pass
+    fill.append(c)
+time.sleep(0.3)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+time.sleep(30)
+PY
+FULL_PID=$!
+for _ in $(seq 50); do [[ -s $T/full.port ]] && break; sleep 0.1; done
+S=$(script timeouts.lua <<LUA
+local http = require("luaload.http")
+options = { iterations = 1 }
+function default()
+  local r = http.get("$URL/fault/stall", { timeout = "300ms" })
+  print("stall", r.status, r.error_code, r.timings.duration)
+  r = http.get("$URL/fault/slow-body", { timeout = "500ms" })
+  print("slowbody", r.status, r.error_code, r.timings.duration)
+  local c = http.Client({ dial_timeout = "300ms" })
+  r = c:get("http://127.0.0.1:$(cat "$T/full.port")/")
+  print("dial", r.status, r.error_code)
+end
+LUA
+)
+run_ll run "$S" -q
+kill $FULL_PID 2>/dev/null
+expect_match "stall: a request timeout" "$OUT" "^stall	0	1050	"
+expect_cmp "stall: the duration is the timeout" "x >= 290 && x < 600" "$(awk '$1 == "stall" { print $4 }' "$OUT")"
+expect_match "timeout mid-body: 1050" "$OUT" "^slowbody	0	1050	"
+expect_cmp "timeout mid-body: the duration runs to the failure, not the last byte" "x >= 490 && x < 900" \
+  "$(awk '$1 == "slowbody" { print $4 }' "$OUT")"
+expect_match "connect timeout: 1211" "$OUT" "^dial	0	1211$"
 finish
