@@ -2,8 +2,9 @@
  * one-off http.get/post/... on the default client, checkstatus) and their
  * dispatch: a request made by a VU starts a transfer on the Client's
  * transport, registers its cancel in the VU's pending-operation slot and
- * yields; the completion records k6's HTTP metrics with their tags and
- * resumes the VU with the Response. */
+ * yields; the completion records k6's HTTP metrics with their tags (and
+ * counts a failed request by message in its worker's table) and resumes
+ * the VU with the Response. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdio.h>
@@ -82,8 +83,23 @@ static void record_lost(ll_vu *vu, const ll_http_req *req, const char *method, c
     }
 }
 
+/* A failed request in its worker's table of errors by message (for the
+ * report at the end): the transport's error, or the status. Only failed
+ * requests come here. */
+static void count_failed(ll_worker *w, const ll_http_res *r) {
+    char msg[320], why[256];
+    if (r->status) {
+        snprintf(msg, sizeof(msg), "HTTP %d", r->status);
+    } else {
+        ll_errors_normalize(why, sizeof(why), *r->error ? r->error : "request failed");
+        snprintf(msg, sizeof(msg), "%s (error_code %d)", why, r->error_code);
+    }
+    ll_errors_count(&w->http_errors, msg, 1, LL_WORKER_HTTP_ERRORS_MAX);
+}
+
 static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r) {
     ll_shard *s = vu->w->shard;
+    int failed = r->status < 200 || r->status >= 400;
     http_sample h = {req, method, r, vu};
     ll_tag_source t = {http_tag, http_list, &h, -1};
     ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
@@ -94,12 +110,17 @@ static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method
     ll_shard_trend(s, LL_M_HTTP_REQ_SENDING, r->t.sending, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_WAITING, r->t.waiting, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_RECEIVING, r->t.receiving, &t);
-    ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, r->status < 200 || r->status >= 400, &t);
+    ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, failed, &t);
     ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
     ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
+    if (failed) count_failed(vu->w, r);
     /* attempts the transport sent again on a fresh connection after the
      * server closed the reused one: k6's 1220, connection reset */
-    if (r->retries) record_lost(vu, req, method, r, r->retries, 1220);
+    if (!r->retries) return;
+    record_lost(vu, req, method, r, r->retries, 1220);
+    ll_errors_count(&vu->w->http_errors,
+                    "the server closed a reused connection before the response; sent again (error_code 1220)",
+                    r->retries, LL_WORKER_HTTP_ERRORS_MAX);
 }
 
 /* ---- making requests ---- */
@@ -133,6 +154,8 @@ static void cancel_transfer(void *ud) {
     memset(&none, 0, sizeof(none));
     none.proto = none.error = "";
     record_lost(vu, x->req, x->method, &none, sent, 1000);
+    ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
+                    LL_WORKER_HTTP_ERRORS_MAX);
 }
 
 static const char *known_method(const char *m) {

@@ -76,9 +76,10 @@ expect_eq "SIGINT: exit 105" "$?" 105
 expect_match "SIGINT: summary printed" "$T/sig.out" "http_reqs\.+:"
 expect_cmp "SIGINT: summary exported" "x > 0" "$(jqv "$T/sig.json" .metrics.iterations.count)"
 
-# the open-file limit: raised to the hard limit, a clear warning when VUs cannot fit
+# the open-file limit: raised to the hard limit, an error before the test when VUs cannot fit
 (ulimit -n 200 && ulimit -Hn 200 && "$LUALOAD" run "$S3" -u 300 -i 300 -q >"$T/fd.out" 2>"$T/fd.err")
-expect_match "fd limit: warning before the test" "$T/fd.err" "300 VUs need about 364 open files but the limit is 200"
+expect_eq "fd limit: VUs that cannot fit: exit 104" "$?" 104
+expect_match "fd limit: the error names the count and the limit" "$T/fd.err" "300 VUs need about [0-9]+ open files, but the limit is 200"
 (ulimit -Sn 100 && "$LUALOAD" run "$S3" -u 150 -i 150 -q --summary-export "$T/fd.json" >"$T/fd.out" 2>"$T/fd.err")
 expect_eq "fd limit: soft limit raised, no warning" "$(cat "$T/fd.err")" ""
 expect_eq "fd limit: 150 VUs above the old soft limit all connected" "$(jqv "$T/fd.json" .metrics.http_req_failed.passes)" 0

@@ -67,12 +67,32 @@ int main(void) {
         "run s.lua -u 0", "run s.lua -u x", "run s.lua -d 0", "run s.lua -d 5", "run s.lua -i -1",
         "run s.lua -w 0", "run s.lua -e NOVALUE", "run s.lua -e =x", "run s.lua --bogus", "run s.lua -u",
         "run", "run a.lua b.lua",
+        /* VU counts past INT_MAX (VU ids are ints) */
+        "run s.lua -u 2147483648", "run s.lua -c 99999999999", "run s.lua -s 1s:2147483648",
+        "run s.lua -u 1e9",
+        /* URLs that are no valid http(s) URL: never a script */
+        "run http://", "run https://", "run http:///x", "run ftp://x", "run http//x", "run https:x",
+        "run http:/x", "run HTTP//x", "run file:///etc/passwd",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         rc = parse(&c, bad[i]);
         tu_check(rc == LL_EXIT_CONFIG, "'%s' -> 104 (got %d)", bad[i], rc);
         ll_config_free(&c);
     }
+    rc = parse(&c, "run s.lua -u 2147483647 -s 1s:2147483647");
+    tu_check(rc == 0 && c.vus == 2147483647 && c.nstages == 1 && c.stages[0].target == 2147483647.0,
+             "-u and -s up to INT_MAX");
+    ll_config_free(&c);
+    rc = parse(&c, "run HTTPS://127.0.0.1:8443/x");
+    tu_check(rc == 0 && c.quick_url && !c.script_path, "quick mode: any-case scheme");
+    ll_config_free(&c);
+    const char *scripts[] = {"run http.lua", "run httpbin.lua", "run ./http//x.lua", "run dir/http:x.lua"};
+    for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+        rc = parse(&c, scripts[i]);
+        tu_check(rc == 0 && c.script_path && !c.quick_url, "'%s' is a script", scripts[i]);
+        ll_config_free(&c);
+    }
+
     rc = parse(&c, "run --help");
     tu_check(rc == -1, "--help");
     ll_config_free(&c);
@@ -95,6 +115,16 @@ int main(void) {
     tu_check(rc == LL_EXIT_CONFIG, "bad LUALOAD_DURATION -> 104");
     ll_config_free(&c);
     unsetenv("LUALOAD_DURATION");
+    parse(&c, "run s.lua");
+    setenv("LUALOAD_VUS", "3000000000", 1);
+    saved = stderr;
+    stderr = fopen("/dev/null", "w");
+    rc = ll_cli_parse_env(&c);
+    fclose(stderr);
+    stderr = saved;
+    tu_check(rc == LL_EXIT_CONFIG, "LUALOAD_VUS past INT_MAX -> 104");
+    ll_config_free(&c);
+    unsetenv("LUALOAD_VUS");
 
     /* LUALOAD_SEED under --seed */
     parse(&c, "run s.lua --seed 5");

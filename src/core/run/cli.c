@@ -1,12 +1,18 @@
 /* cli.c -- `luaload run` flags and the LUALOAD_* environment variables
- * (which sit between the flags and the script's options) -> ll_config. */
+ * (which sit between the flags and the script's options) -> ll_config,
+ * and the choice between a script and a URL (quick mode, URL checked). */
 #include "config.h"
 
+#include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "duration.h"
+#include "http_req.h"
 
 static void usage(FILE *f) {
     fputs("usage: luaload run [flags] SCRIPT.lua | URL\n"
@@ -49,6 +55,53 @@ static int parse_count(const char *flag, const char *v, int64_t min, int64_t *ou
     return 0;
 }
 
+/* A VU count: VU ids are ints, so at most INT_MAX. */
+static int parse_vus(const char *flag, const char *v, int64_t *out) {
+    int rc = parse_count(flag, v, 1, out);
+    if (!rc && *out > INT_MAX) rc = bad(flag, v, "at most 2147483647 VUs");
+    return rc;
+}
+
+static int parse_stage(const char *flag, const char *v, ll_config *cfg) {
+    const char *colon = strrchr(v, ':');
+    char dur[64];
+    uint64_t us;
+    int64_t target;
+    if (!colon || (size_t)(colon - v) >= sizeof(dur)) return bad(flag, v, "DURATION:TARGET such as 30s:100");
+    snprintf(dur, sizeof(dur), "%.*s", (int)(colon - v), v);
+    if (ll_duration_parse(dur, &us) != 0 || ll_duration_parse_int(colon + 1, &target) != 0)
+        return bad(flag, v, "DURATION:TARGET such as 30s:100");
+    if (target > INT_MAX) return bad(flag, v, "DURATION:TARGET with a TARGET of at most 2147483647 VUs");
+    if (ll_config_add_stage(cfg, us, (double)target) != 0) return LL_EXIT_CONFIG;
+    return 0;
+}
+
+/* Whether a run argument means a URL rather than a script: it has a
+ * scheme ("ftp://x" too, refused later), or it is no file and starts like
+ * a mistyped http URL ("http//x", "https:x"). */
+static int cli_is_url(const char *a) {
+    size_t n = 0;
+    while (isalnum((unsigned char)a[n]) || a[n] == '+' || a[n] == '-' || a[n] == '.') n++;
+    if (n > 0 && isalpha((unsigned char)a[0]) && strncmp(a + n, "://", 3) == 0) return 1;
+    if (access(a, F_OK) == 0) return 0;
+    size_t scheme = strncasecmp(a, "https", 5) == 0 ? 5 : strncasecmp(a, "http", 4) == 0 ? 4 : 0;
+    return scheme && (a[scheme] == ':' || a[scheme] == '/');
+}
+
+/* The quick-mode URL, shown with its control characters as '?'. */
+static int cli_check_url(const char *url) {
+    size_t len = strlen(url);
+    if (ll_http_url_ok(url, len)) return 0;
+    char shown[128];
+    size_t i = 0;
+    for (; i < len && i + 4 < sizeof(shown); i++)
+        shown[i] = (unsigned char)url[i] < 32 || url[i] == 127 ? '?' : url[i];
+    snprintf(shown + i, sizeof(shown) - i, "%s", i < len ? "..." : "");
+    fprintf(stderr, "luaload: invalid URL '%s' (expected http:// or https://, a host, and no spaces or control "
+                    "characters)\n", shown);
+    return LL_EXIT_CONFIG;
+}
+
 static int parse_dur(const char *flag, const char *v, uint64_t *out) {
     if (ll_duration_parse(v, out) != 0) return bad(flag, v, "a duration such as 10s, 1m30s, 500ms");
     return 0;
@@ -87,7 +140,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             usage(stdout);
             return -1;
         } else if (is(flag, "-u", "--vus") || is(flag, "-c", "--connections")) {
-            rc = parse_count(flag, v, 1, &cfg->vus);
+            rc = parse_vus(flag, v, &cfg->vus);
             cfg->vus_set = 1;
             cfg->shortcut_cli = 1;
         } else if (is(flag, "-d", "--duration")) {
@@ -99,15 +152,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             rc = parse_count(flag, v, 1, &cfg->iterations);
             cfg->iterations_set = 1;
         } else if (is(flag, "-s", "--stage")) {
-            const char *colon = strrchr(v, ':');
-            char dur[64];
-            uint64_t us;
-            int64_t target;
-            if (!colon || (size_t)(colon - v) >= sizeof(dur)) return bad(flag, v, "DURATION:TARGET such as 30s:100");
-            snprintf(dur, sizeof(dur), "%.*s", (int)(colon - v), v);
-            if (ll_duration_parse(dur, &us) != 0 || ll_duration_parse_int(colon + 1, &target) != 0)
-                return bad(flag, v, "DURATION:TARGET such as 30s:100");
-            if (ll_config_add_stage(cfg, us, (double)target) != 0) return LL_EXIT_CONFIG;
+            rc = parse_stage(flag, v, cfg);
             cfg->stages_set = 1;
             cfg->shortcut_cli = 1;
         } else if (is(flag, "-w", "--workers")) {
@@ -153,8 +198,9 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else if (cfg->script_path || cfg->quick_url) {
             fprintf(stderr, "luaload: more than one script or URL given: '%s'\n", a);
             return LL_EXIT_CONFIG;
-        } else if (strncmp(a, "http://", 7) == 0 || strncmp(a, "https://", 8) == 0) {
+        } else if (cli_is_url(a)) {
             cfg->quick_url = a;
+            rc = cli_check_url(a);
         } else {
             cfg->script_path = a;
         }
@@ -171,7 +217,7 @@ int ll_cli_parse_env(ll_config *cfg) {
     const char *v;
     int rc = 0;
     if (!cfg->vus_set && (v = getenv("LUALOAD_VUS"))) {
-        rc = parse_count("LUALOAD_VUS", v, 1, &cfg->vus);
+        rc = parse_vus("LUALOAD_VUS", v, &cfg->vus);
         cfg->vus_set = cfg->shortcut_cli = 1;
     }
     if (!rc && !cfg->duration_set && (v = getenv("LUALOAD_DURATION"))) {

@@ -1,11 +1,13 @@
 /* engine.c -- one run, start to end: load the script in a lifecycle state
- * (init code, options), merge the config, run setup(), start the workers
- * with their share of the VUs and iterations, wait, merge their shards, run
- * teardown(), print and export the summary, and choose the exit code. */
+ * (init code, options), merge the config, refuse VU counts that cannot fit
+ * (open files, memory), run setup(), start the workers with their share of
+ * the VUs and iterations, wait, merge their shards, run teardown(), report
+ * errors, print and export the summary, and choose the exit code. */
 #include "engine.h"
 
 #include <cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,31 +74,136 @@ static const char *find_lib_dir(char *buf, size_t len) {
     return LUALOAD_SOURCE_LUA_DIR;
 }
 
-/* Raises the open-file limit to the hard limit; warns when the VUs asked
- * for (one connection each) cannot fit. */
-static void check_fd_limit(int64_t vus) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-    int64_t need = vus + 64;
-    if (rl.rlim_cur != RLIM_INFINITY && (int64_t)rl.rlim_cur < need)
-        fprintf(stderr,
-                "luaload: warning: %lld VUs need about %lld open files but the limit is %llu "
-                "(raise it: ulimit -Hn / LimitNOFILE); connections beyond it will fail\n",
-                (long long)vus, (long long)need, (unsigned long long)rl.rlim_cur);
+/* ---- limits: VU counts that cannot fit are refused before the test ---- */
+
+/* Memory per VU, for the estimate: about 16 KB was measured for an idle VU
+ * (its coroutine in the worker's LuaJIT state and a keep-alive connection);
+ * twice that, to be safe. */
+#define ENGINE_VU_BYTES (32 * 1024)
+/* Open files besides the VUs' connections: stdio, outputs, the script,
+ * name resolution; and per worker (the lifecycle one too) its epoll
+ * descriptor and libcurl's wake-up pair, with room. */
+#define ENGINE_FD_RESERVE 64
+#define ENGINE_FD_PER_WORKER 8
+
+/* One VU setting of a scenario (startVUs, a stage target, ...), as a double
+ * so that no value can overflow: 0 to INT_MAX, as VU ids are ints. */
+static int engine_vus_field_ok(const ll_scenario *sc, const char *field, int stage, double v) {
+    if (v >= 0 && v <= INT_MAX) return 1;
+    char where[64];
+    if (stage) snprintf(where, sizeof(where), "stages[%d].target", stage);
+    else snprintf(where, sizeof(where), "%s", field);
+    fprintf(stderr, "luaload: scenario %s: %s = %.15g VUs is out of range (at most 2147483647)\n", sc->name, where,
+            v);
+    return 0;
 }
 
+static int engine_scenario_vus_ok(const ll_scenario *sc) {
+    switch (sc->executor) {
+    case LL_EX_RAMPING_VUS:
+        if (!engine_vus_field_ok(sc, "startVUs", 0, (double)sc->start_vus)) return 0;
+        for (int i = 0; i < sc->nstages; i++)
+            if (!engine_vus_field_ok(sc, NULL, i + 1, sc->stages[i].target)) return 0;
+        return 1;
+    case LL_EX_CONSTANT_ARRIVAL_RATE:
+    case LL_EX_RAMPING_ARRIVAL_RATE:
+        return engine_vus_field_ok(sc, "preAllocatedVUs", 0, (double)sc->pre_allocated_vus) &&
+               engine_vus_field_ok(sc, "maxVUs", 0, (double)sc->max_vus);
+    default: return engine_vus_field_ok(sc, "vus", 0, (double)sc->vus);
+    }
+}
+
+/* "30.5 GiB" */
+static const char *engine_bytes(double b, char *buf, size_t len) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    size_t u = 0;
+    while (b >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, units[u]);
+    return buf;
+}
+
+/* MemAvailable from /proc/meminfo, else the physical memory; 0: unknown. */
+static double engine_available_memory(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    if (kb) return (double)kb * 1024;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+}
+
+static int engine_check_memory(int64_t vus) {
+    double need = (double)vus * ENGINE_VU_BYTES, have = engine_available_memory();
+    if (!have || need <= have) return 0;
+    char a[32], b[32];
+    fprintf(stderr, "luaload: %lld VUs need about %s of memory (about %d KiB each), but %s is available "
+                    "(use fewer VUs, or more machines)\n",
+            (long long)vus, engine_bytes(need, a, sizeof(a)), ENGINE_VU_BYTES / 1024, engine_bytes(have, b, sizeof(b)));
+    return LL_EXIT_CONFIG;
+}
+
+/* Raises the open-file limit to the hard limit; the VUs (one connection
+ * each) and the reserve must fit in it. */
+static int engine_check_fd_limit(int64_t vus, int nworkers) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) getrlimit(RLIMIT_NOFILE, &rl); /* keep what is in force */
+    }
+    int64_t need = vus + ENGINE_FD_RESERVE + (int64_t)ENGINE_FD_PER_WORKER * (nworkers + 1);
+    if (rl.rlim_cur == RLIM_INFINITY || (int64_t)rl.rlim_cur >= need) return 0;
+    fprintf(stderr, "luaload: %lld VUs need about %lld open files, but the limit is %llu "
+                    "(raise it with ulimit -n / LimitNOFILE, or use fewer VUs)\n",
+            (long long)vus, (long long)need, (unsigned long long)rl.rlim_cur);
+    return LL_EXIT_CONFIG;
+}
+
+/* The most VUs the scenarios can have at once (each scenario's VU ids
+ * start at its base), refusing any count that cannot fit; returns 0 or
+ * LL_EXIT_CONFIG (error printed). */
+static int engine_check_vus(const ll_config *cfg, uint64_t *id_base, int64_t *max_vus) {
+    *max_vus = 0;
+    for (int i = 0; i < cfg->scenarios.n; i++)
+        if (!engine_scenario_vus_ok(&cfg->scenarios.items[i])) return LL_EXIT_CONFIG;
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        id_base[i] = (uint64_t)*max_vus;
+        *max_vus += ll_scenario_max_vus(&cfg->scenarios.items[i]);
+    }
+    if (*max_vus <= INT_MAX) return engine_check_memory(*max_vus);
+    fprintf(stderr, "luaload: the scenarios have %lld VUs in all, more than 2147483647\n", (long long)*max_vus);
+    return LL_EXIT_CONFIG;
+}
+
+/* The worker threads: one per core (or --workers), no more than VUs. */
+static int engine_nworkers(const ll_config *cfg, int64_t max_vus) {
+    int n = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > max_vus) n = max_vus > 0 ? (int)max_vus : 1;
+    return n;
+}
+
+/* The script of quick mode; the URL goes in a long string whose brackets
+ * ([==[ ... ]==]) it does not hold. */
 static char *quick_script(const char *url) {
     const char *fmt = "local http = require(\"luaload.http\")\n"
                       "local client = http.Client{}\n"
-                      "local req = http.Request([==[%s]==], { response_type = \"none\" })\n"
+                      "local req = http.Request([%s[%s]%s], { response_type = \"none\" })\n"
                       "function default() client:get(req) end\n";
-    size_t n = strlen(fmt) + strlen(url) + 1;
+    char eq[32] = {0}, close[40];
+    for (size_t level = 0; level + 1 < sizeof(eq); eq[level++] = '=') {
+        snprintf(close, sizeof(close), "]%s]", eq);
+        if (!strstr(url, close)) break;
+    }
+    size_t n = strlen(fmt) + 2 * strlen(eq) + strlen(url) + 1;
     char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, url);
+    if (s) snprintf(s, n, fmt, eq, url, eq);
     return s;
 }
 
@@ -139,6 +246,30 @@ static void report_errors(ll_worker *workers, int n) {
                     count == 1 ? "" : "s", msg);
         }
     }
+}
+
+/* The failed requests by message, merged over the workers (and the
+ * lifecycle worker's setup and teardown; life NULL: it was lost), the
+ * most frequent first; nothing when no request failed. */
+#define ENGINE_TOP_ERRORS 5
+
+static void report_http_errors(ll_worker *workers, int n, const ll_worker *life) {
+    ll_errors all;
+    memset(&all, 0, sizeof(all));
+    for (int i = 0; workers && i < n; i++)
+        if (!workers[i].abandoned) ll_errors_merge(&all, &workers[i].http_errors);
+    if (life) ll_errors_merge(&all, &life->http_errors);
+    ll_errors_sort(&all);
+    if (all.n > ENGINE_TOP_ERRORS)
+        fprintf(stderr, "luaload: failed requests by error (top %d of %d):\n", ENGINE_TOP_ERRORS, all.n);
+    else if (all.n || all.other)
+        fprintf(stderr, "luaload: failed requests by error:\n");
+    for (int i = 0; i < all.n && i < ENGINE_TOP_ERRORS; i++)
+        fprintf(stderr, "luaload:   %lld × %s\n", (long long)all.items[i].count, all.items[i].msg);
+    if (all.other)
+        fprintf(stderr, "luaload:   %lld × other errors (a worker keeps %d distinct messages)\n", (long long)all.other,
+                LL_WORKER_HTTP_ERRORS_MAX);
+    ll_errors_free(&all);
 }
 
 /* When the last scenario ends as planned, its gracefulStop included. */
@@ -219,7 +350,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
             break;
         }
         if (now < next) continue;
-        next = now + 1000000000ull;
+        while (next <= now) next += 1000000000ull; /* on the grid of whole seconds */
         pthread_mutex_unlock(&run->mu);
         ll_progress_sample(life->shard, &cfg->scenarios, workers, n, now, 0);
         if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, now, 0);
@@ -347,7 +478,7 @@ int ll_engine_run(ll_config *cfg) {
     char *quick = cfg->quick_url ? quick_script(cfg->quick_url) : NULL;
     run.script_source = quick;
 
-    int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0;
+    int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0, outputs_stopped = 0;
     ll_worker life, *workers = NULL;
     ll_outputs *outputs = NULL;
     memset(&life, 0, sizeof(life));
@@ -417,16 +548,12 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
-    for (int i = 0; i < cfg->scenarios.n; i++) {
-        run.vu_id_base[i] = (uint64_t)max_vus;
-        max_vus += ll_scenario_max_vus(&cfg->scenarios.items[i]);
-    }
-    check_fd_limit(max_vus);
+    rc = engine_check_vus(cfg, run.vu_id_base, &max_vus);
+    if (!rc) rc = engine_check_fd_limit(max_vus, engine_nworkers(cfg, max_vus));
+    if (rc) goto done;
     if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
     if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
-    nworkers = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (nworkers < 1) nworkers = 1;
-    if (nworkers > max_vus) nworkers = max_vus > 0 ? (int)max_vus : 1;
+    nworkers = engine_nworkers(cfg, max_vus);
     run.nworkers = nworkers;
     if (!cfg->quiet) print_banner(cfg, nworkers);
 
@@ -521,7 +648,9 @@ summarize:
     }
     interrupted = atomic_load(&run.interrupt);
 
+    report_http_errors(workers, nworkers, life_lost ? NULL : &life);
     if (outputs) ll_outputs_stop(outputs);
+    outputs_stopped = 1;
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
@@ -552,6 +681,7 @@ done:
     int abandoned = life_lost;
     for (int i = 0; workers && i < nworkers; i++) abandoned |= workers[i].abandoned;
     if (abandoned) { /* threads still run Lua code in their states: free nothing, leave */
+        if (outputs && !outputs_stopped) ll_outputs_stop(outputs);
         fflush(NULL);
         _exit(rc);
     }

@@ -1,8 +1,11 @@
-/* errors.h -- a worker's script errors counted by message, so the engine
- * prints each distinct message once with its count. */
+/* errors.h -- error messages counted by message: a worker's script errors
+ * (so the engine prints each distinct message once with its count) and its
+ * failed HTTP requests (a bounded table: at most max distinct messages,
+ * then only a count of the others), and their merge across workers. */
 #ifndef LL_ERRORS_H
 #define LL_ERRORS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct ll_error_count {
@@ -13,10 +16,23 @@ typedef struct ll_error_count {
 typedef struct ll_errors {
     ll_error_count *items;
     int n, cap;
+    int64_t other;              /* counted past the bound, message not kept */
 } ll_errors;
 
 /* Counts msg; returns the stored copy of it. */
 const char *ll_errors_add(ll_errors *e, const char *msg);
+/* Counts msg n times, keeping at most max distinct messages: once the
+ * table is full, a new message only adds to e->other. */
+void ll_errors_count(ll_errors *e, const char *msg, int64_t n, int max);
+/* Adds src's counts (its other included) into dst, unbounded. */
+void ll_errors_merge(ll_errors *dst, const ll_errors *src);
+/* Orders the messages by count, highest first (ties by message). */
+void ll_errors_sort(ll_errors *e);
 void ll_errors_free(ll_errors *e);
+
+/* Copies msg into dst (truncated to len) without the varying numbers that
+ * libcurl puts in its messages (" after 3 ms", " with 0 bytes received"),
+ * so that one error counts as one message. */
+void ll_errors_normalize(char *dst, size_t len, const char *msg);
 
 #endif

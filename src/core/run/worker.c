@@ -52,6 +52,7 @@ void ll_worker_free(ll_worker *w) {
     ll_shard_free(w->published);
     pthread_mutex_destroy(&w->pub_mu);
     ll_errors_free(&w->errors);
+    ll_errors_free(&w->http_errors);
     memset(w, 0, sizeof(*w));
 }
 

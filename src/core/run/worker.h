@@ -1,6 +1,7 @@
 /* worker.h -- a worker thread: its LuaJIT state, its event loop, its HTTP
  * transports, its metrics shard and its share of each scenario (one
- * executor each). The engine also uses one worker, the lifecycle worker,
+ * executor each), and its script and request errors counted by message.
+ * The engine also uses one worker, the lifecycle worker,
  * to run init, setup(), teardown() and the summary, each on a thread of
  * its own (lifecycle.c). */
 #ifndef LL_WORKER_H
@@ -16,6 +17,9 @@
 #include "metrics.h"
 #include "run.h"
 #include "vu.h"
+
+/* Distinct failed-request messages a worker keeps (http_errors). */
+#define LL_WORKER_HTTP_ERRORS_MAX 32
 
 struct ll_worker {
     int index;
@@ -40,6 +44,8 @@ struct ll_worker {
     int nclients;               /* http.Client slots handed out */
     uint64_t next_client_uid;
     ll_errors errors;           /* script errors of its iterations */
+    ll_errors http_errors;      /* its failed requests by message (at most
+                                 * LL_WORKER_HTTP_ERRORS_MAX, then "other") */
     int64_t interrupted;        /* iterations cut by the hard end */
     ll_shard *published;        /* a copy of shard, refreshed every second */
     pthread_mutex_t pub_mu;     /* guards published */
