@@ -34,7 +34,8 @@ fault_script() { # FAULT ERROR_CODE
 local http = require("luaload.http")
 local client = http.Client({ timeout = "1500ms" })
 options = {
-  scenarios = { f = { executor = "constant-vus", vus = 3, duration = "2s", gracefulStop = "1s" } },
+  -- gracefulStop over the 1.5 s timeout: a stall ends in its timeout, not cut
+  scenarios = { f = { executor = "constant-vus", vus = 3, duration = "2s", gracefulStop = "2s" } },
   thresholds = {
     ["http_reqs{kind:fault}"] = { "count>=0" }, ["http_reqs{kind:normal}"] = { "count>=0" },
     ["http_req_failed{kind:fault}"] = { "rate>=0" }, ["http_req_failed{kind:normal}"] = { "rate>=0" },
