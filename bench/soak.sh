@@ -65,12 +65,12 @@ taskset -c "$CLIENT_CPU" "$LUALOAD" run "$SCR/soak.lua" -e URL="$URL" -u "$VUS" 
   --summary-export "$SCR/summary.json" >"$SCR/luaload.out" 2>"$SCR/luaload.err" &
 LL_PID=$!
 
-# one line a second: t requests rss_kb fds
+# about one line a second: t (seconds since the start) requests rss_kb fds
 : >"$SCR/samples.tsv"
-t=0
+T0=$(date +%s.%N)
 while kill -0 "$LL_PID" 2>/dev/null; do
   sleep 1
-  t=$((t + 1))
+  t=$(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
   reqs=$(curl -s -m 1 "$URL/stats" | jq -r .requests 2>/dev/null)
   rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$LL_PID/status" 2>/dev/null)
   fds=$(ls "/proc/$LL_PID/fd" 2>/dev/null | wc -l)
@@ -84,13 +84,14 @@ STATS=$(curl -s "$URL/stats")
 awk -F'\t' -v minutes="$MINUTES" '
   { t[NR] = $1; r[NR] = $2; rss[NR] = $3; fd[NR] = $4; n = NR }
   END {
-    for (i = 2; i <= n; i++) if (r[i] != "" && r[i-1] != "") { m = int((t[i] - 1) / 60); sum[m] += r[i] - r[i-1]; cnt[m]++ }
+    # requests and seconds between samples, by the minute the sample falls in
+    for (i = 2; i <= n; i++) if (r[i] != "" && r[i-1] != "") { m = int(t[i] / 60); sum[m] += r[i] - r[i-1]; secs[m] += t[i] - t[i-1] }
     printf "minute\treq/s\n"
-    for (m = 0; m < minutes; m++) if (cnt[m]) { mean[m] = sum[m] / cnt[m]; printf "%d\t%.0f\n", m + 1, mean[m] }
+    for (m = 0; m < minutes; m++) if (secs[m] > 0) { mean[m] = sum[m] / secs[m]; printf "%d\t%.0f\n", m + 1, mean[m] }
     # the first and the last full minutes (the run ends a little after its last)
     first = 1; last = minutes - 1
     k = 0; s = 0; ss = 0
-    for (m = first; m <= last; m++) if (cnt[m]) { k++; s += mean[m]; ss += mean[m] * mean[m] }
+    for (m = first; m <= last; m++) if (secs[m] > 0) { k++; s += mean[m]; ss += mean[m] * mean[m] }
     mu = k ? s / k : 0; sd = k > 1 ? sqrt((ss - k * mu * mu) / (k - 1)) : 0
     for (i = 1; i <= n; i++) if (t[i] >= 60) { r1 = rss[i]; break }
     r_end = rss[n]; rmax = 0; fmin = 1e9; fmax = 0

@@ -57,14 +57,15 @@ static void need_table(lua_State *L, int idx, const char *where, const char *wha
 
 /* An integer option. */
 static int opt_int(lua_State *L, int idx, const char *where, const char *key) {
-    if (lua_type(L, idx) != LUA_TNUMBER) luaL_error(L, "%s: %s must be an integer, got %s", where, key, luaL_typename(L, idx));
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s: %s must be an integer, got %s", where, key, luaL_typename(L, idx));
     return (int)lua_tointeger(L, idx);
 }
 
 /* A string value bound for the wire: no CR, LF or NUL in it. */
 static const char *wire_value(lua_State *L, int idx, const char *where, const char *what) {
     size_t len;
-    const char *s = lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER ? lua_tolstring(L, idx, &len) : NULL;
+    const char *s = lua_isstring(L, idx) ? lua_tolstring(L, idx, &len) : NULL; /* a string or a number */
     if (!s) luaL_error(L, "%s: %s must be a string, got %s", where, what, luaL_typename(L, idx));
     if (!ll_http_value_ok(s, len)) luaL_error(L, "%s: %s must not contain CR, LF or NUL", where, what);
     return s;
@@ -295,7 +296,7 @@ static void add_header(lua_State *L, ll_http_req *r, const char *name, const cha
 
 void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx, const char *W) {
     size_t len;
-    const char *b = lua_type(L, idx) == LUA_TSTRING || lua_type(L, idx) == LUA_TNUMBER ? lua_tolstring(L, idx, &len) : NULL;
+    const char *b = lua_isstring(L, idx) ? lua_tolstring(L, idx, &len) : NULL; /* a string or a number */
     if (!b) luaL_error(L, "%s: body must be a string, got %s", W, luaL_typename(L, idx));
     if (ll_body_set_memory(&r->body, b, len) < 0) luaL_error(L, "out of memory");
 }

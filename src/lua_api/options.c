@@ -298,8 +298,9 @@ static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *e
         else if (strcmp(k, "maxVUs") == 0) rc = get_count(L, key, &sc->max_vus, err, errlen);
         else if (strcmp(k, "startVUs") == 0 || strcmp(k, "rate") == 0 || strcmp(k, "startRate") == 0) {
             double v = lua_tonumber(L, -1);
-            if (lua_type(L, -1) != LUA_TNUMBER || v < 0) {
-                snprintf(err, errlen, "options.%s: expected a number >= 0", key);
+            int vus = strcmp(k, "startVUs") == 0; /* an integer count: within int64 */
+            if (lua_type(L, -1) != LUA_TNUMBER || !(v >= 0) || (vus && v > 9e15)) {
+                snprintf(err, errlen, "options.%s: expected a number >= 0%s", key, vus ? " and <= 9e15" : "");
                 rc = LL_EXIT_CONFIG;
             } else if (k[0] == 'r') sc->rate = v;
             else if (strcmp(k, "startRate") == 0) sc->start_rate = v;

@@ -61,7 +61,18 @@ expect_match "no default function: message" "$ERR" "no function default"
 
 run_ll run "$T/missing.lua"
 expect_eq "missing script: exit 107" "$RC" 107
-expect_match "missing script: message" "$ERR" "cannot read script .*missing.lua"
+expect_match "missing script: message says why" "$ERR" "cannot read script .*missing.lua: No such file or directory"
+
+# handle_summary returning something else than a table: one error line, then the default summary
+S=$(script badsummary.lua <<'LUA'
+function default() end
+function handle_summary(data) return "not a table" end
+LUA
+)
+run_ll run "$S" -i 1
+expect_match "handle_summary returns a string: the error" "$ERR" "handle_summary\(\) must return a table of destination = text, got string: printing the default summary"
+expect_match "handle_summary returns a string: the default summary" "$OUT" "iterations\.+: 1"
+expect_eq "handle_summary returns a string: exit 0" "$RC" 0
 
 # luaload.abort(): exit 108 with the reason, from an iteration, init or setup
 echo "payload-123" >"$T/data.txt"

@@ -24,7 +24,9 @@ int ll_http_value_ok(const char *s, size_t len) {
 }
 
 int ll_http_url_ok(const char *s, size_t len) {
-    size_t host = len >= 7 && strncasecmp(s, "http://", 7) == 0 ? 7 : len >= 8 && strncasecmp(s, "https://", 8) == 0 ? 8 : 0;
+    size_t host = 0; /* where the host starts */
+    if (len >= 7 && strncasecmp(s, "http://", 7) == 0) host = 7;
+    else if (len >= 8 && strncasecmp(s, "https://", 8) == 0) host = 8;
     if (!host || host == len || strchr("/?#", s[host])) return 0; /* no host */
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)s[i] <= 32 || s[i] == 127) return 0;

@@ -169,9 +169,8 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     curl_easy_getinfo(e, CURLINFO_REDIRECT_COUNT, &hops);
     r->retries = x->attempts - 1 - (int)hops > 0 ? x->attempts - 1 - (int)hops : 0;
     if (rc == CURLE_OK && x->head_open) {
-        snprintf(x->errbuf, sizeof(x->errbuf), "the server closed the connection in the middle of the response headers");
         r->error_code = 1000;
-        r->error = x->errbuf;
+        r->error = "the server closed the connection in the middle of the response headers";
     } else if (x->too_big || rc == CURLE_FILESIZE_EXCEEDED) {
         snprintf(x->errbuf, sizeof(x->errbuf), "the response body is over max_response_body (%lld bytes)",
                  (long long)x->body_limit);
