@@ -200,7 +200,7 @@ static ll_http_client *check_client(lua_State *L) { return ll_http_client_check(
 
 /* The method argument of request(): a token (no bytes smuggled in). */
 static const char *check_method(lua_State *L, int idx, const char *W) {
-    size_t len;
+    size_t len = 0;
     const char *m = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!m) luaL_error(L, "%s: the method must be a string, got %s", W, luaL_typename(L, idx));
     if (strlen(m) != len || !ll_http_token_ok(m))

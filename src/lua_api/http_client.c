@@ -64,7 +64,7 @@ static int opt_int(lua_State *L, int idx, const char *where, const char *key) {
 
 /* A string value bound for the wire: no CR, LF or NUL in it. */
 static const char *wire_value(lua_State *L, int idx, const char *where, const char *what) {
-    size_t len;
+    size_t len = 0;
     const char *s = lua_isstring(L, idx) ? lua_tolstring(L, idx, &len) : NULL; /* a string or a number */
     if (!s) luaL_error(L, "%s: %s must be a string, got %s", where, what, luaL_typename(L, idx));
     if (!ll_http_value_ok(s, len)) luaL_error(L, "%s: %s must not contain CR, LF or NUL", where, what);
@@ -73,7 +73,7 @@ static const char *wire_value(lua_State *L, int idx, const char *where, const ch
 
 /* A header or cookie name: an RFC 9110 token. */
 static const char *wire_name(lua_State *L, int idx, const char *where, const char *what) {
-    size_t len;
+    size_t len = 0;
     const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!s) luaL_error(L, "%s: %s names must be strings, got %s", where, what, luaL_typename(L, idx));
     char shown[96];
@@ -295,7 +295,7 @@ static void add_header(lua_State *L, ll_http_req *r, const char *name, const cha
 }
 
 void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx, const char *W) {
-    size_t len;
+    size_t len = 0;
     const char *b = lua_isstring(L, idx) ? lua_tolstring(L, idx, &len) : NULL; /* a string or a number */
     if (!b) luaL_error(L, "%s: body must be a string, got %s", W, luaL_typename(L, idx));
     if (ll_body_set_memory(&r->body, b, len) < 0) luaL_error(L, "out of memory");
@@ -336,7 +336,7 @@ static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
 }
 
 void ll_http_client_set_method(lua_State *L, ll_http_req *r, int idx, const char *W) {
-    size_t len;
+    size_t len = 0;
     const char *m = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!m) luaL_error(L, "%s: method must be a string, got %s", W, luaL_typename(L, idx));
     if (strlen(m) != len || !ll_http_token_ok(m))
@@ -386,7 +386,7 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const ch
 }
 
 void ll_http_client_set_url(lua_State *L, ll_http_req *r, int idx, const char *W) {
-    size_t len;
+    size_t len = 0;
     const char *url = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!url) luaL_error(L, "%s: the URL must be a string or an http.Request, got %s", W, luaL_typename(L, idx));
     char shown[96];
