@@ -11,6 +11,7 @@
 #include "serve.h"
 #include "xmalloc.h"
 #include "duration.h"
+#include "size.h"
 #include "exit.h"
 #include "serve_internal.h"
 
@@ -40,23 +41,6 @@ static int parse_int_range(const char *s, int lo, int hi, int *out) {
     uint64_t v;
     if (parse_u64(s, &v) < 0 || v < (uint64_t)lo || v > (uint64_t)hi) return -1;
     *out = (int)v;
-    return 0;
-}
-
-/* "4096", "64k", "1M": k/K = 1024, m/M = 1024^2, g/G = 1024^3. */
-static int parse_size(const char *s, uint64_t *out) {
-    size_t n = strlen(s);
-    uint64_t mult = 1, v;
-    if (n > 0) {
-        switch (s[n - 1]) {
-        case 'k': case 'K': mult = 1024; n--; break;
-        case 'm': case 'M': mult = 1024 * 1024; n--; break;
-        case 'g': case 'G': mult = 1024 * 1024 * 1024; n--; break;
-        default: break;
-        }
-    }
-    if (ll_request_parse_u64n(s, n, &v) < 0 || v > UINT64_MAX / mult) return -1;
-    *out = v * mult;
     return 0;
 }
 
@@ -91,7 +75,13 @@ static int set_host(serve_cfg *cfg, const char *v) {
 static int set_port(serve_cfg *cfg, const char *v) { return parse_int_range(v, 0, 65535, &cfg->port); }
 static int set_threads(serve_cfg *cfg, const char *v) { return parse_int_range(v, 1, MAX_THREADS, &cfg->threads); }
 static int set_status(serve_cfg *cfg, const char *v) { return parse_int_range(v, 100, 999, &cfg->status); }
-static int set_body_size(serve_cfg *cfg, const char *v) { return parse_size(v, &cfg->body_size); }
+/* "4096", "64k", "1M", "1MiB" (size.h: binary units) */
+static int set_body_size(serve_cfg *cfg, const char *v) {
+    int64_t n;
+    if (ll_size_parse(v, &n) != 0) return -1;
+    cfg->body_size = (uint64_t)n;
+    return 0;
+}
 static int set_delay(serve_cfg *cfg, const char *v) { return ll_duration_parse(v, &cfg->delay_us); }
 static int set_faults(serve_cfg *cfg, const char *v) { return ll_faults_parse(cfg, v, flag_why, sizeof(flag_why)); }
 
