@@ -63,6 +63,16 @@ run_ll run "$T/missing.lua"
 expect_eq "missing script: exit 107" "$RC" 107
 expect_match "missing script: message says why" "$ERR" "cannot read script .*missing.lua: No such file or directory"
 
+# script errors whose message changes every time: a bounded table, a bounded report
+S=$(script manyerr.lua <<'LUA'
+local n = 0
+function default() n = n + 1 error("boom " .. n) end
+LUA
+)
+run_ll run "$S" -i 600 -u 1 -q
+expect_eq "600 distinct script errors: 20 shown" "$(grep -c '^luaload: script error in 1 iteration: .*boom' "$ERR")" 20
+expect_match "600 distinct script errors: the rest counted" "$ERR" "script errors with other messages in 580 more iterations"
+
 # handle_summary returning something else than a table: one error line, then the default summary
 S=$(script badsummary.lua <<'LUA'
 function default() end

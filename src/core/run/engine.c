@@ -226,26 +226,29 @@ static void print_banner(const ll_config *cfg, int nworkers) {
     fflush(stdout);
 }
 
-/* Prints each distinct script error once with how often it happened
- * (workers that were given up on are skipped: they may still write). */
+/* Prints each distinct script error once with how often it happened, in
+ * the order they first appeared, the first ENGINE_SCRIPT_ERRORS_SHOWN of
+ * them (workers that were given up on are skipped: they may still write). */
+#define ENGINE_SCRIPT_ERRORS_SHOWN 20
+
 static void report_errors(ll_worker *workers, int n) {
-    for (int i = 0; i < n; i++) {
-        if (workers[i].abandoned) continue;
-        for (int e = 0; e < workers[i].errors.n; e++) {
-            const char *msg = workers[i].errors.items[e].msg;
-            int64_t count = 0;
-            int first = 1;
-            for (int j = 0; j < n && first; j++)
-                for (int f = 0; !workers[j].abandoned && f < workers[j].errors.n && (j < i || (j == i && f < e)); f++)
-                    if (strcmp(workers[j].errors.items[f].msg, msg) == 0) first = 0;
-            if (!first) continue;
-            for (int j = 0; j < n; j++)
-                for (int f = 0; !workers[j].abandoned && f < workers[j].errors.n; f++)
-                    if (strcmp(workers[j].errors.items[f].msg, msg) == 0) count += workers[j].errors.items[f].count;
-            fprintf(stderr, "luaload: script error in %lld iteration%s: %s\n", (long long)count,
-                    count == 1 ? "" : "s", msg);
+    ll_errors all;
+    memset(&all, 0, sizeof(all));
+    for (int i = 0; i < n; i++)
+        if (!workers[i].abandoned) ll_errors_merge(&all, &workers[i].errors);
+    int64_t more = all.other;
+    for (int e = 0; e < all.n; e++) {
+        if (e >= ENGINE_SCRIPT_ERRORS_SHOWN) {
+            more += all.items[e].count;
+            continue;
         }
+        fprintf(stderr, "luaload: script error in %lld iteration%s: %s\n", (long long)all.items[e].count,
+                all.items[e].count == 1 ? "" : "s", all.items[e].msg);
     }
+    if (more)
+        fprintf(stderr, "luaload: script errors with other messages in %lld more iteration%s\n", (long long)more,
+                more == 1 ? "" : "s");
+    ll_errors_free(&all);
 }
 
 /* The failed requests by message, merged over the workers (and the

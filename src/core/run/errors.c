@@ -22,8 +22,12 @@ static ll_error_count *errors_append(ll_errors *e, const char *msg) {
     return c;
 }
 
-const char *ll_errors_add(ll_errors *e, const char *msg) {
+const char *ll_errors_add(ll_errors *e, const char *msg, int max) {
     ll_error_count *c = errors_find(e, msg);
+    if (!c && e->n >= max) {
+        e->other++;
+        return NULL;
+    }
     if (!c) c = errors_append(e, msg);
     c->count++;
     return c->msg;

@@ -19,8 +19,9 @@ typedef struct ll_errors {
     int64_t other;              /* counted past the bound, message not kept */
 } ll_errors;
 
-/* Counts msg; returns the stored copy of it. */
-const char *ll_errors_add(ll_errors *e, const char *msg);
+/* Counts msg, keeping at most max distinct messages; returns the stored
+ * copy of it, or NULL when the table is full (then it counts in e->other). */
+const char *ll_errors_add(ll_errors *e, const char *msg, int max);
 /* Counts msg n times, keeping at most max distinct messages: once the
  * table is full, a new message only adds to e->other. */
 void ll_errors_count(ll_errors *e, const char *msg, int64_t n, int max);

@@ -90,7 +90,8 @@ static void run(ll_vu *vu, int nargs) {
             snprintf(w->errmsg, sizeof(w->errmsg), "%s", err);
             vu->last_error = w->errmsg;
         } else {
-            vu->last_error = ll_errors_add(&w->errors, err);
+            const char *kept = ll_errors_add(&w->errors, err, LL_WORKER_SCRIPT_ERRORS_MAX);
+            vu->last_error = kept ? kept : "a script error (not kept: too many distinct ones)";
         }
         renew_coroutine(vu);
     } else {

@@ -20,6 +20,9 @@
 
 /* Distinct failed-request messages a worker keeps (http_errors). */
 #define LL_WORKER_HTTP_ERRORS_MAX 32
+/* Distinct script error messages a worker keeps (an error that carries a
+ * counter or an id in its text must not grow the table without end). */
+#define LL_WORKER_SCRIPT_ERRORS_MAX 256
 
 struct ll_worker {
     int index;
