@@ -198,16 +198,6 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
 
 static ll_http_client *check_client(lua_State *L) { return ll_http_client_check(L, 1); }
 
-/* The method argument of request(): a token (no bytes smuggled in). */
-static const char *check_method(lua_State *L, int idx, const char *W) {
-    size_t len = 0;
-    const char *m = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
-    if (!m) luaL_error(L, "%s: the method must be a string, got %s", W, luaL_typename(L, idx));
-    if (strlen(m) != len || !ll_http_token_ok(m))
-        luaL_error(L, "%s: method must be a token such as GET or PROPFIND (letters, digits and !#$%%&'*+-.^_`|~)", W);
-    return m;
-}
-
 static int c_get(lua_State *L) { return do_request(L, check_client(L), "Client:get", "GET", 2, 0, 3); }
 static int c_head(lua_State *L) { return do_request(L, check_client(L), "Client:head", "HEAD", 2, 0, 3); }
 static int c_post(lua_State *L) { return do_request(L, check_client(L), "Client:post", "POST", 2, 3, 4); }
@@ -220,7 +210,7 @@ static int c_options(lua_State *L) { return do_request(L, check_client(L), "Clie
 static int c_request(lua_State *L) {
     ll_http_client *c = check_client(L);
     if (ll_http_client_to_request(L, 2)) return do_request(L, c, "Client:request", NULL, 2, 0, 3);
-    return do_request(L, c, "Client:request", check_method(L, 2, "Client:request"), 3, 4, 5);
+    return do_request(L, c, "Client:request", ll_http_client_check_method(L, 2, "Client:request"), 3, 4, 5);
 }
 
 /* ---- module functions: the default client ---- */
@@ -241,7 +231,8 @@ static int m_del(lua_State *L) { return do_request(L, default_client(L), "http.d
 static int m_options(lua_State *L) { return do_request(L, default_client(L), "http.options", "OPTIONS", 1, 2, 3); }
 static int m_request(lua_State *L) {
     if (ll_http_client_to_request(L, 1)) return do_request(L, default_client(L), "http.request", NULL, 1, 0, 2);
-    return do_request(L, default_client(L), "http.request", check_method(L, 1, "http.request"), 2, 3, 4);
+    const char *m = ll_http_client_check_method(L, 1, "http.request");
+    return do_request(L, default_client(L), "http.request", m, 2, 3, 4);
 }
 
 /* checkstatus(status, res): records the check "status is <status>" */

@@ -41,15 +41,6 @@ ll_http_client *ll_http_client_check(lua_State *L, int idx) {
 
 /* ---- option parsing helpers ---- */
 
-/* s for an error message: at most 80 bytes, control characters as '?'. */
-static const char *printable(char *buf, size_t n, const char *s, size_t len) {
-    size_t i = 0;
-    for (; i < len && i + 4 < n && i < 80; i++) buf[i] = (unsigned char)s[i] < 32 || s[i] == 127 ? '?' : s[i];
-    if (i < len) buf[i++] = '.', buf[i++] = '.', buf[i++] = '.';
-    buf[i] = 0;
-    return buf;
-}
-
 /* Raises unless the value at idx is a table: "<where>: <what> must be a table". */
 static void need_table(lua_State *L, int idx, const char *where, const char *what) {
     if (!lua_istable(L, idx)) luaL_error(L, "%s: %s must be a table, got %s", where, what, luaL_typename(L, idx));
@@ -76,10 +67,10 @@ static const char *wire_name(lua_State *L, int idx, const char *where, const cha
     size_t len = 0;
     const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!s) luaL_error(L, "%s: %s names must be strings, got %s", where, what, luaL_typename(L, idx));
-    char shown[96];
+    char shown[84]; /* 80 bytes of the value */
     if (strlen(s) != len || !ll_http_token_ok(s))
         luaL_error(L, "%s: %s name '%s' is not a token (letters, digits and !#$%%&'*+-.^_`|~)", where, what,
-                   printable(shown, sizeof(shown), s, len));
+                   ll_http_printable(shown, sizeof(shown), s, len));
     return s;
 }
 
@@ -335,13 +326,17 @@ static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
     lua_settop(L, top);
 }
 
-void ll_http_client_set_method(lua_State *L, ll_http_req *r, int idx, const char *W) {
+const char *ll_http_client_check_method(lua_State *L, int idx, const char *W) {
     size_t len = 0;
     const char *m = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!m) luaL_error(L, "%s: method must be a string, got %s", W, luaL_typename(L, idx));
     if (strlen(m) != len || !ll_http_token_ok(m))
         luaL_error(L, "%s: method must be a token such as GET or PROPFIND (letters, digits and !#$%%&'*+-.^_`|~)", W);
-    if (ll_http_req_set_method(r, m) < 0) luaL_error(L, "out of memory");
+    return m;
+}
+
+void ll_http_client_set_method(lua_State *L, ll_http_req *r, int idx, const char *W) {
+    if (ll_http_req_set_method(r, ll_http_client_check_method(L, idx, W)) < 0) luaL_error(L, "out of memory");
 }
 
 void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
@@ -389,10 +384,10 @@ void ll_http_client_set_url(lua_State *L, ll_http_req *r, int idx, const char *W
     size_t len = 0;
     const char *url = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
     if (!url) luaL_error(L, "%s: the URL must be a string or an http.Request, got %s", W, luaL_typename(L, idx));
-    char shown[96];
+    char shown[84]; /* 80 bytes of the value */
     if (!ll_http_url_ok(url, len))
         luaL_error(L, "%s: invalid URL '%s' (expected http:// or https://, a host, and no spaces or control characters)",
-                   W, printable(shown, sizeof(shown), url, len));
+                   W, ll_http_printable(shown, sizeof(shown), url, len));
     if (ll_http_req_set_url(r, url) < 0) luaL_error(L, "out of memory");
 }
 

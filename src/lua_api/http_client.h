@@ -46,5 +46,7 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const ch
 void ll_http_client_set_url(lua_State *L, ll_http_req *r, int idx, const char *W);
 void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx, const char *W);
 void ll_http_client_set_method(lua_State *L, ll_http_req *r, int idx, const char *W);
+/* The method at idx, checked to be a token (the request(method, ...) form). */
+const char *ll_http_client_check_method(lua_State *L, int idx, const char *W);
 
 #endif

@@ -33,6 +33,15 @@ uint64_t ll_loop_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+struct timespec ll_loop_deadline(clockid_t clock, uint64_t ns) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    uint64_t sum = (uint64_t)ts.tv_nsec + ns % 1000000000ull;
+    ts.tv_sec += (time_t)(ns / 1000000000ull + sum / 1000000000ull);
+    ts.tv_nsec = (long)(sum % 1000000000ull);
+    return ts;
+}
+
 uint64_t ll_loop_now(ll_loop *loop) { return loop->now; }
 
 ll_loop *ll_loop_new(void) {

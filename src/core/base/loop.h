@@ -7,6 +7,7 @@
 #define LL_LOOP_H
 
 #include <stdint.h>
+#include <time.h>
 
 #define LL_READABLE 1
 #define LL_WRITABLE 2
@@ -46,5 +47,8 @@ int ll_loop_turn(ll_loop *loop, int max_wait_ms);
  * start of the current turn (cheap). */
 uint64_t ll_loop_now_ns(void);
 uint64_t ll_loop_now(ll_loop *loop);
+/* The time ns from now on clock (CLOCK_REALTIME, CLOCK_MONOTONIC), as the
+ * absolute deadline pthread_cond_timedwait takes. */
+struct timespec ll_loop_deadline(clockid_t clock, uint64_t ns);
 
 #endif

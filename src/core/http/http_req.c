@@ -4,6 +4,7 @@
 #include "http_req.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -31,6 +32,13 @@ int ll_http_url_ok(const char *s, size_t len) {
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)s[i] <= 32 || s[i] == 127) return 0;
     return 1;
+}
+
+const char *ll_http_printable(char *buf, size_t n, const char *s, size_t len) {
+    size_t i = 0;
+    for (; i < len && i + 4 < n; i++) buf[i] = (unsigned char)s[i] < 32 || s[i] == 127 ? '?' : s[i];
+    snprintf(buf + i, n - i, "%s", i < len ? "..." : "");
+    return buf;
 }
 
 uint64_t ll_http_req_next_id(void) {

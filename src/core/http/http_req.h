@@ -86,6 +86,9 @@ const char *ll_http_req_tag(const ll_http_req *req, const char *key);
 int ll_http_token_ok(const char *s);
 int ll_http_value_ok(const char *s, size_t len);
 int ll_http_url_ok(const char *s, size_t len);
+/* s (len bytes) for an error message, in buf (n bytes): control characters
+ * as '?', cut with "..." when it does not fit. Returns buf. */
+const char *ll_http_printable(char *buf, size_t n, const char *s, size_t len);
 
 /* Makes dst (initialised, empty) a copy of src, with a fresh id. */
 int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src);

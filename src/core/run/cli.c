@@ -93,12 +93,8 @@ static int cli_check_url(const char *url) {
     size_t len = strlen(url);
     if (ll_http_url_ok(url, len)) return 0;
     char shown[128];
-    size_t i = 0;
-    for (; i < len && i + 4 < sizeof(shown); i++)
-        shown[i] = (unsigned char)url[i] < 32 || url[i] == 127 ? '?' : url[i];
-    snprintf(shown + i, sizeof(shown) - i, "%s", i < len ? "..." : "");
     fprintf(stderr, "luaload: invalid URL '%s' (expected http:// or https://, a host, and no spaces or control "
-                    "characters)\n", shown);
+                    "characters)\n", ll_http_printable(shown, sizeof(shown), url, len));
     return LL_EXIT_CONFIG;
 }
 

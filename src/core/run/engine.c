@@ -321,13 +321,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
     uint64_t next = t0 + 1000000000ull;
     pthread_mutex_lock(&run->mu);
     while (run->finished < n) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 100000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = ll_loop_deadline(CLOCK_REALTIME, 100000000ull);
         pthread_cond_timedwait(&run->cv, &run->mu, &until);
         if (run->finished >= n) break;
         uint64_t now = ll_loop_now_ns();

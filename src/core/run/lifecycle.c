@@ -59,13 +59,7 @@ int ll_lifecycle_run(ll_run *run, ll_worker *w, ll_lifecycle_fn *fn, void *arg, 
     int asked = 0;
     pthread_mutex_lock(&s->mu);
     while (!s->done) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += 50000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = ll_loop_deadline(CLOCK_MONOTONIC, 50000000ull);
         pthread_cond_timedwait(&s->cv, &s->mu, &until);
         if (s->done) break;
         uint64_t due = ll_lifecycle_due(run, deadline_ns, signal_ns), now = ll_loop_now_ns();
