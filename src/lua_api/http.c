@@ -11,10 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
+#include "http_call.h"
 #include "http_client.h"
+#include "http_cookies.h"
 #include "http_response.h"
 #include "modules.h"
+#include "redirect.h"
 #include "state.h"
 #include "worker.h"
 
@@ -125,13 +129,43 @@ static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method
 
 /* ---- making requests ---- */
 
+static void on_done(ll_transfer *x, const ll_http_res *r, void *ud);
+
+/* Sends the next hop when r, the response to req, is a redirect the
+ * request may still follow; 1 when it went. */
+static int follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req, const char *method,
+                  const ll_http_res *r) {
+    if (!ll_redirect_status(r->status) || call->redirects_left <= 0) return 0;
+    ll_http_req *next = ll_http_vu_hop(call, req);
+    const char *m = NULL, *err = NULL;
+    if (ll_redirect_next(req, method, r, next, &m) <= 0) return 0; /* no Location: the 3xx is the answer */
+    call->redirects_left--;
+    x->tp->ops->release(x);
+    const char *cookie = ll_http_vu_cookie(&vu->http, next->url, (int64_t)time(NULL));
+    if (x->tp->ops->start(x, next, m, cookie, on_done, call, &err) < 0) return 0;
+    call->x = x;
+    return 1;
+}
+
+ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req) {
+    if (req->response_type != LL_RESPONSE_DEFAULT) return req->response_type;
+    return call->discard ? LL_RESPONSE_NONE : LL_RESPONSE_TEXT;
+}
+
 static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
-    ll_vu *vu = ud;
+    ll_http_call *call = ud;
+    ll_vu *vu = call->owner;
     const ll_http_req *req = x->req;
     const char *method = x->method;
-    vu->http.inflight = NULL;
+    call->x = NULL;
     record_metrics(vu, req, method, r);
-    ll_http_response_push(vu->co, r, req->response_type);
+    ll_http_vu_store_cookies(&vu->http, req->url, r, (int64_t)time(NULL));
+    if (follow(vu, call, x, req, method, r)) return; /* each hop is its own sample, as in k6 */
+    if (call->index) { /* one of an http.batch */
+        ll_http_batch_done(vu, call, x, r);
+        return;
+    }
+    ll_http_response_push(vu->co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
         lua_pushfstring(vu->co, "%s %s: %s (error_code %d)", method, req->url, r->error, r->error_code);
@@ -141,18 +175,35 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_vu_resume(vu, 1);
 }
 
-/* The VU's pending-operation slot: an interrupted VU cancels its request.
- * One that had reached the server counts as a failed request, so that
- * http_reqs is what the server received (error_code 1000: no response). */
-static void cancel_transfer(void *ud) {
-    ll_vu *vu = ud;
-    ll_transfer *x = vu->http.inflight;
-    vu->http.inflight = NULL;
+int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lane, const ll_http_req *req,
+                       const char *m, const char **err) {
+    const ll_client_opts *opts = ll_http_client_opts(vu->co, c);
+    ll_transport *tp = ll_http_worker_transport(&vu->w->http, c->ops);
+    ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, lane, c->slot, c->uid, opts) : NULL;
+    if (!x) {
+        *err = "cannot make a connection slot";
+        return -1;
+    }
+    int max = req->max_redirects >= 0 ? req->max_redirects : opts->max_redirects;
+    call->owner = vu;
+    call->lane = lane;
+    call->redirects_left = max >= 0 ? max : LL_REDIRECTS_DEFAULT;
+    call->discard = opts->discard_bodies;
+    const char *cookie = ll_http_vu_cookie(&vu->http, req->url, (int64_t)time(NULL));
+    if (tp->ops->start(x, req, m, cookie, on_done, call, err) < 0) return -1;
+    call->x = x;
+    return 0;
+}
+
+void ll_http_call_cancel(ll_vu *vu, ll_http_call *call) {
+    ll_transfer *x = call->x;
+    if (!x) return;
+    call->x = NULL;
     int sent = x->tp->ops->cancel(x);
     if (sent <= 0) return;
     ll_http_res none;
     memset(&none, 0, sizeof(none));
-    none.proto = none.error = "";
+    none.proto = none.error = none.tls_version = none.tls_cipher_suite = "";
     record_lost(vu, x->req, x->method, &none, sent, 1000);
     ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
                     LL_WORKER_HTTP_ERRORS_MAX);
@@ -164,35 +215,44 @@ static const char *known_method(const char *m) {
     return NULL;
 }
 
+/* The VU's pending-operation slot: an interrupted VU cancels its request. */
+static void cancel_single(void *ud) {
+    ll_vu *vu = ud;
+    ll_http_call_cancel(vu, &vu->http.call);
+}
+
+const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
+                                   int body, int params, const char **m_out) {
+    ll_http_request *q = ll_http_client_to_request(L, target);
+    const ll_http_req *req = q ? &q->req : NULL;
+    int plain = method == NULL || known_method(method) != NULL;
+    int has_body = body > 0 && !lua_isnoneornil(L, body);
+    if (!q || !plain || has_body || (params > 0 && !lua_isnoneornil(L, params))) {
+        ll_http_req *o = scratch;
+        if (q && ll_http_req_copy(o, &q->req) < 0) luaL_error(L, "out of memory");
+        if (!q) ll_http_client_set_url(L, o, target, W);
+        if (has_body) ll_http_client_set_body(L, o, body, W);
+        if (params > 0) ll_http_client_parse_params(L, params, o, W);
+        if (method && !known_method(method) && ll_http_req_set_method(o, method) < 0) luaL_error(L, "out of memory");
+        req = o;
+    }
+    const char *m = method ? known_method(method) : NULL;
+    *m_out = m ? m : req->method ? req->method : "GET";
+    return req;
+}
+
 /* Sends method to target (a URL or a Request) with an optional body and
  * params (stack indexes; body 0: the call takes none), then yields the VU
  * until the response is in. method NULL: the Request's own method, or GET. */
 static int do_request(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
                       int params) {
     ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
-    ll_http_request *q = ll_http_client_to_request(L, target);
-    const ll_http_req *req = q ? &q->req : NULL;
-    int plain = method == NULL || known_method(method) != NULL;
-    int has_body = body > 0 && !lua_isnoneornil(L, body);
-    if (!q || !plain || has_body || !lua_isnoneornil(L, params)) {
-        ll_http_req *o = ll_http_vu_oneoff(&vu->http);
-        if (q && ll_http_req_copy(o, &q->req) < 0) return luaL_error(L, "out of memory");
-        if (!q) ll_http_client_set_url(L, o, target, W);
-        if (has_body) ll_http_client_set_body(L, o, body, W);
-        if (params > 0) ll_http_client_parse_params(L, params, o, W);
-        if (method && !known_method(method) && ll_http_req_set_method(o, method) < 0)
-            return luaL_error(L, "out of memory");
-        req = o;
-    }
-    const char *m = method ? known_method(method) : NULL;
-    if (!m) m = req->method ? req->method : "GET";
-    ll_transport *tp = ll_http_worker_transport(&vu->w->http, c->ops);
-    ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, c->slot, c->uid, &c->opts) : NULL;
-    if (!x) return luaL_error(L, "%s: cannot make a connection slot (%s transport)", W, c->ops->name);
-    const char *err = NULL;
-    if (tp->ops->start(x, req, m, on_done, vu, &err) < 0) return luaL_error(L, "%s: %s", W, err);
-    vu->http.inflight = x;
-    ll_vu_wait(vu, cancel_transfer, vu);
+    const char *m = NULL, *err = NULL;
+    const ll_http_req *req = ll_http_prepare(L, ll_http_vu_oneoff(&vu->http), W, method, target, body, params, &m);
+    vu->http.call.index = 0;
+    if (ll_http_call_start(vu, &vu->http.call, c, 0, req, m, &err) < 0)
+        return luaL_error(L, "%s: %s (%s transport)", W, err, c->ops->name);
+    ll_vu_wait(vu, cancel_single, vu);
     return ll_luaload_wait(L, vu);
 }
 
@@ -253,12 +313,12 @@ int luaopen_luaload_http(lua_State *L) {
     static const luaL_Reg client_methods[] = {
         {"get", c_get}, {"head", c_head}, {"post", c_post}, {"put", c_put}, {"patch", c_patch},
         {"delete", c_delete}, {"del", c_delete}, {"options", c_options}, {"request", c_request},
-        {NULL, NULL},
+        {"batch", ll_http_client_batch}, {NULL, NULL},
     };
     static const luaL_Reg fns[] = {
         {"Client", ll_http_client_new}, {"Request", ll_http_client_request_new}, {"get", m_get}, {"head", m_head},
         {"post", m_post}, {"put", m_put}, {"patch", m_patch}, {"del", m_del}, {"delete", m_del},
-        {"options", m_options}, {"request", m_request}, {"checkstatus", m_checkstatus},
+        {"options", m_options}, {"request", m_request}, {"checkstatus", m_checkstatus}, {"batch", ll_http_batch},
         {NULL, NULL},
     };
     ll_http_client_register(L, client_methods);
@@ -268,6 +328,7 @@ int luaopen_luaload_http(lua_State *L) {
 
     lua_newtable(L);
     luaL_register(L, NULL, fns);
+    ll_http_cookies_register(L, lua_gettop(L));
     /* throw = true: the request functions raise, through a Lua wrapper */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luaload.http_wrap");

@@ -5,12 +5,17 @@
 #include "http_client.h"
 
 #include <lauxlib.h>
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <lua.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "duration.h"
+#include "http_options.h"
 #include "size.h"
 #include "state.h"
 #include "worker.h"
@@ -112,19 +117,143 @@ static char *opt_str(lua_State *L, int idx, const char *where, const char *key) 
 
 /* ---- Client ---- */
 
+/* -1: not set by the Client, options.* decide (ll_http_client_opts) */
 static void client_opts_default(ll_client_opts *o) {
     memset(o, 0, sizeof(*o));
     o->timeout_ms = 60000; /* k6's default request timeout */
     o->max_redirects = -1;
+    o->insecure_skip_verify = -1;
+    o->disable_keep_alive = -1;
+    o->discard_bodies = -1;
 }
 
-static void client_opts_free(ll_client_opts *o) {
+/* A copy of s (NULL stays NULL), or raises */
+static char *dup_or_null(lua_State *L, const char *s) {
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d) luaL_error(L, "out of memory");
+    return d;
+}
+
+const ll_client_opts *ll_http_client_opts(lua_State *L, ll_http_client *c) {
+    if (c->resolved) return &c->opts;
+    const ll_http_defaults *d = ll_http_options_defaults(L);
+    ll_client_opts *o = &c->opts;
+    if (o->insecure_skip_verify < 0) o->insecure_skip_verify = d->o.insecure_skip_verify > 0;
+    if (o->disable_keep_alive < 0) o->disable_keep_alive = d->o.disable_keep_alive > 0;
+    if (o->discard_bodies < 0) o->discard_bodies = d->discard > 0;
+    if (o->max_redirects < 0) o->max_redirects = d->o.max_redirects;
+    if (!o->user_agent) o->user_agent = dup_or_null(L, d->o.user_agent);
+    if (!o->certificate && !o->private_key) {
+        o->certificate = dup_or_null(L, d->o.certificate);
+        o->private_key = dup_or_null(L, d->o.private_key);
+    }
+    if (!o->tls_min && !o->tls_max) {
+        o->tls_min = d->o.tls_min;
+        o->tls_max = d->o.tls_max;
+    }
+    if (!o->ciphers) o->ciphers = dup_or_null(L, d->o.ciphers);
+    if (!o->connect_to && d->o.connect_to) {
+        int n = 0;
+        while (d->o.connect_to[n]) n++;
+        o->connect_to = calloc((size_t)n + 1, sizeof(char *));
+        if (!o->connect_to) luaL_error(L, "out of memory");
+        for (int i = 0; i < n; i++) o->connect_to[i] = dup_or_null(L, d->o.connect_to[i]);
+    }
+    o->no_vu_reuse = d->no_vu_reuse;
+    c->resolved = 1;
+    return o;
+}
+
+void ll_http_client_opts_free(ll_client_opts *o) {
     free(o->ca);
     free(o->certificate);
     free(o->private_key);
     free(o->proxy);
     free(o->user_agent);
+    free(o->ciphers);
+    free(o->server_name);
+    for (int i = 0; o->connect_to && o->connect_to[i]; i++) free(o->connect_to[i]);
+    free(o->connect_to);
     memset(o, 0, sizeof(*o));
+}
+
+/* A PEM file option (ca, certificate, private_key): the path, checked to
+ * be readable and to hold PEM data now, so that a typo fails before the
+ * test and not as a TLS error in every request. */
+static char *opt_pem(lua_State *L, int idx, const char *W, const char *key) {
+    char *path = opt_str(L, idx, W, key);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        lua_pushfstring(L, "%s: cannot read %s '%s': %s", W, key, path, strerror(errno));
+        free(path);
+        lua_error(L);
+    }
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    if (!strstr(buf, "-----BEGIN ")) {
+        lua_pushfstring(L, "%s: %s '%s' is not a PEM file (no -----BEGIN line)", W, key, path);
+        free(path);
+        lua_error(L);
+    }
+    return path;
+}
+
+char *ll_http_client_pem_file(lua_State *L, int idx, const char *W, const char *key) {
+    size_t len = 0;
+    const char *pem = lua_tolstring(L, idx, &len);
+    if (!pem || !strstr(pem, "-----BEGIN ")) luaL_error(L, "%s: %s is not PEM text (no -----BEGIN line)", W, key);
+    int fd = memfd_create("luaload-pem", MFD_CLOEXEC);
+    if (fd < 0) luaL_error(L, "%s: cannot keep %s in memory: %s", W, key, strerror(errno));
+    if (write(fd, pem, len) != (ssize_t)len) {
+        close(fd);
+        luaL_error(L, "%s: cannot keep %s in memory: %s", W, key, strerror(errno));
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    char *s = strdup(path);
+    if (!s) luaL_error(L, "out of memory");
+    return s;
+}
+
+char *ll_http_client_wire_string(lua_State *L, int idx, const char *W, const char *key) {
+    wire_value(L, idx, W, key);
+    return opt_str(L, idx, W, key);
+}
+
+char *ll_http_client_cipher_list(lua_State *L, int idx, const char *W) {
+    if (lua_type(L, idx) == LUA_TSTRING) return opt_str(L, idx, W, "the cipher list");
+    if (!lua_istable(L, idx) || lua_objlen(L, idx) < 1)
+        luaL_error(L, "%s: expected a list of cipher suite names such as \"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\"", W);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    int n = (int)lua_objlen(L, idx);
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!s || !*s || strpbrk(s, ": \t\r\n")) luaL_error(L, "%s[%d]: expected a cipher suite name", W, i);
+        lua_pop(L, 1);
+        if (i > 1) luaL_addchar(&b, ':');
+        luaL_addstring(&b, s);
+    }
+    luaL_pushresult(&b);
+    char *s = strdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (!s) luaL_error(L, "out of memory");
+    return s;
+}
+
+/* "1.2", "tls1.2" (k6's names) -> 12 */
+int ll_http_client_tls_version(lua_State *L, int idx, const char *W, const char *key) {
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : "";
+    if (strncasecmp(s, "tls", 3) == 0) s += 3;
+    if (*s == 'v') s++;
+    if (strcmp(s, "1.0") == 0) return 10;
+    if (strcmp(s, "1.1") == 0) return 11;
+    if (strcmp(s, "1.2") == 0) return 12;
+    if (strcmp(s, "1.3") == 0) return 13;
+    return luaL_error(L, "%s: %s must be \"tls1.0\", \"tls1.1\", \"tls1.2\" or \"tls1.3\"", W, key);
 }
 
 static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
@@ -135,12 +264,20 @@ static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
         int v = lua_gettop(L);
         if (strcmp(k, "insecure_skip_verify") == 0) o->insecure_skip_verify = lua_toboolean(L, v);
-        else if (strcmp(k, "ca") == 0) o->ca = opt_str(L, v, W, k);
-        else if (strcmp(k, "certificate") == 0) o->certificate = opt_str(L, v, W, k);
-        else if (strcmp(k, "private_key") == 0) o->private_key = opt_str(L, v, W, k);
-        else luaL_error(L, "%s: unknown option '%s' (expected insecure_skip_verify, ca, certificate, private_key)", W, k);
+        else if (strcmp(k, "ca") == 0) o->ca = opt_pem(L, v, W, k);
+        else if (strcmp(k, "certificate") == 0) o->certificate = opt_pem(L, v, W, k);
+        else if (strcmp(k, "private_key") == 0) o->private_key = opt_pem(L, v, W, k);
+        else if (strcmp(k, "min_version") == 0) o->tls_min = ll_http_client_tls_version(L, v, W, k);
+        else if (strcmp(k, "max_version") == 0) o->tls_max = ll_http_client_tls_version(L, v, W, k);
+        else if (strcmp(k, "ciphers") == 0) o->ciphers = ll_http_client_cipher_list(L, v, W);
+        else luaL_error(L, "%s: unknown option '%s' (expected insecure_skip_verify, ca, certificate, private_key, "
+                        "min_version, max_version, ciphers)", W, k);
         lua_pop(L, 1);
     }
+    if (o->tls_min && o->tls_max && o->tls_min > o->tls_max)
+        luaL_error(L, "%s: min_version is above max_version", W);
+    if (!o->certificate != !o->private_key)
+        luaL_error(L, "%s: certificate and private_key go together (mTLS needs both)", W);
 }
 
 /* Raises unless every key of the table at idx is one of keys. */
@@ -163,11 +300,24 @@ static int field(lua_State *L, int idx, const char *key) {
     return 0;
 }
 
-static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
+/* http_version = "1.1" | "2" | "3" (also 1.1, 2, 3 as numbers), one the
+ * transport can speak */
+static int opt_http_version(lua_State *L, int idx, const char *W, const ll_transport_ops *ops) {
+    const char *s = lua_isstring(L, idx) ? lua_tostring(L, idx) : "";
+    int v = strcmp(s, "1.1") == 0 ? LL_HTTP_1_1 : strcmp(s, "2") == 0 ? LL_HTTP_2 : strcmp(s, "3") == 0 ? LL_HTTP_3 : -1;
+    if (v < 0) luaL_error(L, "%s: http_version must be \"1.1\", \"2\" or \"3\"", W);
+    if (!ops->supports(v))
+        luaL_error(L, "%s: http_version \"%s\" is not available: this %s transport was built without HTTP/%s", W, s,
+                   ops->name, v == LL_HTTP_3 ? "3 (a libcurl with ngtcp2 and nghttp3 has it)" : "2");
+    return v;
+}
+
+static void parse_client(lua_State *L, int idx, ll_client_opts *o, const ll_transport_ops *ops) {
     static const char *const keys[] = {"dial_timeout", "timeout", "read_timeout", "write_timeout",
                                        "max_conn_duration", "user_agent", "proxy", "max_redirects",
                                        "max_conns_per_host", "tls", "http_version", "max_response_body",
-                                       NULL};
+                                       "multiplex", "max_streams", "disable_keep_alive",
+                                       "discard_response_bodies", NULL};
     const char *W = "http.Client";
     need_table(L, idx, W, "its options");
     check_keys(L, idx, keys, W);
@@ -209,9 +359,28 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
         o->max_redirects = opt_int(L, -1, W, "max_redirects");
         lua_pop(L, 1);
     }
-    /* each VU keeps its own connection per client, so any limit >= 1 holds */
+    /* without multiplex each VU keeps its own connection per client, so
+     * any limit >= 1 holds; with it, the worker's VUs share this many */
     if (field(L, idx, "max_conns_per_host")) {
-        if (lua_tointeger(L, -1) < 1) luaL_error(L, "%s: max_conns_per_host must be an integer >= 1", W);
+        o->max_conns_per_host = opt_int(L, -1, W, "max_conns_per_host");
+        if (o->max_conns_per_host < 1) luaL_error(L, "%s: max_conns_per_host must be an integer >= 1", W);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "max_streams")) {
+        o->max_streams = opt_int(L, -1, W, "max_streams");
+        if (o->max_streams < 1) luaL_error(L, "%s: max_streams must be an integer >= 1", W);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "multiplex")) {
+        o->multiplex = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "disable_keep_alive")) {
+        o->disable_keep_alive = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    if (field(L, idx, "discard_response_bodies")) {
+        o->discard_bodies = lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
     if (field(L, idx, "max_response_body")) {
@@ -223,11 +392,7 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
         lua_pop(L, 1);
     }
     if (field(L, idx, "http_version")) {
-        const char *s = lua_tostring(L, -1);
-        if (s && strcmp(s, "1.1") == 0) o->http_version = 11;
-        else if (s && strcmp(s, "2") == 0) o->http_version = 2;
-        else if (s && strcmp(s, "3") == 0) o->http_version = 3;
-        else luaL_error(L, "%s: http_version must be \"1.1\", \"2\" or \"3\"", W);
+        o->http_version = opt_http_version(L, -1, W, ops);
         lua_pop(L, 1);
     }
 }
@@ -263,13 +428,13 @@ ll_http_client *ll_http_client_push(lua_State *L) {
 int ll_http_client_new(lua_State *L) {
     lua_settop(L, 1);
     ll_http_client *c = ll_http_client_push(L);
-    if (!lua_isnoneornil(L, 1)) parse_client(L, 1, &c->opts);
+    if (!lua_isnoneornil(L, 1)) parse_client(L, 1, &c->opts, c->ops);
     return 1;
 }
 
 static int l_client_gc(lua_State *L) {
     ll_http_client *c = luaL_checkudata(L, 1, CLIENT_MT);
-    client_opts_free(&c->opts);
+    ll_http_client_opts_free(&c->opts);
     lua_getfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
     if (lua_istable(L, -1)) {
         lua_pushinteger(L, c->slot);
@@ -364,6 +529,7 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const ch
         else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
         else if (strcmp(k, "redirects") == 0) r->max_redirects = opt_int(L, v, W, k);
+        else if (strcmp(k, "http_version") == 0) r->http_version = opt_http_version(L, v, W, ll_state_worker(L)->run->transport);
         else if (strcmp(k, "max_response_body") == 0) r->max_response_body = opt_size(L, v, W, k);
         else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
         else if (strcmp(k, "cookies") == 0) set_cookies(L, r, v, W);

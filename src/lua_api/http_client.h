@@ -17,7 +17,8 @@ typedef struct ll_http_client {
     int slot;                       /* index of the VUs' connection for this client */
     uint64_t uid;                   /* unique in the worker */
     const ll_transport_ops *ops;    /* picked at init */
-    ll_client_opts opts;
+    ll_client_opts opts;            /* with options.* merged in once resolved */
+    int resolved;                   /* options.* merged in (ll_http_client_opts) */
 } ll_http_client;
 
 typedef struct ll_http_request {
@@ -36,6 +37,18 @@ int ll_http_client_request_new(lua_State *L);
 ll_http_client *ll_http_client_push(lua_State *L);
 /* The Client at idx (methods called with ':'), or raises. */
 ll_http_client *ll_http_client_check(lua_State *L, int idx);
+/* The options of c for its requests: what the Client set, options.* (k6's
+ * global HTTP options) for the rest; merged at the first call. */
+const ll_client_opts *ll_http_client_opts(lua_State *L, ll_http_client *c);
+void ll_http_client_opts_free(ll_client_opts *o);
+
+/* Option values shared with http_options.c (they raise on bad input; W
+ * and key name the option in the message). */
+int ll_http_client_tls_version(lua_State *L, int idx, const char *W, const char *key); /* "tls1.2" -> 12 */
+char *ll_http_client_pem_file(lua_State *L, int idx, const char *W, const char *key);  /* PEM text -> a path */
+char *ll_http_client_wire_string(lua_State *L, int idx, const char *W, const char *key);
+char *ll_http_client_cipher_list(lua_State *L, int idx, const char *W); /* a string or a list -> "a:b" */
+
 /* The Request at idx, or NULL. */
 ll_http_request *ll_http_client_to_request(lua_State *L, int idx);
 

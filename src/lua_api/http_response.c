@@ -9,6 +9,7 @@
 #include <lua.h>
 #include <string.h>
 
+#include "http_cookies.h"
 #include "json.h"
 
 #define RESPONSE_MT "luaload.Response"
@@ -41,7 +42,7 @@ static void push_timings(lua_State *L, const ll_timings *t) {
  * aside in a weak table, so the response holds only documented fields and
  * a script that never reads them does not pay for them. */
 void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type) {
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 10);
     lua_pushinteger(L, r->status);
     lua_setfield(L, -2, "status");
     lua_pushstring(L, r->proto);
@@ -54,6 +55,10 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
     lua_setfield(L, -2, "error");
     lua_pushinteger(L, r->error_code);
     lua_setfield(L, -2, "error_code");
+    lua_pushstring(L, r->tls_version ? r->tls_version : "");
+    lua_setfield(L, -2, "tls_version");
+    lua_pushstring(L, r->tls_cipher_suite ? r->tls_cipher_suite : "");
+    lua_setfield(L, -2, "tls_cipher_suite");
     if (r->effective_url) {
         lua_pushstring(L, r->effective_url);
         lua_setfield(L, -2, "url");
@@ -133,18 +138,25 @@ static int l_response_json(lua_State *L) {
 static int l_response_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     int headers = k && strcmp(k, "headers") == 0, timings = k && strcmp(k, "timings") == 0;
+    int cookies = k && strcmp(k, "cookies") == 0;
     if (k && strcmp(k, "json") == 0) {
         lua_pushcfunction(L, l_response_json);
         return 1;
     }
-    if (!headers && !timings) return 0;
+    if (!headers && !timings && !cookies) return 0;
     lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
     lua_pushvalue(L, 1);
     lua_rawget(L, -2);
     const resp_extra *x = lua_touserdata(L, -1);
     if (!x) return 0;
-    if (headers) push_headers(L, x->headers, x->headers_len);
-    else push_timings(L, &x->t);
+    if (headers) {
+        push_headers(L, x->headers, x->headers_len);
+    } else if (cookies) {
+        lua_getfield(L, 1, "url");
+        ll_http_cookies_push_response(L, x->headers, x->headers_len, lua_tostring(L, -1));
+    } else {
+        push_timings(L, &x->t);
+    }
     lua_pushvalue(L, -1);
     lua_setfield(L, 1, k); /* computed once */
     return 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "http_options.h"
 #include "modules.h"
 
 static int get_count(lua_State *L, const char *key, int64_t *out, char *err, size_t errlen) {
@@ -390,6 +391,11 @@ static int read_tags(lua_State *L, ll_registry *reg, char *err, size_t errlen) {
     return 0;
 }
 
+static int check_http(lua_State *L) {
+    ll_http_options_check(L, 1);
+    return 0;
+}
+
 static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
     int rc = 0;
     lua_getglobal(L, "options");
@@ -458,10 +464,18 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
                 cfg->time_unit = u;
                 cfg->time_unit_set = 1;
             }
-        } else {
+        } else if (!ll_http_option_key(k)) { /* those are checked below */
             fprintf(stderr, "luaload: warning: script option '%s' is not supported by this version; ignored\n", k);
         }
         lua_pop(L, 1);
+    }
+    if (rc == 0) { /* k6's HTTP options, the defaults of every Client */
+        lua_pushcfunction(L, check_http);
+        lua_pushvalue(L, t);
+        if (lua_pcall(L, 1, 0, 0) != 0) {
+            snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "options: invalid HTTP options");
+            rc = LL_EXIT_CONFIG;
+        }
     }
     lua_settop(L, t - 1);
     return rc;

@@ -7,9 +7,26 @@ PASS=0
 FAIL=0
 SERVE_PID=
 PORT=
+EXTRA_PIDS=()  # more background processes of this shell to stop at exit (servers.sh)
+
+# stop_pid PID: SIGTERM, up to 5 s to exit, then SIGKILL; reaps it
+stop_pid() {
+  kill "$1" 2>/dev/null || return 0
+  local i
+  for ((i = 0; i < 50; i++)); do
+    grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" || break
+    sleep 0.1
+  done
+  kill -9 "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+  return 0
+}
 
 cleanup() {
   if [[ -n $SERVE_PID ]]; then kill "$SERVE_PID" 2>/dev/null; wait "$SERVE_PID" 2>/dev/null; fi
+  local p
+  for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${EXTRA_PIDS[@]}"; do stop_pid "$p"; done
   rm -rf "$T"
 }
 trap cleanup EXIT

@@ -61,6 +61,7 @@ static void fill(fake_transfer *x) {
     r->t.duration = FAKE_DURATION_US;
     r->error = "";
     r->effective_url = req->url;
+    r->tls_version = r->tls_cipher_suite = "";
     if (strncmp(path, "/fail", 5) == 0) {
         r->proto = "";
         r->error = "connection refused";
@@ -113,7 +114,8 @@ static void on_due(ll_loop *loop, void *ud) {
     x->fn(&x->base, &x->res, x->ud);
 }
 
-static ll_transfer *fake_transfer_new(ll_transport *tp, int vu_index, const ll_client_opts *opts) {
+static ll_transfer *fake_transfer_new(ll_transport *tp, int vu_index, uint64_t pool, const ll_client_opts *opts) {
+    (void)pool;
     (void)vu_index;
     (void)opts;
     fake_transfer *x = calloc(1, sizeof(*x));
@@ -131,8 +133,9 @@ static void fake_transfer_free(ll_transfer *base) {
     free(x);
 }
 
-static int fake_start(ll_transfer *base, const ll_http_req *req, const char *method, ll_transfer_done_fn *fn,
-                      void *ud, const char **err) {
+static int fake_start(ll_transfer *base, const ll_http_req *req, const char *method, const char *cookie,
+                      ll_transfer_done_fn *fn, void *ud, const char **err) {
+    (void)cookie;
     fake_transfer *x = (fake_transfer *)base;
     if (x->active) {
         *err = "a request is already in flight on this connection";
@@ -148,6 +151,8 @@ static int fake_start(ll_transfer *base, const ll_http_req *req, const char *met
     return 0;
 }
 
+static int fake_supports(int http_version) { return http_version != LL_HTTP_3; }
+
 const ll_transport_ops fake_transport_ops = {
     .name = "fake",
     .transport_new = fake_new,
@@ -157,4 +162,5 @@ const ll_transport_ops fake_transport_ops = {
     .start = fake_start,
     .cancel = fake_cancel,
     .release = fake_release,
+    .supports = fake_supports,
 };

@@ -6,7 +6,7 @@
 -- message carries no position, and error(msg, 2) adds the caller's.
 -- The C functions yield the VU and are resumed with (response, error): a C
 -- function that yielded cannot raise once resumed, so the check lives here.
-local names = { "get", "head", "post", "put", "patch", "delete", "del", "options", "request" }
+local names = { "get", "head", "post", "put", "patch", "delete", "del", "options", "request", "batch" }
 local pcall, error = pcall, error
 
 return function(...)

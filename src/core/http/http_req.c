@@ -50,6 +50,7 @@ void ll_http_req_init(ll_http_req *req) {
     memset(req, 0, sizeof(*req));
     req->id = ll_http_req_next_id();
     req->max_redirects = -1;
+    req->http_version = -1;
     req->body.fd = -1;
 }
 
@@ -145,6 +146,7 @@ int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src) {
     dst->response_type = src->response_type;
     dst->timeout_ms = src->timeout_ms;
     dst->max_redirects = src->max_redirects;
+    dst->http_version = src->http_version;
     dst->max_response_body = src->max_response_body;
     dst->disable_keep_alive = src->disable_keep_alive;
     dst->throw_errors = src->throw_errors;

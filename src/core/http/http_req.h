@@ -11,7 +11,8 @@
 
 #include "body.h"
 
-typedef enum { LL_RESPONSE_TEXT, LL_RESPONSE_BINARY, LL_RESPONSE_NONE } ll_response_type;
+/* DEFAULT: text, unless the client discards bodies (discardResponseBodies) */
+typedef enum { LL_RESPONSE_DEFAULT, LL_RESPONSE_TEXT, LL_RESPONSE_BINARY, LL_RESPONSE_NONE } ll_response_type;
 
 typedef struct ll_header {
     char *name, *value;
@@ -28,6 +29,7 @@ typedef struct ll_http_req {
     ll_response_type response_type;
     long timeout_ms;           /* 0: the client's */
     int max_redirects;         /* -1: the client's */
+    int http_version;          /* LL_HTTP_* of transport.h; -1: the client's */
     int64_t max_response_body; /* bytes; 0: the client's */
     int disable_keep_alive;
     int throw_errors;          /* raise in the script on a transport error */
@@ -56,6 +58,8 @@ typedef struct ll_http_res {
                                 * request) */
     const char *error;         /* "" when none */
     const char *effective_url;
+    const char *tls_version;   /* k6's "tls1.2", "tls1.3"; "" without TLS */
+    const char *tls_cipher_suite; /* IANA name, e.g. "TLS_AES_128_GCM_SHA256"; "" without TLS */
 } ll_http_res;
 
 /* Zeroes req and gives it a fresh id (no method, no body, the client's

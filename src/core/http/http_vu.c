@@ -1,51 +1,142 @@
-/* http_vu.c -- a VU's transfers by client slot (see http_vu.h). */
+/* http_vu.c -- a VU's transfers by lane and client slot, its scratch
+ * requests and its cookie jar (see http_vu.h). */
 #include "http_vu.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "redirect.h"
 #include "xmalloc.h"
 
-static void drop(ll_http_vu *hv, int slot) {
-    ll_transfer *x = hv->xfers[slot];
+static void drop(ll_http_lane *ln, int slot) {
+    ll_transfer *x = ln->xfers[slot];
     if (x) x->tp->ops->transfer_free(x);
-    hv->xfers[slot] = NULL;
-    hv->owners[slot] = 0;
+    ln->xfers[slot] = NULL;
+    ln->owners[slot] = 0;
+    ln->per_iteration[slot] = 0;
 }
 
-ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int slot, uint64_t uid,
+static void lane_free(ll_http_lane *ln) {
+    for (int i = 0; i < ln->n; i++) drop(ln, i);
+    free(ln->xfers);
+    free(ln->owners);
+    free(ln->per_iteration);
+}
+
+ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int lane, int slot, uint64_t uid,
                                  const ll_client_opts *opts) {
-    if (slot >= hv->n) {
+    if (lane >= hv->nlanes) {
+        hv->lanes = ll_xrealloc(hv->lanes, (size_t)(lane + 1) * sizeof(*hv->lanes));
+        memset(hv->lanes + hv->nlanes, 0, (size_t)(lane + 1 - hv->nlanes) * sizeof(*hv->lanes));
+        hv->nlanes = lane + 1;
+    }
+    ll_http_lane *ln = &hv->lanes[lane];
+    if (slot >= ln->n) {
         int n = slot + 4;
-        hv->xfers = ll_xrealloc(hv->xfers, (size_t)n * sizeof(*hv->xfers));
-        hv->owners = ll_xrealloc(hv->owners, (size_t)n * sizeof(*hv->owners));
-        for (int i = hv->n; i < n; i++) {
-            hv->xfers[i] = NULL;
-            hv->owners[i] = 0;
+        ln->xfers = ll_xrealloc(ln->xfers, (size_t)n * sizeof(*ln->xfers));
+        ln->owners = ll_xrealloc(ln->owners, (size_t)n * sizeof(*ln->owners));
+        ln->per_iteration = ll_xrealloc(ln->per_iteration, (size_t)n);
+        for (int i = ln->n; i < n; i++) {
+            ln->xfers[i] = NULL;
+            ln->owners[i] = 0;
+            ln->per_iteration[i] = 0;
         }
-        hv->n = n;
+        ln->n = n;
     }
     /* a collected client's, or the same client's on another transport */
-    if (hv->xfers[slot] && (hv->owners[slot] != uid || hv->xfers[slot]->tp != tp)) drop(hv, slot);
-    if (!hv->xfers[slot]) {
-        hv->xfers[slot] = tp->ops->transfer_new(tp, vu_index, opts);
-        hv->owners[slot] = uid;
+    if (ln->xfers[slot] && (ln->owners[slot] != uid || ln->xfers[slot]->tp != tp)) drop(ln, slot);
+    if (!ln->xfers[slot]) {
+        ln->xfers[slot] = tp->ops->transfer_new(tp, vu_index, uid, opts);
+        ln->owners[slot] = uid;
+        ln->per_iteration[slot] = (char)opts->no_vu_reuse;
     }
-    return hv->xfers[slot];
+    return ln->xfers[slot];
 }
 
-ll_http_req *ll_http_vu_oneoff(ll_http_vu *hv) {
-    if (!hv->oneoff) hv->oneoff = ll_xcalloc(1, sizeof(*hv->oneoff));
-    ll_http_req_clear(hv->oneoff);
-    ll_http_req_init(hv->oneoff);
-    return hv->oneoff;
+/* A cleared, initialised scratch request in *slot, made on first use. */
+static ll_http_req *scratch(ll_http_req **slot) {
+    if (!*slot) *slot = ll_xcalloc(1, sizeof(**slot));
+    ll_http_req_clear(*slot);
+    ll_http_req_init(*slot);
+    return *slot;
+}
+
+static void scratch_free(ll_http_req **slot) {
+    if (*slot) ll_http_req_clear(*slot);
+    free(*slot);
+    *slot = NULL;
+}
+
+static void call_free(ll_http_call *c) {
+    scratch_free(&c->hops[0]);
+    scratch_free(&c->hops[1]);
+}
+
+ll_http_req *ll_http_vu_oneoff(ll_http_vu *hv) { return scratch(&hv->oneoff); }
+
+ll_http_req *ll_http_vu_hop(ll_http_call *call, const ll_http_req *current) {
+    return scratch(&call->hops[call->hops[0] && call->hops[0] == current ? 1 : 0]);
+}
+
+void ll_http_vu_batch(ll_http_vu *hv, int n) {
+    if (n > hv->cap_batch) {
+        hv->batch = ll_xrealloc(hv->batch, (size_t)n * sizeof(*hv->batch));
+        hv->batch_reqs = ll_xrealloc(hv->batch_reqs, (size_t)n * sizeof(*hv->batch_reqs));
+        memset(hv->batch + hv->cap_batch, 0, (size_t)(n - hv->cap_batch) * sizeof(*hv->batch));
+        for (int i = hv->cap_batch; i < n; i++) ll_http_req_init(&hv->batch_reqs[i]);
+        hv->cap_batch = n;
+    }
+    for (int i = 0; i < n; i++) {
+        ll_http_req_clear(&hv->batch_reqs[i]);
+        ll_http_req_init(&hv->batch_reqs[i]);
+    }
+    hv->nbatch = n;
+}
+
+void ll_http_vu_new_iteration(ll_http_vu *hv) {
+    ll_cookie_jar_reset(&hv->jar);
+    for (int l = 0; l < hv->nlanes; l++) {
+        ll_http_lane *ln = &hv->lanes[l];
+        for (int i = 0; i < ln->n; i++)
+            if (ln->per_iteration[i]) drop(ln, i); /* its pool, and the connection, go with it */
+    }
+}
+
+const char *ll_http_vu_cookie(ll_http_vu *hv, const char *url, int64_t now) {
+    free(hv->cookie);
+    hv->cookie = NULL;
+    ll_url u;
+    if (hv->jar.n == 0 || ll_url_parse(&u, url) < 0) return NULL;
+    ll_cookie_jar_header(&hv->jar, &u, now, &hv->cookie);
+    ll_url_free(&u);
+    return hv->cookie;
+}
+
+void ll_http_vu_store_cookies(ll_http_vu *hv, const char *url, const ll_http_res *r, int64_t now) {
+    size_t pos = 0, len = 0;
+    const char *v;
+    ll_url u;
+    int parsed = 0;
+    while ((v = ll_http_header_next(r->headers, r->headers_len, "Set-Cookie", &pos, &len))) {
+        if (!parsed && ll_url_parse(&u, url) < 0) return;
+        parsed = 1;
+        ll_cookie_jar_store(&hv->jar, v, len, &u, now);
+    }
+    if (parsed) ll_url_free(&u);
 }
 
 void ll_http_vu_free(ll_http_vu *hv) {
-    for (int i = 0; i < hv->n; i++) drop(hv, i);
-    free(hv->xfers);
-    free(hv->owners);
-    if (hv->oneoff) ll_http_req_clear(hv->oneoff);
-    free(hv->oneoff);
+    for (int i = 0; i < hv->nlanes; i++) lane_free(&hv->lanes[i]);
+    free(hv->lanes);
+    scratch_free(&hv->oneoff);
+    call_free(&hv->call);
+    for (int i = 0; i < hv->cap_batch; i++) {
+        call_free(&hv->batch[i]);
+        ll_http_req_clear(&hv->batch_reqs[i]);
+    }
+    free(hv->batch);
+    free(hv->batch_reqs);
+    ll_cookie_jar_free(&hv->jar);
+    free(hv->cookie);
     memset(hv, 0, sizeof(*hv));
 }

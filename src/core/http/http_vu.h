@@ -1,29 +1,70 @@
 /* http_vu.h -- a VU's HTTP side: one transfer (its connection slot) per
- * http.Client, and the scratch request of its one-off calls. The VU knows
- * it only to free it; waits on a transfer are cancelled through the VU's
- * pending-operation slot. */
+ * http.Client, the scratch requests of its one-off calls and redirect
+ * hops, and its cookie jar (k6's: one per VU, emptied at each iteration).
+ * The VU knows it only to free it and to start iterations; waits on a
+ * transfer are cancelled through the VU's pending-operation slot. */
 #ifndef LL_HTTP_VU_H
 #define LL_HTTP_VU_H
 
 #include <stdint.h>
 
+#include "cookie_jar.h"
 #include "http_worker.h"
 
-typedef struct ll_http_vu {
+/* One request of a VU in flight, from its first hop to its response. */
+typedef struct ll_http_call {
+    void *owner;               /* the VU (for the completion) */
+    ll_transfer *x;            /* the transfer it is in flight on; NULL: none */
+    ll_http_req *hops[2];      /* its redirect hops, alternating */
+    int redirects_left;        /* hops it may still follow */
+    int discard;               /* its client discards bodies by default */
+    int index;                 /* 1-based place in an http.batch; 0: alone */
+    int lane;                  /* the lane its transfer is on */
+} ll_http_call;
+
+/* A set of connection slots, one per client slot. */
+typedef struct ll_http_lane {
     ll_transfer **xfers;       /* by client slot */
     uint64_t *owners;          /* the client (uid) each transfer was made for */
+    char *per_iteration;       /* its client's connections last one iteration */
     int n;
+} ll_http_lane;
+
+typedef struct ll_http_vu {
+    ll_http_lane *lanes;       /* 0: the VU's connections; more: http.batch's */
+    int nlanes;
     ll_http_req *oneoff;       /* scratch request of one-off http calls */
-    ll_transfer *inflight;     /* the transfer its request is waiting on */
+    ll_http_call call;         /* its request, when alone */
+    ll_http_call *batch;       /* the requests of its http.batch */
+    ll_http_req *batch_reqs;   /* and their scratch requests */
+    int nbatch, cap_batch;
+    void *batch_ud;            /* the batch in flight (lua_api's), or NULL */
+    ll_cookie_jar jar;
+    char *cookie;              /* the jar's Cookie value for the last request */
 } ll_http_vu;
 
-/* The VU's transfer for a client: slot is reused by later clients once a
- * client is collected, uid tells them apart. vu_index is the VU's index in
- * its worker. NULL when the transport cannot make one. */
-ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int slot, uint64_t uid,
+/* The VU's transfer for a client on a lane (0: its own connection; an
+ * http.batch runs on lanes 0..n-1): slot is reused by later clients once
+ * a client is collected, uid tells them apart. vu_index is the VU's index
+ * in its worker. NULL when the transport cannot make one. */
+ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int lane, int slot, uint64_t uid,
                                  const ll_client_opts *opts);
+/* n calls and n cleared, initialised scratch requests for an http.batch
+ * (hv->batch, hv->batch_reqs). */
+void ll_http_vu_batch(ll_http_vu *hv, int n);
 /* The one-off scratch request, cleared and initialised for a new call. */
 ll_http_req *ll_http_vu_oneoff(ll_http_vu *hv);
 void ll_http_vu_free(ll_http_vu *hv);
+/* A new iteration: the jar starts empty, and the connections of clients
+ * with no_vu_reuse are closed. */
+void ll_http_vu_new_iteration(ll_http_vu *hv);
+/* The jar's Cookie header value for url at now (kept until the next
+ * call), NULL when no cookie goes there. */
+const char *ll_http_vu_cookie(ll_http_vu *hv, const char *url, int64_t now);
+/* Stores the Set-Cookie headers of r, the response to url, in the jar. */
+void ll_http_vu_store_cookies(ll_http_vu *hv, const char *url, const ll_http_res *r, int64_t now);
+/* A cleared, initialised scratch request of call for the next redirect
+ * hop, other than current (which may be the previous hop's). */
+ll_http_req *ll_http_vu_hop(ll_http_call *call, const ll_http_req *current);
 
 #endif

@@ -19,15 +19,34 @@
 #define LL_MAX_RESPONSE_BODY_DEFAULT (512ll << 20)
 #define LL_MAX_RESPONSE_BODY_LIMIT ((2ll << 30) - 1)
 
+/* HTTP versions of ll_client_opts.http_version and ll_http_req.http_version */
+#define LL_HTTP_DEFAULT 0      /* k6's: h2 over TLS when ALPN offers it, else HTTP/1.1 */
+#define LL_HTTP_1_1 11
+#define LL_HTTP_2 2            /* on http://: h2c with prior knowledge */
+#define LL_HTTP_3 3            /* QUIC only */
+
+/* TLS versions of tls_min/tls_max: 0 (the library's default), 10, 11, 12, 13 */
 typedef struct ll_client_opts {
     long dial_timeout_ms;      /* 0: the transport's default */
     long timeout_ms;           /* whole request; 0: none */
     long max_conn_duration_s;  /* 0: unlimited */
     int insecure_skip_verify;
-    int http_version;          /* 0 default, 11, 2, 3 */
+    int http_version;          /* LL_HTTP_* */
     int max_redirects;         /* -1: k6's default of 10 */
     int64_t max_response_body; /* bytes kept of a body; a longer one fails */
+    int disable_keep_alive;    /* a new connection for every request */
+    int discard_bodies;        /* LL_RESPONSE_DEFAULT means none (discardResponseBodies) */
+    int no_vu_reuse;           /* a VU's connections close at each iteration
+                                * (noVUConnectionReuse): its transfers have a
+                                * pool of their own, dropped with them */
+    int multiplex;             /* the worker's VUs share h2/h3 connections */
+    int max_streams;           /* concurrent streams per shared connection; 0: 100 */
+    int max_conns_per_host;    /* shared connections per host; 0: as needed */
+    int tls_min, tls_max;
     char *ca, *certificate, *private_key, *proxy, *user_agent;
+    char *ciphers;             /* the TLS library's cipher list */
+    char *server_name;         /* SNI and the name the certificate must carry */
+    char **connect_to;         /* "host:port:addr:port" entries (options.hosts), NULL-ended */
 } ll_client_opts;
 
 typedef struct ll_transport ll_transport;
@@ -38,14 +57,18 @@ typedef struct ll_transport_ops {
     const char *name;
     ll_transport *(*transport_new)(ll_loop *loop);     /* NULL: out of resources */
     void (*transport_free)(ll_transport *tp);
-    /* vu_index: the VU's index in its worker (a transport may group VUs) */
-    ll_transfer *(*transfer_new)(ll_transport *tp, int vu_index, const ll_client_opts *opts);
+    /* vu_index: the VU's index in its worker (a transport may group VUs);
+     * pool: the client's unique id -- transfers of one pool may share
+     * connections, transfers of different pools never do. */
+    ll_transfer *(*transfer_new)(ll_transport *tp, int vu_index, uint64_t pool, const ll_client_opts *opts);
     void (*transfer_free)(ll_transfer *x);              /* cancels first */
     /* Starts req with method (a string that outlives the transfer: a literal
-     * or req->method); fn is called once, from the loop, when it completes.
+     * or req->method) and cookie (the VU's jar's cookies for the URL, sent
+     * after the request's own Cookie header; NULL: none); fn is called
+     * once, from the loop, when it completes. Redirects are not followed.
      * Returns 0, or -1 with an error message in *err. */
-    int (*start)(ll_transfer *x, const ll_http_req *req, const char *method, ll_transfer_done_fn *fn, void *ud,
-                 const char **err);
+    int (*start)(ll_transfer *x, const ll_http_req *req, const char *method, const char *cookie,
+                 ll_transfer_done_fn *fn, void *ud, const char **err);
     /* No callback will follow. Returns how many times the request had gone
      * out on the wire (0: it never left, so no server saw it). */
     int (*cancel)(ll_transfer *x);
@@ -53,6 +76,8 @@ typedef struct ll_transport_ops {
      * out: a big response's buffers go back (its res body and headers are
      * then empty). */
     void (*release)(ll_transfer *x);
+    /* 1 when the transport can speak http_version (LL_HTTP_*) */
+    int (*supports)(int http_version);
 } ll_transport_ops;
 
 /* What every transport's own structs start with. */

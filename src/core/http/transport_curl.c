@@ -20,6 +20,10 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <openssl/ssl.h>
+#ifdef LL_HAVE_GNUTLS
+#include <gnutls/gnutls.h>
+#endif
 
 #include "xmalloc.h"
 #include "buf.h"
@@ -33,10 +37,16 @@
 
 typedef struct curl_transport curl_transport;
 
+/* A multi handle is one connection pool: the transfers of one client (its
+ * pool id) and one group of VUs, or all of a multiplexing client's VUs. It
+ * goes when its last transfer does, and its connections with it. */
 typedef struct multi_ctx {
     CURLM *multi;
     ll_timer timer;
     curl_transport *tp;
+    uint64_t pool;
+    int group;
+    int refs;                  /* transfers using it */
 } multi_ctx;
 
 /* A socket libcurl asked us to watch. When libcurl lets go of an idle
@@ -50,8 +60,8 @@ typedef struct sock_ctx {
 
 struct curl_transport {
     ll_transport base;
-    multi_ctx **multis;        /* made on first use; the pointers stay put */
-    int nmultis;
+    multi_ctx **multis;        /* live pools, in no order; the pointers stay put */
+    int nmultis, cap_multis;
     sock_ctx *socks;           /* by fd */
     int nsocks;
 };
@@ -79,7 +89,13 @@ typedef struct curl_transfer {
     long timeout_default;      /* the client's timeout_ms */
     struct curl_slist *ua;     /* "User-Agent: ...": all a request without headers sends */
     struct curl_slist *hlist;  /* the request's headers plus the User-Agent */
-    long redirects_default;    /* the client's max_redirects */
+    int version_default;       /* the client's http_version */
+    int no_reuse;              /* the client's disable_keep_alive */
+    int discard;               /* the client's discard_bodies */
+    int version_applied;       /* LL_HTTP_* set on the handle, -1: none yet */
+    char *cookie_applied;      /* the jar's cookies in the header list, or NULL */
+    const char *tls_version, *tls_cipher; /* of the connection the request went out on */
+    struct curl_slist *connect_to; /* options.hosts */
     ll_buf body, hdrs;
     int64_t body_bytes, header_bytes;
     ll_http_res res;
@@ -91,8 +107,9 @@ typedef struct curl_transfer {
 static int64_t clamp_diff(curl_off_t a, curl_off_t b) { return a > b ? (int64_t)(a - b) : 0; }
 
 /* k6's error codes (k6 lib/netext/httpext/error_codes.go). connected: the
- * request got a connection (a timeout before that is a dial timeout). */
-static int map_error(CURLcode rc, long os_errno, int connected) {
+ * request got a connection (a timeout before that is a dial timeout); tls:
+ * an https:// URL. */
+static int map_error(CURLcode rc, long os_errno, int connected, int tls) {
     switch (rc) {
     case CURLE_OPERATION_TIMEDOUT: return connected ? 1050 : 1211;
     case CURLE_URL_MALFORMAT: return 1020;
@@ -102,7 +119,9 @@ static int map_error(CURLcode rc, long os_errno, int connected) {
         if (os_errno == ETIMEDOUT) return 1211;
         return 1210;
     case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR: return os_errno == ECONNRESET ? 1220 : 1200;
+    case CURLE_RECV_ERROR:
+        if (os_errno == ECONNRESET) return 1220;
+        return connected || !tls ? 1200 : 1300; /* a QUIC handshake that failed */
     case CURLE_PEER_FAILED_VERIFICATION: return 1310;
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_SSL_CERTPROBLEM:
@@ -118,7 +137,7 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     CURL *e = x->easy;
     ll_http_res *r = &x->res;
     long status = 0, version = 0, os_errno = 0, req_size = 0;
-    curl_off_t dns = 0, conn = 0, tls = 0, pre = 0, post = 0;
+    curl_off_t dns = 0, conn = 0, tls = 0, pre = 0, post = 0, wire_body = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &version);
     curl_easy_getinfo(e, CURLINFO_NAMELOOKUP_TIME_T, &dns);
@@ -127,6 +146,7 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pre);
     curl_easy_getinfo(e, CURLINFO_POSTTRANSFER_TIME_T, &post);
     curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &req_size);
+    curl_easy_getinfo(e, CURLINFO_SIZE_DOWNLOAD_T, &wire_body); /* before content decoding */
     curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &r->effective_url);
 
     /* libcurl's timestamps are cached per socket_action call and can lag
@@ -162,12 +182,13 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     r->headers_len = x->hdrs.len;
     /* headers and a body given in memory; a streamed body counts as sent */
     r->bytes_sent = req_size + (x->streamed ? (int64_t)x->body_pos : 0);
-    r->bytes_received = x->header_bytes + x->body_bytes;
+    /* on the wire: a compressed body counts compressed */
+    r->bytes_received = x->header_bytes + (wire_body > 0 ? (int64_t)wire_body : x->body_bytes);
     r->error_code = 0;
     r->error = "";
-    long hops = 0;
-    curl_easy_getinfo(e, CURLINFO_REDIRECT_COUNT, &hops);
-    r->retries = x->attempts - 1 - (int)hops > 0 ? x->attempts - 1 - (int)hops : 0;
+    r->tls_version = r->status && version == CURL_HTTP_VERSION_3 && !*x->tls_version ? "tls1.3" : x->tls_version;
+    r->tls_cipher_suite = x->tls_cipher;
+    r->retries = x->attempts > 1 ? x->attempts - 1 : 0;
     if (rc == CURLE_OK && x->head_open) {
         r->error_code = 1000;
         r->error = "the server closed the connection in the middle of the response headers";
@@ -178,7 +199,7 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
         r->error = x->errbuf;
     } else if (rc != CURLE_OK) {
         curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
-        r->error_code = map_error(rc, os_errno, x->t_pre != 0);
+        r->error_code = map_error(rc, os_errno, x->t_pre != 0, strncasecmp(x->base.req->url, "https:", 6) == 0);
         r->error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
     } else if (status >= 400) {
         r->error_code = 1000 + (int)status;
@@ -290,22 +311,50 @@ static void multi_free(curl_transport *tp, multi_ctx *mc) {
     free(mc);
 }
 
-/* The multi handle of the index-th group of VUs, made on first use. */
-static multi_ctx *multi_of(curl_transport *tp, int index) {
-    if (index >= tp->nmultis) {
-        int n = index + 1;
-        tp->multis = ll_xrealloc(tp->multis, (size_t)n * sizeof(*tp->multis));
-        memset(tp->multis + tp->nmultis, 0, (size_t)(n - tp->nmultis) * sizeof(*tp->multis));
-        tp->nmultis = n;
+/* A transfer lets go of its pool; the last one closes it. */
+static void multi_unref(curl_transport *tp, multi_ctx *mc) {
+    if (--mc->refs > 0) return;
+    for (int i = 0; i < tp->nmultis; i++) {
+        if (tp->multis[i] != mc) continue;
+        tp->multis[i] = tp->multis[--tp->nmultis];
+        break;
     }
-    if (tp->multis[index]) return tp->multis[index];
+    multi_free(tp, mc);
+}
+
+/* The pool of (pool, group), made on first use with the client's
+ * connection options; a reference for the caller. */
+static multi_ctx *multi_of(curl_transport *tp, uint64_t pool, int group, const ll_client_opts *o) {
+    for (int i = 0; i < tp->nmultis; i++) {
+        multi_ctx *mc = tp->multis[i];
+        if (mc->pool == pool && mc->group == group) {
+            mc->refs++;
+            return mc;
+        }
+    }
     multi_ctx *mc = ll_xcalloc(1, sizeof(*mc));
     mc->tp = tp;
+    mc->pool = pool;
+    mc->group = group;
     ll_loop_timer_init(&mc->timer, on_timer, mc);
     mc->multi = curl_multi_init();
     if (!mc->multi) {
         free(mc);
         return NULL;
+    }
+    if (tp->nmultis == tp->cap_multis) {
+        tp->cap_multis = tp->cap_multis ? 2 * tp->cap_multis : 8;
+        tp->multis = ll_xrealloc(tp->multis, (size_t)tp->cap_multis * sizeof(*tp->multis));
+    }
+    tp->multis[tp->nmultis++] = mc;
+    mc->refs = 1;
+    /* Without multiplex each request has a connection to itself (k6's
+     * model); with it, h2 and h3 requests share connections as streams. */
+    curl_multi_setopt(mc->multi, CURLMOPT_PIPELINING, o->multiplex ? (long)CURLPIPE_MULTIPLEX : (long)CURLPIPE_NOTHING);
+    if (o->multiplex) {
+        curl_multi_setopt(mc->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, o->max_streams > 0 ? (long)o->max_streams : 100L);
+        if (o->max_conns_per_host > 0)
+            curl_multi_setopt(mc->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)o->max_conns_per_host);
     }
     curl_multi_setopt(mc->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
     curl_multi_setopt(mc->multi, CURLMOPT_SOCKETDATA, mc);
@@ -314,7 +363,6 @@ static multi_ctx *multi_of(curl_transport *tp, int index) {
     /* Easy handles leave the multi between requests: keep the idle
      * connections of all of them instead of 4x the handles in flight. */
     curl_multi_setopt(mc->multi, CURLMOPT_MAXCONNECTS, 100000L);
-    tp->multis[index] = mc;
     return mc;
 }
 
@@ -330,7 +378,7 @@ static ll_transport *curl_transport_new(ll_loop *loop) {
 static void curl_transport_free(ll_transport *base) {
     curl_transport *tp = (curl_transport *)base;
     if (!tp) return;
-    for (int i = 0; i < tp->nmultis; i++) multi_free(tp, tp->multis[i]);
+    for (int i = 0; i < tp->nmultis; i++) multi_free(tp, tp->multis[i]); /* transfers went first */
     free(tp->multis);
     free(tp->socks);
     free(tp);
@@ -384,6 +432,33 @@ static int on_seek(void *ud, curl_off_t offset, int origin) {
     return CURL_SEEKFUNC_OK;
 }
 
+/* The TLS version and cipher suite of the transfer's connection, with k6's
+ * names, from the TLS library libcurl uses (GnuTLS in Debian's build). */
+static void tls_info(curl_transfer *x) {
+    struct curl_tlssessioninfo *ti = NULL;
+    x->tls_version = x->tls_cipher = "";
+    if (curl_easy_getinfo(x->easy, CURLINFO_TLS_SSL_PTR, &ti) != CURLE_OK || !ti || !ti->internals) return;
+    int v = 0;
+    const char *cipher = NULL;
+#ifdef LL_HAVE_GNUTLS
+    if (ti->backend == CURLSSLBACKEND_GNUTLS) {
+        gnutls_session_t gs = ti->internals;
+        gnutls_protocol_t p = gnutls_protocol_get_version(gs);
+        v = p == GNUTLS_TLS1_3 ? 13 : p == GNUTLS_TLS1_2 ? 12 : p == GNUTLS_TLS1_1 ? 11 : p == GNUTLS_TLS1_0 ? 10 : 0;
+        cipher = gnutls_ciphersuite_get(gs);
+    }
+#endif
+    if (ti->backend == CURLSSLBACKEND_OPENSSL) {
+        SSL *ssl = ti->internals;
+        int p = SSL_version(ssl);
+        v = p == TLS1_3_VERSION ? 13 : p == TLS1_2_VERSION ? 12 : p == TLS1_1_VERSION ? 11 : p == TLS1_VERSION ? 10 : 0;
+        const SSL_CIPHER *c = SSL_get_current_cipher(ssl);
+        cipher = c ? SSL_CIPHER_standard_name(c) : NULL;
+    }
+    x->tls_version = v == 13 ? "tls1.3" : v == 12 ? "tls1.2" : v == 11 ? "tls1.1" : v == 10 ? "tls1.0" : "";
+    x->tls_cipher = cipher ? cipher : "";
+}
+
 /* Called right before the request goes out on a new or reused connection. */
 static int on_prereq(void *ud, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
                      int conn_local_port) {
@@ -396,6 +471,7 @@ static int on_prereq(void *ud, char *conn_primary_ip, char *conn_local_ip, int c
     x->t_first = x->t_last = 0;
     x->attempts++;
     x->body.len = x->hdrs.len = 0; /* a retry starts over */
+    tls_info(x);
     return CURL_PREREQFUNC_OK;
 }
 
@@ -423,22 +499,39 @@ static void curl_transfer_free(ll_transfer *base) {
     if (!x) return;
     curl_transfer_cancel(base);
     if (x->easy) curl_easy_cleanup(x->easy);
+    multi_unref((curl_transport *)base->tp, x->mc);
     ll_buf_free(&x->body);
     ll_buf_free(&x->hdrs);
     curl_slist_free_all(x->ua);
     curl_slist_free_all(x->hlist);
+    curl_slist_free_all(x->connect_to);
+    free(x->cookie_applied);
     free(x);
 }
 
-static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, const ll_client_opts *o) {
+/* TLS versions for CURLOPT_SSLVERSION: the lowest and highest allowed. */
+static long ssl_version(int min, int max) {
+    long lo = min == 13 ? CURL_SSLVERSION_TLSv1_3 : min == 12 ? CURL_SSLVERSION_TLSv1_2
+            : min == 11 ? CURL_SSLVERSION_TLSv1_1 : min == 10 ? CURL_SSLVERSION_TLSv1_0 : CURL_SSLVERSION_DEFAULT;
+    long hi = max == 13 ? CURL_SSLVERSION_MAX_TLSv1_3 : max == 12 ? CURL_SSLVERSION_MAX_TLSv1_2
+            : max == 11 ? CURL_SSLVERSION_MAX_TLSv1_1 : max == 10 ? CURL_SSLVERSION_MAX_TLSv1_0
+            : CURL_SSLVERSION_MAX_DEFAULT;
+    return lo | hi;
+}
+
+static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, uint64_t pool, const ll_client_opts *o) {
     curl_transport *tp = (curl_transport *)base;
-    multi_ctx *mc = multi_of(tp, vu_index / LL_CURL_VUS_PER_MULTI);
+    int group = o->multiplex ? 0 : o->no_vu_reuse ? vu_index : vu_index / LL_CURL_VUS_PER_MULTI;
+    multi_ctx *mc = multi_of(tp, pool, group, o);
     if (!mc) return NULL;
     curl_transfer *x = ll_xcalloc(1, sizeof(*x));
     x->base.tp = base;
     x->mc = mc;
+    x->tls_version = x->tls_cipher = "";
+    x->version_applied = -1;
     x->easy = curl_easy_init();
     if (!x->easy) {
+        multi_unref(tp, mc);
         free(x);
         return NULL;
     }
@@ -468,13 +561,27 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, const ll
     char ua[512];
     snprintf(ua, sizeof(ua), "User-Agent: %s", o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
     /* "Expect:" keeps libcurl from sending Expect: 100-continue with a body
-     * over 1 MiB and waiting a second for the server, as k6 does not */
+     * over 1 MiB and waiting a second for the server, as k6 does not;
+     * "Accept-Encoding:" keeps the header that ACCEPT_ENCODING would add
+     * off the wire (k6 sends it only when the script does) while libcurl
+     * still decodes what comes compressed. */
     x->ua = curl_slist_append(NULL, ua);
     struct curl_slist *l = x->ua ? curl_slist_append(x->ua, "Expect:") : NULL;
+    l = l ? curl_slist_append(l, "Accept-Encoding:") : NULL;
+    for (int i = 0; l && o->connect_to && o->connect_to[i]; i++) {
+        l = curl_slist_append(x->connect_to, o->connect_to[i]);
+        if (l) x->connect_to = l;
+    }
     if (!l) {
         curl_transfer_free(&x->base);
         return NULL;
     }
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L); /* the http module follows, one sample per hop */
+    if (x->connect_to) curl_easy_setopt(e, CURLOPT_CONNECT_TO, x->connect_to);
+    if (o->multiplex) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    if (o->tls_min || o->tls_max) curl_easy_setopt(e, CURLOPT_SSLVERSION, ssl_version(o->tls_min, o->tls_max));
+    if (o->ciphers) curl_easy_setopt(e, CURLOPT_SSL_CIPHER_LIST, o->ciphers);
     if (o->dial_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->dial_timeout_ms);
     if (o->max_conn_duration_s > 0) curl_easy_setopt(e, CURLOPT_MAXLIFETIME_CONN, o->max_conn_duration_s);
     if (o->insecure_skip_verify) {
@@ -484,12 +591,10 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, const ll
     if (o->ca) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca);
     if (o->certificate) curl_easy_setopt(e, CURLOPT_SSLCERT, o->certificate);
     if (o->private_key) curl_easy_setopt(e, CURLOPT_SSLKEY, o->private_key);
-    long v = o->http_version == 11 ? CURL_HTTP_VERSION_1_1
-           : o->http_version == 2 ? CURL_HTTP_VERSION_2_0
-           : o->http_version == 3 ? CURL_HTTP_VERSION_3ONLY : CURL_HTTP_VERSION_2TLS;
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, v);
+    x->version_default = o->http_version;
+    x->no_reuse = o->disable_keep_alive;
+    x->discard = o->discard_bodies;
     x->timeout_default = o->timeout_ms;
-    x->redirects_default = o->max_redirects < 0 ? 10 : o->max_redirects;
     x->limit_default = o->max_response_body > 0 ? o->max_response_body : LL_MAX_RESPONSE_BODY_DEFAULT;
     return &x->base;
 }
@@ -502,47 +607,69 @@ static int add_line(curl_transfer *x, const char *line) {
     return 0;
 }
 
-/* The header list to send: the request's ("Name: value"; "Name;" sends an
- * empty value, which "Name:" would remove), with the client's User-Agent
- * and "Expect:" unless the request sets them; the transfer's prebuilt list
- * of those two, when the request has no headers. NULL when out of memory. */
-static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req) {
+/* Appends "name: value" (value2 after "; " when given) to x->hlist;
+ * "Name;" sends an empty value, which "Name:" would remove. -1 when out of
+ * memory. */
+static int add_header(curl_transfer *x, const char *name, const char *value, const char *value2) {
+    char line[1024];
+    size_t nl = strlen(name), vl = strlen(value), v2 = value2 ? strlen(value2) : 0, n = nl + vl + v2 + 5;
+    char *s = n <= sizeof(line) ? line : malloc(n);
+    if (!s) return -1;
+    if (vl || v2)
+        snprintf(s, n, "%s: %s%s%s", name, value, vl && v2 ? "; " : "", v2 ? value2 : "");
+    else
+        snprintf(s, n, "%s;", name);
+    int rc = add_line(x, s);
+    if (s != line) free(s);
+    return rc;
+}
+
+/* The header list to send: the request's, with the client's User-Agent,
+ * "Expect:" and "Accept-Encoding:" unless the request sets them, and the
+ * jar's cookies after the request's own Cookie header; the transfer's
+ * prebuilt list of the three, when there is nothing else. NULL when out of
+ * memory. */
+static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req, const char *cookie) {
     curl_slist_free_all(x->hlist);
     x->hlist = NULL;
-    if (req->nheaders == 0) return x->ua;
-    int has_ua = 0, has_expect = 0;
-    char line[1024];
+    if (req->nheaders == 0 && !cookie) return x->ua;
+    int has_ua = 0, has_expect = 0, has_ae = 0, has_cookie = 0;
     for (int i = 0; i < req->nheaders; i++) {
         const ll_header *h = &req->headers[i];
         has_ua |= strcasecmp(h->name, "User-Agent") == 0;
         has_expect |= strcasecmp(h->name, "Expect") == 0;
-        size_t nl = strlen(h->name), vl = strlen(h->value), n = nl + vl + 3;
-        char *s = n <= sizeof(line) ? line : malloc(n);
-        if (!s) return NULL;
-        memcpy(s, h->name, nl);
-        if (vl) {
-            memcpy(s + nl, ": ", 2);
-            memcpy(s + nl + 2, h->value, vl + 1);
-        } else {
-            memcpy(s + nl, ";", 2);
-        }
-        int rc = add_line(x, s);
-        if (s != line) free(s);
-        if (rc < 0) return NULL;
+        has_ae |= strcasecmp(h->name, "Accept-Encoding") == 0;
+        int is_cookie = strcasecmp(h->name, "Cookie") == 0;
+        if (add_header(x, h->name, h->value, is_cookie && !has_cookie ? cookie : NULL) < 0) return NULL;
+        has_cookie |= is_cookie;
     }
+    if (cookie && !has_cookie && add_header(x, "Cookie", cookie, NULL) < 0) return NULL;
     if (!has_ua && add_line(x, x->ua->data) < 0) return NULL;
     if (!has_expect && add_line(x, "Expect:") < 0) return NULL;
+    if (!has_ae && add_line(x, "Accept-Encoding:") < 0) return NULL;
     return x->hlist;
 }
 
-/* Applies the options of req to the easy handle (only when it changed). */
-static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m) {
+/* CURLOPT_HTTP_VERSION of an LL_HTTP_* version */
+static long curl_version_of(int v) {
+    return v == LL_HTTP_1_1 ? CURL_HTTP_VERSION_1_1
+         : v == LL_HTTP_2 ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE /* h2c on http://, ALPN h2 on https:// */
+         : v == LL_HTTP_3 ? CURL_HTTP_VERSION_3ONLY
+         : CURL_HTTP_VERSION_2TLS;
+}
+
+/* Applies the options of req and the jar's cookie to the easy handle (only
+ * when they changed). */
+static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m, const char *cookie) {
     CURL *e = x->easy;
     int head = strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     int has_body = req->body.kind != LL_BODY_NONE;
     int plain_get = strcmp(m, "GET") == 0 && !has_body;
-    struct curl_slist *headers = build_headers(x, req);
+    struct curl_slist *headers = build_headers(x, req, cookie);
     if (!headers) return -1;
+    free(x->cookie_applied);
+    x->cookie_applied = cookie ? strdup(cookie) : NULL;
+    if (cookie && !x->cookie_applied) return -1;
     curl_easy_setopt(e, CURLOPT_URL, req->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* resets body and NOBODY */
@@ -563,13 +690,14 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     if (!head && !post && !plain_get) curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
     long t = req->timeout_ms > 0 ? req->timeout_ms : x->timeout_default;
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, t > 0 ? t : 0L);
-    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, req->disable_keep_alive ? 1L : 0L);
-    long r = req->max_redirects >= 0 ? req->max_redirects : x->redirects_default;
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, r > 0 ? 1L : 0L);
-    curl_easy_setopt(e, CURLOPT_MAXREDIRS, r);
+    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, req->disable_keep_alive || x->no_reuse ? 1L : 0L);
+    int v = req->http_version >= 0 ? req->http_version : x->version_default;
+    if (v != x->version_applied) curl_easy_setopt(e, CURLOPT_HTTP_VERSION, curl_version_of(v));
+    x->version_applied = v;
     /* a body is kept up to its limit; libcurl fails one whose length is
      * known to be over it before reading it */
-    x->body_limit = req->response_type == LL_RESPONSE_NONE ? 0
+    int none = req->response_type == LL_RESPONSE_NONE || (req->response_type == LL_RESPONSE_DEFAULT && x->discard);
+    x->body_limit = none ? 0
                   : req->max_response_body > 0 ? req->max_response_body : x->limit_default;
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->body_limit);
     x->req_id = req->id;
@@ -577,14 +705,21 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     return 0;
 }
 
-static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const char *method,
+/* 1 when the jar's cookie differs from the one in the header list */
+static int cookie_changed(const curl_transfer *x, const char *cookie) {
+    if (!cookie || !x->cookie_applied) return cookie != x->cookie_applied;
+    return strcmp(cookie, x->cookie_applied) != 0;
+}
+
+static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const char *method, const char *cookie,
                                ll_transfer_done_fn *fn, void *ud, const char **err) {
     curl_transfer *x = (curl_transfer *)base;
     if (x->active) {
         *err = "a request is already in flight on this connection";
         return -1;
     }
-    if ((x->req_id != req->id || x->applied_method != method) && apply_request(x, req, method) < 0) {
+    int changed = x->req_id != req->id || x->applied_method != method || cookie_changed(x, cookie);
+    if (changed && apply_request(x, req, method, cookie) < 0) {
         x->req_id = 0;
         *err = "out of memory building the request headers";
         return -1;
@@ -603,6 +738,7 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     x->attempts = 0;
     x->too_big = 0;
     x->head_open = 0;
+    x->tls_version = x->tls_cipher = "";
     x->t_start = ll_loop_now_ns();
     CURLMcode mc = curl_multi_add_handle(x->mc->multi, x->easy);
     if (mc != CURLM_OK) {
@@ -611,6 +747,13 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     }
     x->active = 1;
     return 0;
+}
+
+static int curl_supports(int v) {
+    const curl_version_info_data *d = curl_version_info(CURLVERSION_NOW);
+    if (v == LL_HTTP_3) return (d->features & CURL_VERSION_HTTP3) != 0;
+    if (v == LL_HTTP_2) return (d->features & CURL_VERSION_HTTP2) != 0;
+    return 1;
 }
 
 const ll_transport_ops ll_transport_curl = {
@@ -622,4 +765,5 @@ const ll_transport_ops ll_transport_curl = {
     .start = curl_transfer_start,
     .cancel = curl_transfer_cancel,
     .release = curl_transfer_release,
+    .supports = curl_supports,
 };

@@ -107,6 +107,7 @@ void ll_vu_start_iteration(ll_vu *vu) {
     vu->yielded = 0;
     vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_loop_now_ns();
     vu->next_start_ns = 0;
+    ll_http_vu_new_iteration(&vu->http); /* k6 empties the jar at each iteration */
     run(vu, nargs);
 }
 

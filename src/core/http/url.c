@@ -1,0 +1,112 @@
+/* url.c -- URLs taken apart and references resolved with libcurl's URL API
+ * (see url.h). curl does the parsing, normalising and RFC 3986 resolution;
+ * this file only checks the scheme and copies the parts into malloc'd
+ * strings. Everything here is user-sized, so out of memory is reported. */
+#include "url.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What curl accepts in a Location (curl's own redirect following). */
+#define URL_REF_FLAGS (CURLU_ALLOW_SPACE | CURLU_URLENCODE)
+
+static void url_lower(char *s) {
+    for (; *s; s++)
+        if (*s >= 'A' && *s <= 'Z') *s = (char)(*s + 32);
+}
+
+/* Copies the part what of h into *out (malloc'd). Returns 0, 1 when h has
+ * no such part (*out NULL), -1 on an error or out of memory. */
+static int url_part(CURLU *h, CURLUPart what, unsigned flags, char **out) {
+    char *s = NULL;
+    CURLUcode rc = curl_url_get(h, what, &s, flags);
+    *out = NULL;
+    if (rc == CURLUE_NO_QUERY || rc == CURLUE_NO_ZONEID) return 1;
+    if (rc != CURLUE_OK) return -1;
+    *out = strdup(s);
+    curl_free(s);
+    return *out ? 0 : -1;
+}
+
+/* 1 when the URL in h is http or https (curl lower-cases the scheme) */
+static int url_http(CURLU *h) {
+    char *s = NULL;
+    int ok = url_part(h, CURLUPART_SCHEME, 0, &s) == 0 && (strcmp(s, "http") == 0 || strcmp(s, "https") == 0);
+    free(s);
+    return ok;
+}
+
+/* Lower-cases u->host, takes the brackets off an IPv6 address and appends
+ * its zone. Returns 0, or -1 on an empty host or out of memory. */
+static int url_host(ll_url *u, const char *zone) {
+    char *h = u->host;
+    size_t n = strlen(h);
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+        memmove(h, h + 1, n - 2);
+        n -= 2;
+        h[n] = 0;
+    }
+    url_lower(h);
+    if (!n) return -1;
+    if (!zone) return 0;
+    size_t z = strlen(zone);
+    char *p = realloc(h, n + 1 + z + 1);
+    if (!p) return -1;
+    p[n] = '%';
+    memcpy(p + n + 1, zone, z + 1);
+    u->host = p;
+    return 0;
+}
+
+int ll_url_parse(ll_url *u, const char *s) {
+    memset(u, 0, sizeof(*u));
+    CURLU *h = curl_url();
+    char *port = NULL, *zone = NULL;
+    int ok = h && curl_url_set(h, CURLUPART_URL, s, 0) == CURLUE_OK && url_http(h) &&
+             url_part(h, CURLUPART_SCHEME, 0, &u->scheme) == 0 && url_part(h, CURLUPART_HOST, 0, &u->host) == 0 &&
+             url_part(h, CURLUPART_PORT, CURLU_DEFAULT_PORT, &port) == 0 &&
+             url_part(h, CURLUPART_PATH, 0, &u->path) == 0 && u->path[0] == '/' &&
+             url_part(h, CURLUPART_QUERY, 0, &u->query) >= 0 && url_part(h, CURLUPART_ZONEID, 0, &zone) >= 0 &&
+             url_host(u, zone) == 0;
+    if (ok) u->port = atoi(port);
+    free(port);
+    free(zone);
+    curl_url_cleanup(h);
+    if (!ok) ll_url_free(u);
+    return ok ? 0 : -1;
+}
+
+void ll_url_free(ll_url *u) {
+    free(u->scheme);
+    free(u->host);
+    free(u->path);
+    free(u->query);
+    memset(u, 0, sizeof(*u));
+}
+
+/* A copy of s without surrounding spaces and tabs, or NULL when s has a
+ * control character or on out of memory. */
+static char *url_trim(const char *s) {
+    for (const char *p = s; *p; p++)
+        if (((unsigned char)*p < 32 && *p != '\t') || *p == 127) return NULL;
+    size_t n = strlen(s);
+    while (*s == ' ' || *s == '\t') s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    return strndup(s, n);
+}
+
+char *ll_url_resolve(const char *base, const char *ref) {
+    char *r = url_trim(ref), *out = NULL;
+    CURLU *h = curl_url();
+    int ok = r && h && curl_url_set(h, CURLUPART_URL, base, 0) == CURLUE_OK && url_http(h) &&
+             curl_url_set(h, CURLUPART_URL, r, URL_REF_FLAGS) == CURLUE_OK && url_http(h) &&
+             url_part(h, CURLUPART_URL, 0, &out) == 0;
+    free(r);
+    curl_url_cleanup(h);
+    return ok ? out : NULL;
+}
+
+int ll_url_same_origin_host(const ll_url *a, const ll_url *b) {
+    return a->host && b->host && strcmp(a->host, b->host) == 0 && a->port == b->port;
+}

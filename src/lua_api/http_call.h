@@ -1,0 +1,33 @@
+/* http_call.h -- what http.c shares with http_batch.c: preparing a
+ * request from Lua arguments, starting one VU request (a call, followed
+ * through its redirects) and cancelling it, and the completion of a call
+ * that belongs to an http.batch. */
+#ifndef LL_HTTP_CALL_H
+#define LL_HTTP_CALL_H
+
+#include "http_client.h"
+#include "vu.h"
+
+/* The request for method and target (a URL or a Request at that stack
+ * index) with an optional body and params (stack indexes, 0: none), built
+ * in scratch unless a prepared Request serves as is; *m is the method to
+ * send. Raises on bad arguments (W names the caller). */
+const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
+                                   int body, int params, const char **m);
+/* Starts req on the VU's transfer of client c on lane; its completion
+ * records the metrics, follows redirects and then resumes the VU (alone)
+ * or calls ll_http_batch_done (call->index > 0). Returns 0, or -1 with
+ * *err. */
+int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lane, const ll_http_req *req,
+                       const char *m, const char **err);
+/* Cancels call if in flight; sent requests count as failed (error_code 1000). */
+void ll_http_call_cancel(ll_vu *vu, ll_http_call *call);
+/* The body type the script gets for req on call (the client may discard). */
+ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req);
+/* A call of an http.batch completed with r on transfer x (http_batch.c). */
+void ll_http_batch_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_res *r);
+/* http.batch(requests) and client:batch(requests) */
+int ll_http_batch(lua_State *L);
+int ll_http_client_batch(lua_State *L);
+
+#endif
