@@ -270,8 +270,13 @@ static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
         else if (strcmp(k, "min_version") == 0) o->tls_min = ll_http_client_tls_version(L, v, W, k);
         else if (strcmp(k, "max_version") == 0) o->tls_max = ll_http_client_tls_version(L, v, W, k);
         else if (strcmp(k, "ciphers") == 0) o->ciphers = ll_http_client_cipher_list(L, v, W);
+        else if (strcmp(k, "server_name") == 0) {
+            wire_value(L, v, W, k);
+            o->server_name = opt_str(L, v, W, k);
+            if (!*o->server_name || strpbrk(o->server_name, " /:@?#[]")) luaL_error(L, "%s: server_name must be a host name", W);
+        }
         else luaL_error(L, "%s: unknown option '%s' (expected insecure_skip_verify, ca, certificate, private_key, "
-                        "min_version, max_version, ciphers)", W, k);
+                        "min_version, max_version, ciphers, server_name)", W, k);
         lua_pop(L, 1);
     }
     if (o->tls_min && o->tls_max && o->tls_min > o->tls_max)

@@ -101,6 +101,9 @@ local mtls11 = http.Client{ http_version = "1.1", tls = { ca = "$CA", certificat
 local bad = http.Client{ tls = { ca = "$CA", certificate = "$CERTS/bad-client.pem", private_key = "$CERTS/bad-client.key" } }
 local none = http.Client{ tls = { ca = "$CA" } }
 local t12 = http.Client{ tls = { ca = "$CA", max_version = "tls1.2" } }
+local suite = http.Client{ tls = { ca = "$CA", max_version = "tls1.2", ciphers = { "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256" } } }
+local sni = http.Client{ tls = { ca = "$CA", server_name = "localhost" } }
+local wrongsni = http.Client{ tls = { ca = "$CA", server_name = "elsewhere.test" } }
 options = { thresholds = { ["http_req_failed{name:selfsigned}"] = { "rate>0" } } }
 function default()
   local r = plain:get("$S/", { tags = { name = "selfsigned" } })
@@ -117,6 +120,12 @@ function default()
   print("nocert", r.status)
   r = t12:get("$S/")
   print("tls12", r.status, r.tls_version, r.tls_cipher_suite ~= "")
+  r = suite:get("$S/")
+  print("suite", r.status, r.tls_cipher_suite)
+  r = sni:get("$S/echo")
+  print("sni", r.status, r.url, r.body:match("host=%S+"))
+  r = wrongsni:get("$S/")
+  print("wrongsni", r.status, r.error_code)
 end
 EOF
 )
@@ -130,6 +139,9 @@ expect_match "mTLS over h1: verified client" "$OUT" $'^mtls11\t200\tHTTP/1.1\tcl
 expect_match "mTLS with another CA's certificate: 400" "$OUT" $'^badcert\t400$'
 expect_match "mTLS without a certificate: 400" "$OUT" $'^nocert\t400$'
 expect_match "max_version tls1.2" "$OUT" $'^tls12\t200\ttls1.2\ttrue$'
+expect_match "ciphers by IANA name (k6's tlsCipherSuites)" "$OUT" $'^suite\t200\tTLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256$'
+expect_match "server_name: verified as localhost, Host and url unchanged" "$OUT" $'^sni\t200\t'"$S"$'/echo\thost=127.0.0.1$'
+expect_match "server_name the certificate lacks: 1310" "$OUT" $'^wrongsni\t0\t1310$'
 
 # a bad path or a file that is no key fails before the test, naming the file
 f=$(script badca.lua <<EOF

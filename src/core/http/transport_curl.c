@@ -96,6 +96,10 @@ typedef struct curl_transfer {
     char *cookie_applied;      /* the jar's cookies in the header list, or NULL */
     const char *tls_version, *tls_cipher; /* of the connection the request went out on */
     struct curl_slist *connect_to; /* options.hosts */
+    char *server_name;         /* tls.server_name: the URL's host is sent as it */
+    char *sni_url;             /* the request's URL with server_name as its host */
+    char *sni_host;            /* "Host: <the URL's own host[:port]>" */
+    struct curl_slist *sni_route; /* server_name -> the URL's host, then connect_to */
     ll_buf body, hdrs;
     int64_t body_bytes, header_bytes;
     ll_http_res res;
@@ -148,6 +152,7 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     curl_easy_getinfo(e, CURLINFO_REQUEST_SIZE, &req_size);
     curl_easy_getinfo(e, CURLINFO_SIZE_DOWNLOAD_T, &wire_body); /* before content decoding */
     curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &r->effective_url);
+    if (x->server_name) r->effective_url = x->base.req->url; /* not the rewritten one */
 
     /* libcurl's timestamps are cached per socket_action call and can lag
      * the wire by the whole round trip under load, so the request's own
@@ -505,8 +510,54 @@ static void curl_transfer_free(ll_transfer *base) {
     curl_slist_free_all(x->ua);
     curl_slist_free_all(x->hlist);
     curl_slist_free_all(x->connect_to);
+    curl_slist_free_all(x->sni_route);
+    free(x->server_name);
+    curl_free(x->sni_url);
+    free(x->sni_host);
     free(x->cookie_applied);
     free(x);
+}
+
+/* The cipher list: IANA names (k6's tlsCipherSuites) become a GnuTLS
+ * priority string when libcurl uses GnuTLS (the union of their key
+ * exchanges, ciphers and MACs; GnuTLS has no list of whole suites);
+ * anything else goes to the TLS library as is. */
+static void set_ciphers(curl_transfer *x, const char *list) {
+    char prio[2048] = "";
+#ifdef LL_HAVE_GNUTLS
+    const curl_version_info_data *d = curl_version_info(CURLVERSION_NOW);
+    if (strncmp(list, "TLS_", 4) == 0 && d->ssl_version && strncmp(d->ssl_version, "GnuTLS", 6) == 0) {
+        size_t n = (size_t)snprintf(prio, sizeof(prio), "NORMAL:-CIPHER-ALL:-MAC-ALL:-KX-ALL");
+        char name[128];
+        for (const char *p = list; *p && n < sizeof(prio);) {
+            size_t len = strcspn(p, ":");
+            if (len >= sizeof(name) - 8) len = sizeof(name) - 8;
+            memcpy(name, p, len);
+            name[len] = 0;
+            p += len + (p[len] == ':');
+            char *with = strstr(name, "_WITH_"); /* TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 -> GnuTLS's name */
+            if (with) memmove(with, with + 5, strlen(with + 5) + 1);
+            size_t nl = strlen(name);
+            if (nl > 4 && strcmp(name + nl - 4, "_SHA") == 0) strcat(name, "1");
+            for (size_t i = 0;; i++) {
+                unsigned char id[2];
+                gnutls_kx_algorithm_t kx;
+                gnutls_cipher_algorithm_t c;
+                gnutls_mac_algorithm_t mac;
+                gnutls_protocol_t ver;
+                const char *gn = gnutls_cipher_suite_info(i, id, &kx, &c, &mac, &ver);
+                if (!gn) break;
+                if (strcmp(gn, name) != 0) continue;
+                const char *kn = gnutls_kx_get_name(kx);
+                n += (size_t)snprintf(prio + n, sizeof(prio) - n, ":+%s:+%s%s%s", gnutls_cipher_get_name(c),
+                                      gnutls_mac_get_name(mac), kn ? ":+" : "", kn ? kn : "");
+                break;
+            }
+        }
+        if (n >= sizeof(prio)) prio[0] = 0;
+    }
+#endif
+    curl_easy_setopt(x->easy, CURLOPT_SSL_CIPHER_LIST, prio[0] ? prio : list);
 }
 
 /* TLS versions for CURLOPT_SSLVERSION: the lowest and highest allowed. */
@@ -581,7 +632,11 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, uint64_t
     if (x->connect_to) curl_easy_setopt(e, CURLOPT_CONNECT_TO, x->connect_to);
     if (o->multiplex) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     if (o->tls_min || o->tls_max) curl_easy_setopt(e, CURLOPT_SSLVERSION, ssl_version(o->tls_min, o->tls_max));
-    if (o->ciphers) curl_easy_setopt(e, CURLOPT_SSL_CIPHER_LIST, o->ciphers);
+    if (o->ciphers) set_ciphers(x, o->ciphers);
+    if (o->server_name && !(x->server_name = strdup(o->server_name))) {
+        curl_transfer_free(&x->base);
+        return NULL;
+    }
     if (o->dial_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->dial_timeout_ms);
     if (o->max_conn_duration_s > 0) curl_easy_setopt(e, CURLOPT_MAXLIFETIME_CONN, o->max_conn_duration_s);
     if (o->insecure_skip_verify) {
@@ -632,10 +687,11 @@ static int add_header(curl_transfer *x, const char *name, const char *value, con
 static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req, const char *cookie) {
     curl_slist_free_all(x->hlist);
     x->hlist = NULL;
-    if (req->nheaders == 0 && !cookie) return x->ua;
-    int has_ua = 0, has_expect = 0, has_ae = 0, has_cookie = 0;
+    if (req->nheaders == 0 && !cookie && !x->server_name) return x->ua;
+    int has_ua = 0, has_expect = 0, has_ae = 0, has_cookie = 0, has_host = 0;
     for (int i = 0; i < req->nheaders; i++) {
         const ll_header *h = &req->headers[i];
+        has_host |= strcasecmp(h->name, "Host") == 0;
         has_ua |= strcasecmp(h->name, "User-Agent") == 0;
         has_expect |= strcasecmp(h->name, "Expect") == 0;
         has_ae |= strcasecmp(h->name, "Accept-Encoding") == 0;
@@ -647,6 +703,7 @@ static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req
     if (!has_ua && add_line(x, x->ua->data) < 0) return NULL;
     if (!has_expect && add_line(x, "Expect:") < 0) return NULL;
     if (!has_ae && add_line(x, "Accept-Encoding:") < 0) return NULL;
+    if (x->server_name && !has_host && add_line(x, x->sni_host) < 0) return NULL;
     return x->hlist;
 }
 
@@ -658,10 +715,46 @@ static long curl_version_of(int v) {
          : CURL_HTTP_VERSION_2TLS;
 }
 
+/* tls.server_name: the request goes to server_name (the TLS name, SNI and
+ * the certificate's) while libcurl connects to the URL's host and port
+ * (CONNECT_TO) and the Host header keeps the URL's. -1: out of memory or
+ * a URL libcurl cannot take apart. */
+static int route_server_name(curl_transfer *x, const char *url) {
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL;
+    int rc = -1;
+    if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) goto done;
+    if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) goto done;
+    if (curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) goto done;
+    char *explicit_port = NULL;
+    int has_port = curl_url_get(u, CURLUPART_PORT, &explicit_port, 0) == CURLUE_OK;
+    curl_free(explicit_port);
+    if (curl_url_set(u, CURLUPART_HOST, x->server_name, 0) != CURLUE_OK) goto done;
+    curl_free(x->sni_url);
+    x->sni_url = NULL;
+    if (curl_url_get(u, CURLUPART_URL, &x->sni_url, 0) != CURLUE_OK) goto done;
+    char line[600];
+    snprintf(line, sizeof(line), "Host: %s%s%s", host, has_port ? ":" : "", has_port ? port : "");
+    free(x->sni_host);
+    if (!(x->sni_host = strdup(line))) goto done;
+    snprintf(line, sizeof(line), "%s:%s:%s:%s", x->server_name, port, host, port);
+    curl_slist_free_all(x->sni_route);
+    x->sni_route = curl_slist_append(NULL, line);
+    for (struct curl_slist *c = x->connect_to; x->sni_route && c; c = c->next)
+        if (!curl_slist_append(x->sni_route, c->data)) goto done;
+    if (x->sni_route) rc = 0;
+done:
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    return rc;
+}
+
 /* Applies the options of req and the jar's cookie to the easy handle (only
  * when they changed). */
 static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m, const char *cookie) {
     CURL *e = x->easy;
+    if (x->server_name && route_server_name(x, req->url) < 0) return -1;
     int head = strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     int has_body = req->body.kind != LL_BODY_NONE;
     int plain_get = strcmp(m, "GET") == 0 && !has_body;
@@ -670,7 +763,8 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     free(x->cookie_applied);
     x->cookie_applied = cookie ? strdup(cookie) : NULL;
     if (cookie && !x->cookie_applied) return -1;
-    curl_easy_setopt(e, CURLOPT_URL, req->url);
+    curl_easy_setopt(e, CURLOPT_URL, x->server_name ? x->sni_url : req->url);
+    if (x->server_name) curl_easy_setopt(e, CURLOPT_CONNECT_TO, x->sni_route);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* resets body and NOBODY */
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
