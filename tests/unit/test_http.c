@@ -208,6 +208,23 @@ static void test_init_error(void) {
     ll_worker_free(&w2);
 }
 
+/* A transport without HTTP/3 (the fake one) refuses a Client asking for it
+ * at init, before any test runs, naming the transport. */
+static void test_no_http3(void) {
+    ll_run r2 = run;
+    r2.script_source = "local http = require('luaload.http')\nlocal c = http.Client{ http_version = '3' }\n";
+    ll_worker w2;
+    int rc = ll_worker_init(&w2, &r2, -1);
+    tu_check(rc == 107 && strstr(w2.errmsg, "test:2:") && strstr(w2.errmsg, "http_version \"3\" is not available") &&
+                 strstr(w2.errmsg, "fake transport"),
+             "HTTP/3 from a transport without it is a clear init error: %s", w2.errmsg);
+    ll_worker_free(&w2);
+    r2.script_source = "local http = require('luaload.http')\nlocal c = http.Client{ http_version = '2' }\n";
+    rc = ll_worker_init(&w2, &r2, -1);
+    tu_check(rc == 0, "HTTP/2 is fine (%s)", w2.errmsg);
+    ll_worker_free(&w2);
+}
+
 int main(void) {
     ll_scenarios none = {0};
     run.script_source = SCRIPT;
@@ -227,6 +244,7 @@ int main(void) {
     test_cancel();
     test_metrics(tagged, put, propfind, s404, e1212, unexpected, oneoff);
     test_init_error();
+    test_no_http3();
     ll_worker_free(&w);
     ll_registry_free(run.reg);
     return tu_summary();
