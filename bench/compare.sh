@@ -15,13 +15,22 @@
 #                  scale cases again with that binary, alternating with this
 #                  one (a change's before/after in one run)
 # and a memory case: luaload with MEM_VUS VUs doing GET + sleep(1), each VU
-# holding a keep-alive connection; peak RSS per VU.
+# holding a keep-alive connection; peak RSS per VU. Protocol cases (issue 9),
+# each luaload run beside the floor in the same protocol and connection model:
+#   https  HTTP/1.1 over TLS, CONNS connections: wrk, floor, luaload
+#   h2     HTTP/2 over TLS multiplexed, 10 connections x 10 streams:
+#          h2load -c 10 -m 10, floor -2 -c 100 -C 10 -S 10, luaload -u 100 with
+#          Client{ multiplex = true, max_conns_per_host = 10, max_streams = 10 }
+#   h3     HTTP/3 against Caddy (pinned to SERVER_CPU), CONNS connections of one
+#          stream each: the floor built with CURL_HTTP_VERSION_3ONLY for its -2
+#          (sed on the scratch copy; the shared source is untouched), luaload
+#          with http_version = "3"
 # For each: requests/s, client CPU µs per request (user+sys / requests) and
 # peak RSS; then luaload's ratios and the targets of issue 2.
 #
 # Knobs: DUR(10) CONNS(50) REPS(2) SCALE_VUS(2000) MEM_VUS(10000) CLIENT_CPU(1)
 #   SERVER_CPU(0) PORT(18480) LUALOAD(build/luaload) LUALOAD_BEFORE() SHARED(../shared/bench)
-#   CASES="wrk floor floor-lua luaload scale mem" (subset)
+#   CASES="wrk floor floor-lua luaload scale mem https h2 h3" (subset)
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -36,8 +45,10 @@ MEM_VUS=${MEM_VUS:-10000}
 CLIENT_CPU=${CLIENT_CPU:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 PORT=${PORT:-18480}
-CASES=${CASES:-wrk floor floor-lua luaload scale mem}
+CASES=${CASES:-wrk floor floor-lua luaload scale mem https h2 h3}
 URL=http://127.0.0.1:$PORT/
+TLS_URL=https://127.0.0.1:$((PORT + 1))/
+H3_URL=https://127.0.0.1:$((PORT + 2))/
 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 for t in nginx wrk taskset timeout jq /usr/bin/time cc pkg-config; do
@@ -51,8 +62,10 @@ LUALOAD_BEFORE=${LUALOAD_BEFORE:-}
 
 SCR=$(mktemp -d -t luaload-bench.XXXXXX)
 NGINX_PID=
+CADDY_PID=
 cleanup() {
   [[ -n $NGINX_PID ]] && kill -QUIT "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
+  [[ -n $CADDY_PID ]] && kill "$CADDY_PID" 2>/dev/null && wait "$CADDY_PID" 2>/dev/null
   [[ ${KEEP:-0} == 1 ]] && echo "scratch kept: $SCR" >&2 || rm -rf "$SCR"
 }
 trap cleanup EXIT
@@ -62,6 +75,17 @@ want() { [[ " $CASES " == *" $1 "* ]]; }
 # ---- the floor client, built at bench time from shared/ ----
 cc -O2 -o "$SCR/curlfloor" "$SHARED/curlfloor.c" $(pkg-config --cflags --libs libcurl luajit) \
   || die "cannot build curlfloor"
+if want h3; then # the same client, its -2 asking for HTTP/3 only
+  sed 's/CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1/CURL_HTTP_VERSION_3ONLY : CURL_HTTP_VERSION_1_1/' \
+    "$SHARED/curlfloor.c" >"$SCR/curlfloor-h3.c"
+  grep -q CURL_HTTP_VERSION_3ONLY "$SCR/curlfloor-h3.c" || die "cannot make the HTTP/3 floor"
+  cc -O2 -o "$SCR/curlfloor-h3" "$SCR/curlfloor-h3.c" $(pkg-config --cflags --libs libcurl luajit) \
+    || die "cannot build curlfloor-h3"
+fi
+# a self-signed certificate for the TLS cases (clients skip verification)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
+  -addext subjectAltName=IP:127.0.0.1 -keyout "$SCR/key.pem" -out "$SCR/cert.pem" 2>/dev/null \
+  || die "cannot make a certificate (openssl)"
 
 # ---- target: nginx on one core ----
 mkdir -p "$SCR/nginx/temp"
@@ -78,6 +102,12 @@ http {
   client_body_temp_path $SCR/nginx/temp; proxy_temp_path $SCR/nginx/temp;
   fastcgi_temp_path $SCR/nginx/temp; uwsgi_temp_path $SCR/nginx/temp; scgi_temp_path $SCR/nginx/temp;
   server { listen 127.0.0.1:$PORT; location / { return 200 "hello world\n"; } }
+  server {
+    listen 127.0.0.1:$((PORT + 1)) ssl http2;
+    ssl_certificate $SCR/cert.pem; ssl_certificate_key $SCR/key.pem;
+    http2_max_requests 10000000;
+    location / { return 200 "hello world\n"; }
+  }
 }
 CONF
 ulimit -n "$(ulimit -Hn)"
@@ -85,6 +115,32 @@ taskset -c "$SERVER_CPU" nginx -p "$SCR/nginx/" -e "$SCR/nginx/error.log" -c "$S
 NGINX_PID=$!
 for _ in $(seq 50); do curl -s -o /dev/null "$URL" && break; sleep 0.1; done
 curl -s -o /dev/null "$URL" || die "nginx did not start ($(cat "$SCR/nginx/error.log"))"
+if want h3; then
+  command -v caddy >/dev/null || die "caddy not found (scripts/setup.sh installs it)"
+  mkdir -p "$SCR/caddy"
+  cat >"$SCR/caddy/Caddyfile" <<CADDY
+{
+	admin off
+	auto_https disable_redirects
+	skip_install_trust
+	storage file_system $SCR/caddy/data
+	servers {
+		protocols h1 h2 h3
+	}
+}
+https://:$((PORT + 2)) {
+	bind 127.0.0.1
+	tls $SCR/cert.pem $SCR/key.pem
+	respond "hello world
+"
+}
+CADDY
+  HOME=$SCR/caddy XDG_DATA_HOME=$SCR/caddy XDG_CONFIG_HOME=$SCR/caddy taskset -c "$SERVER_CPU" \
+    caddy run --config "$SCR/caddy/Caddyfile" --adapter caddyfile >"$SCR/caddy/log" 2>&1 &
+  CADDY_PID=$!
+  for _ in $(seq 50); do curl -sk -o /dev/null "$H3_URL" && break; sleep 0.1; done
+  curl -sk -o /dev/null "$H3_URL" || die "caddy did not start ($(tail -5 "$SCR/caddy/log"))"
+fi
 
 cat >"$SCR/get.lua" <<'LUA'
 local http = require("luaload.http")
@@ -103,6 +159,25 @@ local req = http.Request(__ENV.URL, { response_type = "none" })
 function default()
   client:get(req)
   ll.sleep(1)
+end
+LUA
+
+cat >"$SCR/proto.lua" <<'LUA'
+-- the protocol cases: __ENV.VERSION ("1.1", "2", "3"), __ENV.MUX (connections)
+-- and __ENV.STREAMS make the Client
+local http = require("luaload.http")
+local opts = { tls = { insecure_skip_verify = true } }
+if __ENV.VERSION then opts.http_version = __ENV.VERSION end
+if __ENV.MUX then
+  opts.multiplex = true
+  opts.max_conns_per_host = tonumber(__ENV.MUX)
+  opts.max_streams = tonumber(__ENV.STREAMS)
+end
+local client = http.Client(opts)
+local req = http.Request(__ENV.URL)
+function default()
+  local res = client:get(req)
+  http.checkstatus(200, res)
 end
 LUA
 
@@ -125,6 +200,14 @@ run() {
 p_wrk() { awk '/ requests in / {r=$1} /^Requests\/sec/ {s=$2} END {print r, s}' "$1.out"; }
 p_floor() { sed -n 's/.*requests=\([0-9]*\) errors=\([0-9]*\).* rps=\([0-9.]*\).*/\1 \3/p' "$1.out" | tail -1; }
 p_luaload() { jq -r '"\(.metrics.http_reqs.count) \(.metrics.http_reqs.rate)"' "$1.json" 2>/dev/null; }
+p_h2load() { awk '/^finished in/ {gsub(",", ""); s=$4} /^requests:/ {r=$8} END {print r, s}' "$1.out"; }
+# luaload_proto NAME URL VUS ENV...: the protocol script with -e ENV
+luaload_proto() {
+  local name=$1 url=$2 vus=$3 e=(); shift 3
+  for kv in "$@"; do e+=(-e "$kv"); done
+  run "$name" p_luaload "$LUALOAD" run "$SCR/proto.lua" -e URL="$url" "${e[@]}" -u "$vus" -d "${DUR}s" -w 1 -q \
+    --no-summary --summary-export "$SCR/$name.$REP.json"
+}
 
 echo "# nginx on cpu $SERVER_CPU, clients on cpu $CLIENT_CPU, $CONNS connections, ${DUR}s per run, $REPS reps" >&2
 printf 'case\treq/s\trequests\tcpu_us/req\tpeak_rss_KB\n'
@@ -136,6 +219,20 @@ for ((REP = 1; REP <= REPS; REP++)); do
     -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload.$REP.json"
   [[ -n $LUALOAD_BEFORE ]] && want luaload && run before p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
     -e URL="$URL" -u "$CONNS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before.$REP.json"
+  if want https; then
+    run wrk-tls p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$TLS_URL"
+    run floor-tls p_floor "$SCR/curlfloor" -u "$TLS_URL" -c "$CONNS" -d "$DUR"
+    luaload_proto luaload-tls "$TLS_URL" "$CONNS" VERSION=1.1
+  fi
+  if want h2; then
+    run h2load-h2 p_h2load h2load -t1 -c10 -m10 -D "$DUR" "$TLS_URL"
+    run floor-h2 p_floor "$SCR/curlfloor" -2 -u "$TLS_URL" -c 100 -C 10 -S 10 -d "$DUR"
+    luaload_proto luaload-h2 "$TLS_URL" 100 MUX=10 STREAMS=10
+  fi
+  if want h3; then
+    run floor-h3 p_floor "$SCR/curlfloor-h3" -2 -u "$H3_URL" -c "$CONNS" -C "$CONNS" -S 1 -d "$DUR"
+    luaload_proto luaload-h3 "$H3_URL" "$CONNS" VERSION=3
+  fi
   if want scale; then
     run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
     run luaload-$SCALE_VUS p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$SCALE_VUS" \
@@ -162,7 +259,8 @@ verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2)
 
 echo
 echo "medians over $REPS reps:"
-for c in wrk floor floor-lua luaload before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS; do
+for c in wrk floor floor-lua luaload before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
+  wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 floor-h3 luaload-h3; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" "$(med "$c" 5)"
 done
 L_RPS=$(med luaload 2) L_US=$(med luaload 4)
@@ -178,6 +276,15 @@ if [[ -n $LUALOAD_BEFORE ]]; then
     "at $SCALE_VUS VUs: req/s x$(ratio "$(med luaload-$SCALE_VUS 2)" "$(med before-$SCALE_VUS 2)")," \
     "CPU/req x$(ratio "$(med luaload-$SCALE_VUS 4)" "$(med before-$SCALE_VUS 4)")"
 fi
+# the protocol cases: luaload against the floor in the same protocol and model
+for p in tls:https h2:h2 h3:h3; do
+  k=${p%%:*}
+  want "${p#*:}" || continue
+  r1=$(ratio "$(med luaload-$k 2)" "$(med floor-$k 2)") r2=$(ratio "$(med luaload-$k 4)" "$(med floor-$k 4)")
+  echo "luaload-$k / floor-$k: req/s x$r1 (target >= 0.9: $(verdict "$r1" '>= 0.9')), CPU/req x$r2"
+done
+want https && echo "luaload-tls / wrk-tls: req/s x$(ratio "$(med luaload-tls 2)" "$(med wrk-tls 2)"), CPU/req x$(ratio "$(med luaload-tls 4)" "$(med wrk-tls 4)")"
+want h2 && echo "luaload-h2 / h2load: req/s x$(ratio "$(med luaload-h2 2)" "$(med h2load-h2 2)"), CPU/req x$(ratio "$(med luaload-h2 4)" "$(med h2load-h2 4)")"
 if want mem; then
   big=$(med luaload-mem-$MEM_VUS 5) small=$(med luaload-mem-100 5)
   per=$(awk -v b="$big" -v n="$MEM_VUS" 'BEGIN { if (b != "-") printf "%.1f", b / n; else print "-" }')
