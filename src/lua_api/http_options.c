@@ -110,10 +110,12 @@ static int opt_bool(lua_State *L, int idx, const char *key) {
     return lua_toboolean(L, idx);
 }
 
+/* An integer from min to a million (NaN and fractions fail the test too). */
 static int opt_count(lua_State *L, int idx, const char *key, int min) {
-    if (lua_type(L, idx) != LUA_TNUMBER || lua_tonumber(L, idx) < min || lua_tonumber(L, idx) > 1e6)
+    double d = lua_type(L, idx) == LUA_TNUMBER ? lua_tonumber(L, idx) : -1.0;
+    if (!(d >= min && d <= 1e6 && d == (double)(int)d))
         luaL_error(L, "options.%s: expected an integer >= %d", key, min);
-    return (int)lua_tointeger(L, idx);
+    return (int)d;
 }
 
 static void defaults_init(ll_http_defaults *d) {
@@ -130,7 +132,7 @@ static void read_defaults(lua_State *L, int idx, ll_http_defaults *d) {
     while (lua_next(L, idx)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
         int v = lua_gettop(L);
-        if (strcmp(k, "userAgent") == 0) d->o.user_agent = ll_http_client_wire_string(L, v, "options", k);
+        if (strcmp(k, "userAgent") == 0) d->o.user_agent = ll_http_client_wire_string(L, v, "options.userAgent", "the value");
         else if (strcmp(k, "insecureSkipTLSVerify") == 0) d->o.insecure_skip_verify = opt_bool(L, v, k);
         else if (strcmp(k, "tlsAuth") == 0) read_tls_auth(L, v, &d->o);
         else if (strcmp(k, "tlsVersion") == 0) read_tls_version(L, v, &d->o);

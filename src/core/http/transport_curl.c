@@ -47,6 +47,8 @@ typedef struct multi_ctx {
     uint64_t pool;
     int group;
     int refs;                  /* transfers using it */
+    int draining;              /* drain_done is running its completions */
+    int dead;                  /* no transfer left: freed when the drain ends */
 } multi_ctx;
 
 /* A socket libcurl asked us to watch. When libcurl lets go of an idle
@@ -211,12 +213,18 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     }
 }
 
+static void multi_free(curl_transport *tp, multi_ctx *mc);
+
 /* Completes the transfers libcurl finished in the call that just returned;
  * t_end is when it returned (or earlier: when the last byte came in), so
- * that running one VU's Lua code does not count in the next one's time. */
+ * that running one VU's Lua code does not count in the next one's time.
+ * The last thing its caller does: a completion may free the pool's last
+ * transfer (a new iteration closing its connections), and then the pool
+ * is freed here, once the loop no longer reads it. */
 static void drain_done(multi_ctx *mc, uint64_t t_end) {
     CURLMsg *m;
     int left;
+    mc->draining = 1;
     while ((m = curl_multi_info_read(mc->multi, &left))) {
         if (m->msg != CURLMSG_DONE) continue;
         curl_transfer *x = NULL;
@@ -227,6 +235,8 @@ static void drain_done(multi_ctx *mc, uint64_t t_end) {
         fill_result(x, rc, t_end);
         x->fn(&x->base, &x->res, x->ud);
     }
+    mc->draining = 0;
+    if (mc->dead) multi_free(mc->tp, mc);
 }
 
 /* ---- libcurl <-> loop glue ---- */
@@ -316,7 +326,8 @@ static void multi_free(curl_transport *tp, multi_ctx *mc) {
     free(mc);
 }
 
-/* A transfer lets go of its pool; the last one closes it. */
+/* A transfer lets go of its pool; the last one closes it, and a new
+ * transfer of the same pool gets a new one (fresh connections). */
 static void multi_unref(curl_transport *tp, multi_ctx *mc) {
     if (--mc->refs > 0) return;
     for (int i = 0; i < tp->nmultis; i++) {
@@ -324,7 +335,8 @@ static void multi_unref(curl_transport *tp, multi_ctx *mc) {
         tp->multis[i] = tp->multis[--tp->nmultis];
         break;
     }
-    multi_free(tp, mc);
+    if (mc->draining) mc->dead = 1; /* drain_done is still reading it */
+    else multi_free(tp, mc);
 }
 
 /* The pool of (pool, group), made on first use with the client's
