@@ -141,7 +141,7 @@ static int follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_r
     if (ll_redirect_next(req, method, r, next, &m) <= 0) return 0; /* no Location: the 3xx is the answer */
     call->redirects_left--;
     x->tp->ops->release(x);
-    const char *cookie = ll_http_vu_cookie(&vu->http, next->url, (int64_t)time(NULL));
+    const char *cookie = ll_http_vu_cookie(&vu->http, next, (int64_t)time(NULL));
     if (x->tp->ops->start(x, next, m, cookie, on_done, call, &err) < 0) return 0;
     call->x = x;
     return 1;
@@ -189,7 +189,7 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
     call->lane = lane;
     call->redirects_left = max >= 0 ? max : LL_REDIRECTS_DEFAULT;
     call->discard = opts->discard_bodies;
-    const char *cookie = ll_http_vu_cookie(&vu->http, req->url, (int64_t)time(NULL));
+    const char *cookie = ll_http_vu_cookie(&vu->http, req, (int64_t)time(NULL));
     if (tp->ops->start(x, req, m, cookie, on_done, call, err) < 0) return -1;
     call->x = x;
     return 0;

@@ -477,13 +477,23 @@ static void set_tags(lua_State *L, ll_http_req *r, int idx, const char *W) {
     }
 }
 
-/* cookies = { name = "value", ... }: one Cookie header, as k6's params.cookies */
+/* cookies = { name = "value" or { value = "v", replace = true }, ... }:
+ * one Cookie header, sent before the jar's, as k6's params.cookies; with
+ * replace, the jar's cookie of that name stays out. */
 static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
     need_table(L, idx, W, "cookies");
     int n = 0, top = lua_gettop(L);
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         const char *name = wire_name(L, -2, W, "cookie");
+        if (lua_istable(L, -1)) { /* { value = ..., replace = ... } */
+            lua_getfield(L, -1, "replace");
+            int rep = lua_toboolean(L, -1);
+            lua_pop(L, 1);
+            lua_getfield(L, -1, "value");
+            lua_replace(L, -2);
+            if (rep && ll_http_req_replace_cookie(r, name) < 0) luaL_error(L, "out of memory");
+        }
         const char *value = wire_value(L, -1, W, "a cookie value");
         lua_pushfstring(L, "%s%s=%s", n++ ? "; " : "", name, value);
         lua_insert(L, -3); /* the piece goes below the key and value */

@@ -116,6 +116,7 @@ function default()
   c = jar:cookies_for_url("$H/other")
   print("other path", c.a[1], tostring(c.b))
   print("merged", http.get("$H/echo", { cookies = { explicit = "e1" } }).body:match("cookie=([^ ]*[^\n]-) ua="))
+  print("replaced", http.get("$H/echo", { cookies = { a = { value = "mine", replace = true } } }).body:match("cookie=([^\n]-) ua="))
   jar:delete("$H/", "a")
   print("deleted", http.get("$H/echo").body:match("cookie=([^\n]-) ua="))
   jar:clear("$H/echo")
@@ -132,6 +133,7 @@ expect_match "the jar's cookies go back, the longer path first" "$OUT" $'^sent\t
 expect_match "cookies_for_url" "$OUT" $'^for url\t1\t2\tm1$'
 expect_match "cookies_for_url honours the path" "$OUT" $'^other path\t1\tnil$'
 expect_match "explicit cookies merged with the jar's" "$OUT" $'^merged\texplicit=e1; '
+expect_match "an explicit cookie with replace = true keeps the jar's out" "$OUT" $'^replaced\ta=mine; b=2; manual=m1$'
 expect_match "delete(url, name)" "$OUT" $'^deleted\tb=2; manual=m1$'
 expect_match "clear(url)" "$OUT" $'^cleared\t\\[\\]$'
 

@@ -51,7 +51,7 @@ static int store(ll_cookie_jar *j, const char *url, const char *set_cookie, int6
 static const char *header(const ll_cookie_jar *j, const char *url, int64_t now) {
     static char buf[4096];
     char *out = NULL;
-    int n = ll_cookie_jar_header(j, U(url), now, &out);
+    int n = ll_cookie_jar_header(j, U(url), now, NULL, &out);
     if (n < 0 || (n == 0) != (out == NULL)) tu_check(0, "header for %s: count %d and value %p agree", url, n, out);
     snprintf(buf, sizeof(buf), "%s", out ? out : "");
     free(out);
@@ -408,7 +408,7 @@ static void test_header(void) {
     ll_cookie_jar j;
     ll_cookie_jar_init(&j);
     char *out = (char *)1;
-    int n = ll_cookie_jar_header(&j, U("http://example.com/"), NOW, &out);
+    int n = ll_cookie_jar_header(&j, U("http://example.com/"), NOW, NULL, &out);
     tu_check(n == 0 && out == NULL, "no cookies: count 0, NULL header");
     store(&j, "http://example.com/", "a=1", NOW);
     store(&j, "http://example.com/", "b=2", NOW);
@@ -416,9 +416,14 @@ static void test_header(void) {
     store(&j, "http://example.com/", "cm=x,y", NOW);
     store(&j, "http://example.com/", "q=\"x y\"", NOW);
     store(&j, "http://example.com/", "e=", NOW);
-    n = ll_cookie_jar_header(&j, U("http://example.com/"), NOW, &out);
+    n = ll_cookie_jar_header(&j, U("http://example.com/"), NOW, NULL, &out);
     tu_check(n == 6 && out && strcmp(out, "a=1; b=2; sp=\"x y\"; cm=\"x,y\"; q=\"x y\"; e=") == 0,
              "header '%s' (%d cookies)", out ? out : "NULL", n);
+    free(out);
+    static const char *const skip[] = {"b", "sp", NULL};
+    n = ll_cookie_jar_header(&j, U("http://example.com/"), NOW, skip, &out);
+    tu_check(n == 4 && out && strcmp(out, "a=1; cm=\"x,y\"; q=\"x y\"; e=") == 0,
+             "skipped names are left out: '%s' (%d cookies)", out ? out : "NULL", n);
     free(out);
     ll_cookie_jar_free(&j);
 }
@@ -557,7 +562,7 @@ static void test_garbage(void) {
     tu_check(accepted > 100 && bad == 0, "20000 random Set-Cookie values: %d accepted, %d malformed", accepted, bad);
     tu_check(j.n <= LL_COOKIE_JAR_MAX_PER_DOMAIN, "the jar stayed bounded (%d)", j.n);
     char *out = NULL;
-    int n = ll_cookie_jar_header(&j, U("https://www.example.com/p/q"), NOW, &out);
+    int n = ll_cookie_jar_header(&j, U("https://www.example.com/p/q"), NOW, NULL, &out);
     tu_check(n >= 0 && (!out || !strpbrk(out, "\r\n")), "their header has no CR or LF");
     free(out);
 

@@ -458,10 +458,21 @@ int ll_cookie_jar_match(const ll_cookie_jar *j, const ll_url *u, int64_t now, ll
     }
 }
 
-/* Appends "name=value" to the header in ud (an ll_buf), quoting a value
- * with a space or a comma as Go's sanitizeCookieValue does. */
+/* The Cookie header being built, and the names left out. */
+typedef struct cookie_header {
+    ll_buf b;
+    const char *const *skip;
+    int n;                     /* cookies in it */
+} cookie_header;
+
+/* Appends "name=value" to the header in ud (a cookie_header), quoting a
+ * value with a space or a comma as Go's sanitizeCookieValue does. */
 static void cookie_header_add(void *ud, const ll_cookie *c) {
-    ll_buf *b = ud;
+    cookie_header *h = ud;
+    ll_buf *b = &h->b;
+    for (int i = 0; h->skip && h->skip[i]; i++)
+        if (strcmp(h->skip[i], c->name) == 0) return;
+    h->n++;
     size_t n = strlen(c->value);
     int quoted = n >= 2 && c->value[0] == '"' && c->value[n - 1] == '"';
     const char *q = !quoted && strpbrk(c->value, " ,") ? "\"" : "";
@@ -473,14 +484,16 @@ static void cookie_header_add(void *ud, const ll_cookie *c) {
     ll_buf_puts(b, q);
 }
 
-int ll_cookie_jar_header(const ll_cookie_jar *j, const ll_url *u, int64_t now, char **out) {
-    ll_buf b;
-    memset(&b, 0, sizeof(b));
-    int n = ll_cookie_jar_match(j, u, now, cookie_header_add, &b);
-    int failed = b.failed;
-    if (failed) ll_buf_free(&b);
-    *out = b.p;
-    return failed ? -1 : n;
+int ll_cookie_jar_header(const ll_cookie_jar *j, const ll_url *u, int64_t now, const char *const *skip, char **out) {
+    cookie_header h;
+    memset(&h, 0, sizeof(h));
+    h.skip = skip;
+    ll_cookie_jar_match(j, u, now, cookie_header_add, &h);
+    int failed = h.b.failed;
+    if (failed) ll_buf_free(&h.b);
+    *out = h.b.len ? h.b.p : NULL;
+    if (!h.b.len) ll_buf_free(&h.b);
+    return failed ? -1 : h.n;
 }
 
 /* Removes the cookies called name (any when NULL) a request to u carries. */

@@ -88,9 +88,10 @@ typedef void ll_cookie_fn(void *ud, const ll_cookie *c);
 int ll_cookie_jar_match(const ll_cookie_jar *j, const ll_url *u, int64_t now, ll_cookie_fn *fn, void *ud);
 /* The Cookie header value for u ("a=1; b=2", in match order; a value with
  * a space or a comma goes in double quotes, as Go writes it) into a
- * malloc'd *out, NULL when there are none. Returns the count, or -1 when
- * out of memory (*out NULL). */
-int ll_cookie_jar_header(const ll_cookie_jar *j, const ll_url *u, int64_t now, char **out);
+ * malloc'd *out, NULL when there are none; the cookies named in skip (a
+ * NULL-ended list, or NULL) are left out (k6's params.cookies with
+ * replace). Returns how many went in, or -1 when out of memory (*out NULL). */
+int ll_cookie_jar_header(const ll_cookie_jar *j, const ll_url *u, int64_t now, const char *const *skip, char **out);
 
 /* k6's jar.delete(url, name): removes the cookies called name a request to
  * u would carry (expired or not). Returns how many. */

@@ -65,6 +65,8 @@ void ll_http_req_clear(ll_http_req *req) {
     ll_body_clear(&req->body);
     for (int i = 0; i < 2 * req->ntags; i++) free(req->tags[i]);
     free(req->tags);
+    for (int i = 0; i < req->nreplace_cookies; i++) free(req->replace_cookies[i]);
+    free(req->replace_cookies);
     memset(req, 0, sizeof(*req));
     req->body.fd = -1;
 }
@@ -129,6 +131,19 @@ int ll_http_req_add_tag(ll_http_req *req, const char *key, const char *value) {
     return 0;
 }
 
+int ll_http_req_replace_cookie(ll_http_req *req, const char *name) {
+    char *s = strdup(name);
+    char **l = s ? realloc(req->replace_cookies, (size_t)(req->nreplace_cookies + 2) * sizeof(char *)) : NULL;
+    if (!l) {
+        free(s);
+        return -1;
+    }
+    l[req->nreplace_cookies++] = s;
+    l[req->nreplace_cookies] = NULL;
+    req->replace_cookies = l;
+    return 0;
+}
+
 const char *ll_http_req_tag(const ll_http_req *req, const char *key) {
     for (int i = 0; i < req->ntags; i++)
         if (strcmp(req->tags[2 * i], key) == 0) return req->tags[2 * i + 1];
@@ -143,6 +158,8 @@ int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src) {
     if (ll_body_copy(&dst->body, &src->body) < 0) return -1;
     for (int i = 0; i < src->ntags; i++)
         if (ll_http_req_add_tag(dst, src->tags[2 * i], src->tags[2 * i + 1]) < 0) return -1;
+    for (int i = 0; i < src->nreplace_cookies; i++)
+        if (ll_http_req_replace_cookie(dst, src->replace_cookies[i]) < 0) return -1;
     dst->response_type = src->response_type;
     dst->timeout_ms = src->timeout_ms;
     dst->max_redirects = src->max_redirects;

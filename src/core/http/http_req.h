@@ -35,6 +35,9 @@ typedef struct ll_http_req {
     int throw_errors;          /* raise in the script on a transport error */
     char **tags;               /* user tags of its samples: key, value, key, ... */
     int ntags;                 /* pairs */
+    char **replace_cookies;    /* names whose jar cookies it does not send
+                                * (its own replace them), NULL-ended, or NULL */
+    int nreplace_cookies;
 } ll_http_req;
 
 /* Phases in microseconds, with k6's meanings. */
@@ -76,6 +79,8 @@ int ll_http_req_set_url(ll_http_req *req, const char *url);
 /* Copies method, upper-cased. */
 int ll_http_req_set_method(ll_http_req *req, const char *method);
 int ll_http_req_add_header(ll_http_req *req, const char *name, const char *value);
+/* Adds name to the cookies the request's own Cookie replaces. */
+int ll_http_req_replace_cookie(ll_http_req *req, const char *name);
 /* Adds a user tag, replacing an earlier one with the same key. */
 int ll_http_req_add_tag(ll_http_req *req, const char *key, const char *value);
 /* The value of the user tag key, or NULL. */

@@ -102,12 +102,12 @@ void ll_http_vu_new_iteration(ll_http_vu *hv) {
     }
 }
 
-const char *ll_http_vu_cookie(ll_http_vu *hv, const char *url, int64_t now) {
+const char *ll_http_vu_cookie(ll_http_vu *hv, const ll_http_req *req, int64_t now) {
     free(hv->cookie);
     hv->cookie = NULL;
     ll_url u;
-    if (hv->jar.n == 0 || ll_url_parse(&u, url) < 0) return NULL;
-    ll_cookie_jar_header(&hv->jar, &u, now, &hv->cookie);
+    if (hv->jar.n == 0 || ll_url_parse(&u, req->url) < 0) return NULL;
+    ll_cookie_jar_header(&hv->jar, &u, now, (const char *const *)req->replace_cookies, &hv->cookie);
     ll_url_free(&u);
     return hv->cookie;
 }

@@ -58,9 +58,9 @@ void ll_http_vu_free(ll_http_vu *hv);
 /* A new iteration: the jar starts empty, and the connections of clients
  * with no_vu_reuse are closed. */
 void ll_http_vu_new_iteration(ll_http_vu *hv);
-/* The jar's Cookie header value for url at now (kept until the next
- * call), NULL when no cookie goes there. */
-const char *ll_http_vu_cookie(ll_http_vu *hv, const char *url, int64_t now);
+/* The jar's Cookie header value for req at now (kept until the next call),
+ * without the cookies req replaces; NULL when no cookie goes there. */
+const char *ll_http_vu_cookie(ll_http_vu *hv, const ll_http_req *req, int64_t now);
 /* Stores the Set-Cookie headers of r, the response to url, in the jar. */
 void ll_http_vu_store_cookies(ll_http_vu *hv, const char *url, const ll_http_res *r, int64_t now);
 /* A cleared, initialised scratch request of call for the next redirect

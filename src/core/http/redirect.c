@@ -85,6 +85,8 @@ int ll_redirect_next(const ll_http_req *req, const char *method, const ll_http_r
     if (!body_dropped && ll_body_copy(&next->body, &req->body) < 0) return -1;
     for (int i = 0; i < req->ntags; i++)
         if (ll_http_req_add_tag(next, req->tags[2 * i], req->tags[2 * i + 1]) < 0) return -1;
+    for (int i = 0; !cross && i < req->nreplace_cookies; i++) /* its Cookie header went too */
+        if (ll_http_req_replace_cookie(next, req->replace_cookies[i]) < 0) return -1;
     next->response_type = req->response_type;
     next->timeout_ms = req->timeout_ms;
     next->max_redirects = req->max_redirects;
