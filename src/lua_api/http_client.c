@@ -186,7 +186,7 @@ static char *opt_pem(lua_State *L, int idx, const char *W, const char *key) {
     if (!f) {
         lua_pushfstring(L, "%s: cannot read %s '%s': %s", W, key, path, strerror(errno));
         free(path);
-        lua_error(L);
+        luaL_error(L, "%s", lua_tostring(L, -1)); /* with the script's line */
     }
     char buf[4096];
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -195,7 +195,7 @@ static char *opt_pem(lua_State *L, int idx, const char *W, const char *key) {
     if (!strstr(buf, "-----BEGIN ")) {
         lua_pushfstring(L, "%s: %s '%s' is not a PEM file (no -----BEGIN line)", W, key, path);
         free(path);
-        lua_error(L);
+        luaL_error(L, "%s", lua_tostring(L, -1));
     }
     return path;
 }

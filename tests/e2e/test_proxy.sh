@@ -98,6 +98,33 @@ for m in closed closed_https; do
   expect_eq "$m: the proxy read nothing" "$((AFTER - BEFORE))" 0
 done
 
+# SOCKS5 (tests/e2e/helpers/socks5_server.py): http and https targets through
+# it, socks5h:// resolving the name at the proxy; one tunnel per connection
+python3 "$(dirname "$0")/helpers/socks5_server.py" "$T/socks.port" "$T/socks.count" &
+EXTRA_PIDS+=($!)
+for _ in $(seq 50); do [[ -s $T/socks.port ]] && break; sleep 0.1; done
+SOCKS=127.0.0.1:$(cat "$T/socks.port")
+S=$(script socks.lua <<LUA
+local http = require("luaload.http")
+local s = http.Client{ proxy = "socks5://$SOCKS", tls = { ca = "$CERTS/ca.pem" } }
+local h = http.Client{ proxy = "socks5h://$SOCKS" }
+function default()
+  local r = s:get("http://127.0.0.1:$NGINX_HTTP_PORT/echo")
+  print("socks_http", r.status, r.proto, r.error_code)
+  r = s:get("https://127.0.0.1:$NGINX_HTTPS_PORT/echo")
+  print("socks_https", r.status, r.proto, r.error_code)
+  r = h:get("http://localhost:$NGINX_HTTP_PORT/echo")
+  print("socks5h", r.status, r.body:match("host=%S+"))
+end
+LUA
+)
+run_ll run "$S" -q -i $N
+expect_eq "socks5: exit 0" "$RC" 0
+expect_eq "socks5: http through the proxy" "$(grep -c -P "^socks_http\t200\tHTTP/1.1\t0$" "$OUT")" $N
+expect_eq "socks5: https (h2) through the proxy" "$(grep -c -P "^socks_https\t200\tHTTP/2.0\t0$" "$OUT")" $N
+expect_eq "socks5h: the name resolved at the proxy" "$(grep -c -P "^socks5h\t200\thost=localhost$" "$OUT")" $N
+expect_eq "socks5: one tunnel per connection (3 clients' connections, kept alive)" "$(cat "$T/socks.count")" 3
+
 # a bad proxy value fails at init
 S=$(script badproxy.lua <<'LUA'
 local http = require("luaload.http")

@@ -195,7 +195,10 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     r->error = "";
     r->tls_version = r->status && version == CURL_HTTP_VERSION_3 && !*x->tls_version ? "tls1.3" : x->tls_version;
     r->tls_cipher_suite = x->tls_cipher;
-    r->retries = x->attempts > 1 ? x->attempts - 1 : 0;
+    /* over QUIC libcurl only sends again after finding the connection dead
+     * (closed or draining, e.g. refused after the handshake): the server
+     * processed nothing on it, so that attempt is not a request */
+    r->retries = x->attempts > 1 && x->version_applied != LL_HTTP_3 ? x->attempts - 1 : 0;
     if (rc == CURLE_OK && x->head_open) {
         r->error_code = 1000;
         r->error = "the server closed the connection in the middle of the response headers";
