@@ -179,7 +179,8 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
                        const char *m, const char **err) {
     const ll_client_opts *opts = ll_http_client_opts(vu->co, c);
     ll_transport *tp = ll_http_worker_transport(&vu->w->http, c->ops);
-    ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, lane, c->slot, c->uid, opts) : NULL;
+    ll_transfer *x =
+        tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, lane, c->slot, c->uid, req->http_version, opts) : NULL;
     if (!x) {
         *err = "cannot make a connection slot";
         return -1;

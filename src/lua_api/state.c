@@ -1,7 +1,7 @@
-/* state.c -- builds a worker's Lua state: standard libraries, the C modules
- * (luaload.core, .http, .json, .metrics) in package.preload, the require
- * path (script dir, LUALOAD_PATH, shipped lib/lua), __ENV, then runs the
- * script's init code once. */
+/* state.c -- builds a worker's Lua state: standard libraries (print made
+ * line-atomic), the C modules (luaload.core, .http, .json, .metrics) in
+ * package.preload, the require path (script dir, LUALOAD_PATH, shipped
+ * lib/lua), __ENV, then runs the script's init code once. */
 #include "state.h"
 
 #include <lauxlib.h>
@@ -95,6 +95,34 @@ static void set_env(lua_State *L, const ll_run *run) {
     lua_setglobal(L, "__ENV");
 }
 
+/* print(...) as Lua's, but each call's line goes out in one write: the
+ * workers' threads print at the same time, and Lua's print writes piece by
+ * piece, mixing their lines. */
+static int l_print(lua_State *L) {
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    lua_getglobal(L, "tostring");
+    int tostr = lua_gettop(L);
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        lua_pushvalue(L, tostr);
+        lua_pushvalue(L, i);
+        lua_call(L, 1, 1);
+        if (!lua_isstring(L, -1)) return luaL_error(L, "'tostring' must return a string to 'print'");
+        if (i > 1) luaL_addchar(&b, '\t');
+        luaL_addvalue(&b);
+    }
+    luaL_addchar(&b, '\n');
+    luaL_pushresult(&b);
+    size_t len = 0;
+    const char *line = lua_tolstring(L, -1, &len);
+    flockfile(stdout);
+    fwrite(line, 1, len, stdout);
+    fflush(stdout);
+    funlockfile(stdout);
+    return 0;
+}
+
 int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     const ll_run *run = w->run;
     lua_State *L = luaL_newstate();
@@ -104,6 +132,8 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     }
     w->L = L;
     luaL_openlibs(L);
+    lua_pushcfunction(L, l_print);
+    lua_setglobal(L, "print");
     ll_random_open(L, w);
     lua_pushlightuserdata(L, &worker_key);
     lua_pushlightuserdata(L, w);

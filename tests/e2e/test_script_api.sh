@@ -87,7 +87,7 @@ expect_cmp "data_sent counts a 1000-byte body once" "x > 1000 && x < 1300" "$(jq
 
 # cookies param: one Cookie header (a tiny server that answers with the header it got)
 HPORT=$(free_port)
-python3 - "$HPORT" >/dev/null 2>&1 <<'PY' &
+python3 - "$HPORT" "$T/hready" >/dev/null 2>&1 <<'PY' &
 import sys, http.server
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -97,10 +97,11 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 s = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
 s.timeout = 10
+open(sys.argv[2], "w").close()  # listening: the test may start
 for _ in range(4): s.handle_request()
 PY
 PYPID=$!
-sleep 0.5
+for _ in $(seq 100); do [[ -e $T/hready ]] && break; sleep 0.1; done
 S=$(script cookies.lua <<LUA
 local http = require("luaload.http")
 local ll = require("luaload")

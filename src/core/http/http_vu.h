@@ -22,9 +22,14 @@ typedef struct ll_http_call {
     int lane;                  /* the lane its transfer is on */
 } ll_http_call;
 
-/* A set of connection slots, one per client slot. */
+/* Connection slots of a client: its own HTTP version, and one for each
+ * version a request may ask for instead (their connections are never
+ * shared: libcurl would send an HTTP/2 request on an HTTP/1.1 connection). */
+#define LL_HTTP_VARIANTS 4
+
+/* A set of connection slots, LL_HTTP_VARIANTS per client slot. */
 typedef struct ll_http_lane {
-    ll_transfer **xfers;       /* by client slot */
+    ll_transfer **xfers;       /* by client slot * LL_HTTP_VARIANTS + variant */
     uint64_t *owners;          /* the client (uid) each transfer was made for */
     char *per_iteration;       /* its client's connections last one iteration */
     int n;
@@ -45,10 +50,12 @@ typedef struct ll_http_vu {
 
 /* The VU's transfer for a client on a lane (0: its own connection; an
  * http.batch runs on lanes 0..n-1): slot is reused by later clients once
- * a client is collected, uid tells them apart. vu_index is the VU's index
- * in its worker. NULL when the transport cannot make one. */
+ * a client is collected, uid tells them apart. http_version: the one the
+ * request asks for (LL_HTTP_*, -1: the client's); another than the
+ * client's gets a transfer and a connection pool of its own. vu_index is
+ * the VU's index in its worker. NULL when the transport cannot make one. */
 ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int lane, int slot, uint64_t uid,
-                                 const ll_client_opts *opts);
+                                 int http_version, const ll_client_opts *opts);
 /* n calls and n cleared, initialised scratch requests for an http.batch
  * (hv->batch, hv->batch_reqs). */
 void ll_http_vu_batch(ll_http_vu *hv, int n);
