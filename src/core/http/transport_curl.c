@@ -89,7 +89,9 @@ typedef struct curl_transfer {
                                 * blank line): libcurl takes EOF for its end */
     int64_t limit_default;     /* the client's max_response_body */
     long timeout_default;      /* the client's timeout_ms */
-    struct curl_slist *ua;     /* "User-Agent: ...": all a request without headers sends */
+    struct curl_slist *ua;     /* "User-Agent: ..." and "Accept-Encoding:": all
+                                * a request without headers or body sends */
+    struct curl_slist *ua_body; /* the same and "Expect:", with a body */
     struct curl_slist *hlist;  /* the request's headers plus the User-Agent */
     int version_default;       /* the client's http_version */
     int no_reuse;              /* the client's disable_keep_alive */
@@ -491,7 +493,7 @@ static int on_prereq(void *ud, char *conn_primary_ip, char *conn_local_ip, int c
     x->t_first = x->t_last = 0;
     x->attempts++;
     x->body.len = x->hdrs.len = 0; /* a retry starts over */
-    tls_info(x);
+    if (strncasecmp(x->base.req->url, "https:", 6) == 0) tls_info(x);
     return CURL_PREREQFUNC_OK;
 }
 
@@ -523,6 +525,7 @@ static void curl_transfer_free(ll_transfer *base) {
     ll_buf_free(&x->body);
     ll_buf_free(&x->hdrs);
     curl_slist_free_all(x->ua);
+    curl_slist_free_all(x->ua_body);
     curl_slist_free_all(x->hlist);
     curl_slist_free_all(x->connect_to);
     curl_slist_free_all(x->sni_route);
@@ -632,8 +635,10 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, uint64_t
      * off the wire (k6 sends it only when the script does) while libcurl
      * still decodes what comes compressed. */
     x->ua = curl_slist_append(NULL, ua);
-    struct curl_slist *l = x->ua ? curl_slist_append(x->ua, "Expect:") : NULL;
-    l = l ? curl_slist_append(l, "Accept-Encoding:") : NULL;
+    struct curl_slist *l = x->ua ? curl_slist_append(x->ua, "Accept-Encoding:") : NULL;
+    x->ua_body = l ? curl_slist_append(NULL, ua) : NULL;
+    l = x->ua_body ? curl_slist_append(x->ua_body, "Accept-Encoding:") : NULL;
+    l = l ? curl_slist_append(l, "Expect:") : NULL;
     for (int i = 0; l && o->connect_to && o->connect_to[i]; i++) {
         l = curl_slist_append(x->connect_to, o->connect_to[i]);
         if (l) x->connect_to = l;
@@ -695,14 +700,15 @@ static int add_header(curl_transfer *x, const char *name, const char *value, con
 }
 
 /* The header list to send: the request's, with the client's User-Agent,
- * "Expect:" and "Accept-Encoding:" unless the request sets them, and the
- * jar's cookies after the request's own Cookie header; the transfer's
- * prebuilt list of the three, when there is nothing else. NULL when out of
- * memory. */
+ * "Accept-Encoding:" and (with a body) "Expect:" unless the request sets
+ * them, and the jar's cookies after the request's own Cookie header; the
+ * transfer's prebuilt list of those, when there is nothing else. NULL when
+ * out of memory. */
 static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req, const char *cookie) {
     curl_slist_free_all(x->hlist);
     x->hlist = NULL;
-    if (req->nheaders == 0 && !cookie && !x->server_name) return x->ua;
+    int has_body = req->body.kind != LL_BODY_NONE;
+    if (req->nheaders == 0 && !cookie && !x->server_name) return has_body ? x->ua_body : x->ua;
     int has_ua = 0, has_expect = 0, has_ae = 0, has_cookie = 0, has_host = 0;
     for (int i = 0; i < req->nheaders; i++) {
         const ll_header *h = &req->headers[i];
@@ -716,7 +722,7 @@ static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req
     }
     if (cookie && !has_cookie && add_header(x, "Cookie", cookie, NULL) < 0) return NULL;
     if (!has_ua && add_line(x, x->ua->data) < 0) return NULL;
-    if (!has_expect && add_line(x, "Expect:") < 0) return NULL;
+    if (!has_expect && has_body && add_line(x, "Expect:") < 0) return NULL;
     if (!has_ae && add_line(x, "Accept-Encoding:") < 0) return NULL;
     if (x->server_name && !has_host && add_line(x, x->sni_host) < 0) return NULL;
     return x->hlist;
