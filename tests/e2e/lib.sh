@@ -74,6 +74,15 @@ jqv() { jq -r "$2" "$1"; }
 
 script() { cat >"$T/$1"; echo "$T/$1"; }
 
+# cnt NAME / passes NAME / rate NAME: a metric's value in $T/s.json (a
+# --summary-export), "missing" when it is not there
+cnt() { jqv "$T/s.json" ".metrics[\"$1\"].count // \"missing\""; }
+passes() { jqv "$T/s.json" ".metrics[\"$1\"].passes // \"missing\""; }
+rate() { jqv "$T/s.json" ".metrics[\"$1\"].value // .metrics[\"$1\"].rate // \"missing\""; }
+# conns FILE: samples of http_req_connecting above 0 in a -o json= output
+# (the connections made)
+conns() { jq -s '[.[] | select(.type == "Point" and .metric == "http_req_connecting" and .data.value > 0)] | length' "$1"; }
+
 finish() {
   echo "$PASS passed, $FAIL failed"
   [[ $FAIL -eq 0 ]]

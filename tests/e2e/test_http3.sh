@@ -14,13 +14,8 @@ H3=https://127.0.0.1:$CADDY_PORT
 MTLS=https://127.0.0.1:$CADDY_MTLS_PORT
 N=8
 
-# cnt NAME / passes NAME / rate NAME / stat NAME FIELD: values of $T/s.json
-cnt() { jqv "$T/s.json" ".metrics[\"$1\"].count // \"missing\""; }
-passes() { jqv "$T/s.json" ".metrics[\"$1\"].passes // \"missing\""; }
-rate() { jqv "$T/s.json" ".metrics[\"$1\"].value // .metrics[\"$1\"].rate // \"missing\""; }
+# stat NAME FIELD: a value of $T/s.json (cnt, passes, rate, conns: lib.sh)
 stat() { jqv "$T/s.json" ".metrics[\"$1\"][\"$2\"] // \"missing\""; }
-# conns FILE: samples of http_req_connecting with a non-zero value (new connections)
-conns() { jq -s '[.[] | select(.type == "Point" and .metric == "http_req_connecting" and .data.value > 0)] | length' "$1"; }
 
 # HTTP/3: N iterations of one VU, each a 200 and a 503
 S=$(script h3.lua <<LUA

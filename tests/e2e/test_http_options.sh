@@ -14,9 +14,6 @@ HS=https://127.0.0.1:$NGINX_HTTPS_PORT
 M=https://127.0.0.1:$NGINX_MTLS_PORT
 N=4
 
-cnt() { jqv "$T/s.json" ".metrics[\"$1\"].count // \"missing\""; }
-passes() { jqv "$T/s.json" ".metrics[\"$1\"].passes // \"missing\""; }
-conns() { jq -s '[.[] | select(.type == "Point" and .metric == "http_req_connecting" and .data.value > 0)] | length' "$1"; }
 # lines PATTERN: lines of $OUT matching the Perl regex PATTERN
 lines() { grep -c -P -- "$1" "$OUT"; }
 

@@ -15,10 +15,6 @@ HTTP=http://127.0.0.1:$NGINX_HTTP_PORT
 HTTPS=https://127.0.0.1:$NGINX_HTTPS_PORT
 N=6
 
-cnt() { jqv "$T/s.json" ".metrics[\"$1\"].count // \"missing\""; }
-passes() { jqv "$T/s.json" ".metrics[\"$1\"].passes // \"missing\""; }
-rate() { jqv "$T/s.json" ".metrics[\"$1\"].value // \"missing\""; }
-conns() { jq -s '[.[] | select(.type == "Point" and .metric == "http_req_connecting" and .data.value > 0)] | length' "$1"; }
 # proxied PATTERN: lines of tinyproxy's log of requests matching PATTERN
 proxied() { grep -c -E "Request \(file descriptor [0-9]+\): $1" "$PROXY_LOG"; }
 

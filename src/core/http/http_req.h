@@ -101,5 +101,8 @@ const char *ll_http_printable(char *buf, size_t n, const char *s, size_t len);
 
 /* Makes dst (initialised, empty) a copy of src, with a fresh id. */
 int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src);
+/* Gives dst src's tags and options (response type, timeout, redirects,
+ * HTTP version, body limit, keep-alive, throw): what a redirect hop keeps. */
+int ll_http_req_copy_options(ll_http_req *dst, const ll_http_req *src);
 
 #endif

@@ -83,17 +83,9 @@ int ll_redirect_next(const ll_http_req *req, const char *method, const ll_http_r
         if (ll_http_req_add_header(next, h->name, h->value) < 0) return -1;
     }
     if (!body_dropped && ll_body_copy(&next->body, &req->body) < 0) return -1;
-    for (int i = 0; i < req->ntags; i++)
-        if (ll_http_req_add_tag(next, req->tags[2 * i], req->tags[2 * i + 1]) < 0) return -1;
     for (int i = 0; !cross && i < req->nreplace_cookies; i++) /* its Cookie header went too */
         if (ll_http_req_replace_cookie(next, req->replace_cookies[i]) < 0) return -1;
-    next->response_type = req->response_type;
-    next->timeout_ms = req->timeout_ms;
-    next->max_redirects = req->max_redirects;
-    next->http_version = req->http_version;
-    next->max_response_body = req->max_response_body;
-    next->disable_keep_alive = req->disable_keep_alive;
-    next->throw_errors = req->throw_errors;
+    if (ll_http_req_copy_options(next, req) < 0) return -1;
     *next_method = m; /* "GET" is a literal, so it outlives the transfer too */
     return 1;
 }
