@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "http_body.h"
 #include "http_call.h"
 #include "http_client.h"
 #include "http_cookies.h"
@@ -72,9 +73,10 @@ static void http_list(const void *ctx, ll_tag_fn *fn, void *ud) {
 }
 
 /* Requests that reached the server without a response of their own: each
- * is one failed request with error_code (no timings). */
+ * is one failed request with error_code (no timings); bytes_sent of them
+ * went out (a request cut off mid-upload) and count in data_sent. */
 static void record_lost(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r, int n,
-                        int error_code) {
+                        int error_code, int64_t bytes_sent) {
     ll_http_res lost = *r;
     lost.status = 0;
     lost.proto = "";
@@ -85,6 +87,7 @@ static void record_lost(ll_vu *vu, const ll_http_req *req, const char *method, c
         ll_shard_add(vu->w->shard, LL_M_HTTP_REQS, 1, &t);
         ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
     }
+    if (bytes_sent > 0) ll_shard_add(vu->w->shard, LL_M_DATA_SENT, (double)bytes_sent, &t);
 }
 
 /* A failed request in its worker's table of errors by message (for the
@@ -121,7 +124,7 @@ static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method
     /* attempts the transport sent again on a fresh connection after the
      * server closed the reused one: k6's 1220, connection reset */
     if (!r->retries) return;
-    record_lost(vu, req, method, r, r->retries, 1220);
+    record_lost(vu, req, method, r, r->retries, 1220, 0);
     ll_errors_count(&vu->w->http_errors,
                     "the server closed a reused connection before the response; sent again (error_code 1220)",
                     r->retries, LL_WORKER_HTTP_ERRORS_MAX);
@@ -200,12 +203,13 @@ void ll_http_call_cancel(ll_vu *vu, ll_http_call *call) {
     ll_transfer *x = call->x;
     if (!x) return;
     call->x = NULL;
-    int sent = x->tp->ops->cancel(x);
+    int64_t bytes = 0;
+    int sent = x->tp->ops->cancel(x, &bytes);
     if (sent <= 0) return;
     ll_http_res none;
     memset(&none, 0, sizeof(none));
     none.proto = none.error = none.tls_version = none.tls_cipher_suite = "";
-    record_lost(vu, x->req, x->method, &none, sent, 1000);
+    record_lost(vu, x->req, x->method, &none, sent, 1000, bytes); /* what went out counts in data_sent */
     ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
                     LL_WORKER_HTTP_ERRORS_MAX);
 }
@@ -224,18 +228,25 @@ static void cancel_single(void *ud) {
 
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
                                    int body, int params, const char **m_out) {
+    int last = params > body ? params : body > target ? body : target;
+    if (lua_gettop(L) < last) lua_settop(L, last); /* what it pushes is no argument */
     ll_http_request *q = ll_http_client_to_request(L, target);
     const ll_http_req *req = q ? &q->req : NULL;
     int plain = method == NULL || known_method(method) != NULL;
     int has_body = body > 0 && !lua_isnoneornil(L, body);
     if (!q || !plain || has_body || (params > 0 && !lua_isnoneornil(L, params))) {
         ll_http_req *o = scratch;
+        lua_newtable(L); /* the anchor: what the body reads from */
+        int anchor = lua_gettop(L);
         if (q && ll_http_req_copy(o, &q->req) < 0) luaL_error(L, "out of memory");
         if (!q) ll_http_client_set_url(L, o, target, W);
-        if (has_body) ll_http_client_set_body(L, o, body, W);
-        if (params > 0) ll_http_client_parse_params(L, params, o, W);
+        if (has_body) ll_http_body_set(L, o, body, anchor, W);
+        if (params > 0) ll_http_client_parse_params(L, params, o, anchor, W);
         if (method && !known_method(method) && ll_http_req_set_method(o, method) < 0) luaL_error(L, "out of memory");
+        ll_http_body_finish(L, o, W);
         req = o;
+    } else {
+        lua_pushnil(L); /* a prepared Request keeps its own */
     }
     const char *m = method ? known_method(method) : NULL;
     *m_out = m ? m : req->method ? req->method : "GET";
@@ -330,6 +341,7 @@ int luaopen_luaload_http(lua_State *L) {
     lua_newtable(L);
     luaL_register(L, NULL, fns);
     ll_http_cookies_register(L, lua_gettop(L));
+    ll_http_body_register(L, lua_gettop(L));
     /* throw = true: the request functions raise, through a Lua wrapper */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luaload.http_wrap");

@@ -141,12 +141,13 @@ static void cancel_batch(void *ud) {
 
 /* Prepares element (the value at the top of the stack) into the i-th
  * scratch request. */
-static void prepare(lua_State *L, ll_vu *vu, batch_state *b, int i) {
+static void prepare(lua_State *L, ll_vu *vu, batch_state *b, int i, int anchors) {
     int v = lua_gettop(L);
     batch_elem *e = &b->e[i];
     ll_http_req *scratch = &vu->http.batch_reqs[i];
     if (lua_type(L, v) == LUA_TSTRING || ll_http_client_to_request(L, v)) {
         e->req = ll_http_prepare(L, scratch, W, lua_type(L, v) == LUA_TSTRING ? "GET" : NULL, v, 0, 0, &e->method);
+        lua_pop(L, 1); /* no body to keep */
     } else if (lua_istable(L, v)) {
         int list = !lua_isnil(L, (lua_rawgeti(L, v, 1), -1));
         lua_pop(L, 1);
@@ -160,6 +161,7 @@ static void prepare(lua_State *L, ll_vu *vu, batch_state *b, int i) {
         }
         const char *m = ll_http_client_check_method(L, v + 1, W);
         e->req = ll_http_prepare(L, scratch, W, m, v + 2, v + 3, v + 4, &e->method);
+        lua_rawseti(L, anchors, i + 1); /* what its body reads from lives with the batch */
         lua_settop(L, v);
     } else {
         luaL_error(L, "%s: request %d must be a URL, an http.Request or a table { method, url, body, params }, got %s", W,
@@ -220,12 +222,17 @@ static int do_batch(lua_State *L, ll_http_client *c, int idx) {
     lua_setfield(L, -2, "keys");
     lua_pushvalue(L, keys + 1);
     lua_setfield(L, -2, "results");
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "anchors");
+    int anchors = lua_gettop(L);
     for (int i = 0; i < n; i++) { /* a bad one raises; the collector frees b */
         lua_rawgeti(L, keys, i + 1);
         lua_gettable(L, idx);
-        prepare(L, vu, b, i);
+        prepare(L, vu, b, i, anchors);
         lua_pop(L, 1);
     }
+    lua_pop(L, 1); /* anchors: in the state table */
     b->ref = luaL_ref(L, LUA_REGISTRYINDEX);
     vu->http.batch_ud = b;
     pump(vu, b);

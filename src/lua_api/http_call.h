@@ -11,7 +11,9 @@
 /* The request for method and target (a URL or a Request at that stack
  * index) with an optional body and params (stack indexes, 0: none), built
  * in scratch unless a prepared Request serves as is; *m is the method to
- * send. Raises on bad arguments (W names the caller). */
+ * send. Pushes one value the caller keeps as long as the request: the
+ * table holding what a built body reads from, or nil. Raises on bad
+ * arguments (W names the caller). */
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
                                    int body, int params, const char **m);
 /* Starts req on the VU's transfer of client c on lane; its completion

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "duration.h"
+#include "http_body.h"
 #include "http_options.h"
 #include "size.h"
 #include "state.h"
@@ -455,12 +456,6 @@ static void add_header(lua_State *L, ll_http_req *r, const char *name, const cha
     if (ll_http_req_add_header(r, name, value) < 0) luaL_error(L, "out of memory");
 }
 
-void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx, const char *W) {
-    size_t len = 0;
-    const char *b = lua_isstring(L, idx) ? lua_tolstring(L, idx, &len) : NULL; /* a string or a number */
-    if (!b) luaL_error(L, "%s: body must be a string, got %s", W, luaL_typename(L, idx));
-    if (ll_body_set_memory(&r->body, b, len) < 0) luaL_error(L, "out of memory");
-}
 
 static void add_tag(lua_State *L, ll_http_req *r, const char *key, const char *value) {
     if (ll_http_req_add_tag(r, key, value) < 0) luaL_error(L, "out of memory");
@@ -519,7 +514,7 @@ void ll_http_client_set_method(lua_State *L, ll_http_req *r, int idx, const char
     if (ll_http_req_set_method(r, ll_http_client_check_method(L, idx, W)) < 0) luaL_error(L, "out of memory");
 }
 
-void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const char *W) {
+void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, int anchor, const char *W) {
     if (lua_isnoneornil(L, idx)) return;
     need_table(L, idx, W, "params");
     lua_pushnil(L);
@@ -538,7 +533,8 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const ch
                 add_header(L, r, name, value);
                 lua_pop(L, 2);
             }
-        } else if (strcmp(k, "body") == 0) ll_http_client_set_body(L, r, v, W);
+        } else if (strcmp(k, "body") == 0) ll_http_body_set(L, r, v, anchor, W);
+        else if (strcmp(k, "compression") == 0) r->compression = ll_http_body_compression(L, v, W);
         else if (strcmp(k, "host") == 0) add_header(L, r, "Host", wire_value(L, v, W, "host"));
         else if (strcmp(k, "disable_keep_alive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
         else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
@@ -579,8 +575,11 @@ int ll_http_client_request_new(lua_State *L) {
     ll_http_req_init(&q->req);
     luaL_getmetatable(L, REQUEST_MT);
     lua_setmetatable(L, -2);
+    lua_newtable(L); /* the Request's environment keeps what its body reads from */
     ll_http_client_set_url(L, &q->req, 1, "http.Request");
-    ll_http_client_parse_params(L, 2, &q->req, "http.Request");
+    ll_http_client_parse_params(L, 2, &q->req, 4, "http.Request");
+    ll_http_body_finish(L, &q->req, "http.Request");
+    lua_setfenv(L, 3);
     return 1;
 }
 

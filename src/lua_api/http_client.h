@@ -55,9 +55,9 @@ ll_http_request *ll_http_client_to_request(lua_State *L, int idx);
 /* Param parsing into a request (raise on bad input; W names the caller in
  * the message, e.g. "http.Request"). Nothing that could smuggle bytes onto
  * the wire gets through (http_req.h's checks). */
-void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, const char *W);
+/* anchor: a table that keeps what the body reads from (http_body.h) */
+void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, int anchor, const char *W);
 void ll_http_client_set_url(lua_State *L, ll_http_req *r, int idx, const char *W);
-void ll_http_client_set_body(lua_State *L, ll_http_req *r, int idx, const char *W);
 void ll_http_client_set_method(lua_State *L, ll_http_req *r, int idx, const char *W);
 /* The method at idx, checked to be a token (the request(method, ...) form). */
 const char *ll_http_client_check_method(lua_State *L, int idx, const char *W);

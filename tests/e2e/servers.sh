@@ -35,11 +35,13 @@
 #     /plain            the text; /gzip /deflate (zlib) /br /zstd: the text,
 #                       always compressed so, whatever Accept-Encoding says
 #     /big              1 MiB of random bytes
+#     /proxy/X          proxied to 127.0.0.1:$UPSTREAM_PORT/X (set UPSTREAM_PORT
+#                       before starting, e.g. to a luaload serve for /sha256)
 # start_caddy: Caddy on CADDY_PORT (HTTPS h1 + h2 over TCP, h3 over UDP, same
 #   number) and CADDY_MTLS_PORT (the same, client cert signed by ca.pem
 #   required in the handshake), server.pem. Sets CADDY_PID. Routes: / "hello\n",
 #   /echo (as nginx's), /status/NNN (any 100-599, body "status NNN\n"), /mtls
-#   "client=SUBJECT\n", anything else 404. Without a client cert, and over
+#   "client=SUBJECT\n", /proxy/X (as nginx's), anything else 404. Without a client cert, and over
 #   HTTP/3 (Caddy 2.6 has no TLS details there), /mtls sends the placeholder
 #   unexpanded: "client={http.request.tls.client.subject}".
 # start_tinyproxy: an HTTP proxy (plain requests and CONNECT to any port) on
@@ -190,7 +192,7 @@ start_nginx() {
   # run as root, nginx's workers would be 'nobody', who cannot read $T
   [[ $(id -u) == 0 ]] && user_line='user root;'
   read -r NGINX_HTTP_PORT NGINX_H2C_PORT NGINX_HTTPS_PORT NGINX_MTLS_PORT <<<"$(_srv_ports 4)"
-  _srv_render nginx-routes.conf.in "$d/routes.conf" "WWW=$d/www" || return 1
+  _srv_render nginx-routes.conf.in "$d/routes.conf" "WWW=$d/www" "UPSTREAM=${UPSTREAM_PORT:-9}" || return 1
   _srv_render nginx.conf.in "$d/nginx.conf" "DIR=$d" "CERTS=$CERTS" "USER_LINE=$user_line" \
     "WORKERS=${NGINX_WORKERS:-1}" "HTTP_PORT=$NGINX_HTTP_PORT" "H2C_PORT=$NGINX_H2C_PORT" \
     "HTTPS_PORT=$NGINX_HTTPS_PORT" "MTLS_PORT=$NGINX_MTLS_PORT" || return 1
@@ -209,7 +211,7 @@ start_caddy() {
   mkdir -p "$d/home" "$d/data" "$d/config"
   read -r CADDY_PORT CADDY_MTLS_PORT <<<"$(_srv_ports 2)"
   _srv_render Caddyfile.in "$d/Caddyfile" "DIR=$d" "CERTS=$CERTS" \
-    "PORT=$CADDY_PORT" "MTLS_PORT=$CADDY_MTLS_PORT" || return 1
+    "PORT=$CADDY_PORT" "MTLS_PORT=$CADDY_MTLS_PORT" "UPSTREAM=${UPSTREAM_PORT:-9}" || return 1
   _srv_launch "$d/caddy.log" env HOME="$d/home" XDG_DATA_HOME="$d/data" \
     XDG_CONFIG_HOME="$d/config" caddy run --adapter caddyfile --config "$d/Caddyfile"
   CADDY_PID=$_SRV_PID

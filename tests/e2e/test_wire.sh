@@ -29,7 +29,7 @@ function default()
   try("cookie", function() local r = http.get("$URL/", { cookies = { a = "b\r\nc" } }) return r end)
   try("url", function() local r = http.get("$URL/x\r\nY: z") return r end)
   try("user_agent", function() local c = http.Client({ user_agent = "a\r\nb" }) return c end)
-  try("body type", function() local r = http.post("$URL/", {}) return r end)
+  try("body type", function() local r = http.post("$URL/", true) return r end)
 end
 LUA
 )
@@ -43,7 +43,7 @@ expect_match "CR/LF in a header value" "$OUT" "http.get: header 'X-A' must not c
 expect_match "a bad header name" "$OUT" "http.get: header name 'X A' is not a token"
 expect_match "CR/LF in the URL" "$OUT" "http.get: invalid URL"
 expect_match "user_agent" "$OUT" "http.Client: user_agent must not contain CR, LF or NUL"
-expect_match "the body type names the function" "$OUT" "http.post: body must be a string, got table"
+expect_match "the body type names the function" "$OUT" "http.post: body must be a string, a table, an http.FileStream, an http.Form or an http.Blob, got boolean"
 expect_eq "no smuggled request reached the server" "$(curl -s "$URL/stats" | jq .requests)" 0
 
 # a bad Request in the init code: exit 107 naming the line

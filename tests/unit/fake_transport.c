@@ -37,8 +37,9 @@ static void fake_release(ll_transfer *base) {
     ll_buf_free(&x->hdrs);
 }
 
-static int fake_cancel(ll_transfer *base) {
+static int fake_cancel(ll_transfer *base, int64_t *bytes_sent) {
     fake_transfer *x = (fake_transfer *)base;
+    *bytes_sent = 0;
     if (!x->active) return 0;
     ll_loop_timer_stop(base->tp->loop, &x->timer);
     x->active = 0;
@@ -127,7 +128,8 @@ static ll_transfer *fake_transfer_new(ll_transport *tp, int vu_index, uint64_t p
 
 static void fake_transfer_free(ll_transfer *base) {
     fake_transfer *x = (fake_transfer *)base;
-    fake_cancel(base);
+    int64_t sent;
+    fake_cancel(base, &sent);
     ll_buf_free(&x->body);
     ll_buf_free(&x->hdrs);
     free(x);

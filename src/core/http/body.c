@@ -40,6 +40,12 @@ void ll_body_set_generator(ll_body *b, ll_body_gen_fn *gen, void *gen_ud, uint64
     b->len = len;
 }
 
+void ll_body_set_form(ll_body *b, const struct ll_form *f) {
+    ll_body_clear(b);
+    b->kind = LL_BODY_FORM;
+    b->form = f;
+}
+
 int ll_body_copy(ll_body *dst, const ll_body *src) {
     if (src->kind == LL_BODY_MEMORY) return ll_body_set_memory(dst, src->mem, (size_t)src->len);
     ll_body_clear(dst);

@@ -156,6 +156,8 @@ int ll_http_req_copy(ll_http_req *dst, const ll_http_req *src) {
     for (int i = 0; i < src->nheaders; i++)
         if (ll_http_req_add_header(dst, src->headers[i].name, src->headers[i].value) < 0) return -1;
     if (ll_body_copy(&dst->body, &src->body) < 0) return -1;
+    dst->body_type = src->body_type;
+    dst->compression = src->compression;
     for (int i = 0; i < src->nreplace_cookies; i++)
         if (ll_http_req_replace_cookie(dst, src->replace_cookies[i]) < 0) return -1;
     return ll_http_req_copy_options(dst, src);

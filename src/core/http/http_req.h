@@ -35,6 +35,9 @@ typedef struct ll_http_req {
     int throw_errors;          /* raise in the script on a transport error */
     char **tags;               /* user tags of its samples: key, value, key, ... */
     int ntags;                 /* pairs */
+    const char *body_type;     /* the Content-Type its body implies (a table
+                                * body: form-urlencoded), a literal, or NULL */
+    int compression;           /* LL_COMPRESS_* still to apply (body_compress.h) */
     char **replace_cookies;    /* names whose jar cookies it does not send
                                 * (its own replace them), NULL-ended, or NULL */
     int nreplace_cookies;

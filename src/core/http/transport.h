@@ -70,8 +70,10 @@ typedef struct ll_transport_ops {
     int (*start)(ll_transfer *x, const ll_http_req *req, const char *method, const char *cookie,
                  ll_transfer_done_fn *fn, void *ud, const char **err);
     /* No callback will follow. Returns how many times the request had gone
-     * out on the wire (0: it never left, so no server saw it). */
-    int (*cancel)(ll_transfer *x);
+     * out on the wire (0: it never left, so no server saw it), and the
+     * bytes of it sent so far in *bytes_sent (a big upload cut off at the
+     * end of the test still counts in data_sent). */
+    int (*cancel)(ll_transfer *x, int64_t *bytes_sent);
     /* From the completion callback, once it copied the body and headers
      * out: a big response's buffers go back (its res body and headers are
      * then empty). */

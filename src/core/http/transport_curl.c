@@ -7,7 +7,8 @@
  * per multi handle. Each transfer keeps its easy handle, so a VU keeps its
  * keep-alive connection. Per-request options are only re-applied when the
  * VU sends a different prepared request than last time. A body in memory
- * goes as POSTFIELDS; a file region or generator body is streamed through
+ * goes as POSTFIELDS; a multipart form as a curl_mime whose parts are read
+ * through callbacks; a file region or generator body is streamed through
  * the read callback. This file is the only one that includes curl.h, and it
  * calls curl_global_init once for the process. */
 #include "transport_curl.h"
@@ -25,6 +26,7 @@
 #include <gnutls/gnutls.h>
 #endif
 
+#include "form.h"
 #include "xmalloc.h"
 #include "buf.h"
 
@@ -68,6 +70,12 @@ struct curl_transport {
     int nsocks;
 };
 
+/* A form part's data as libcurl reads it. */
+typedef struct mime_cursor {
+    const ll_body *data;
+    uint64_t pos;
+} mime_cursor;
+
 typedef struct curl_transfer {
     ll_transfer base;          /* req and method: in flight or last sent */
     multi_ctx *mc;
@@ -79,6 +87,9 @@ typedef struct curl_transfer {
     int active;
     int streamed;              /* the body goes through the read callback */
     uint64_t body_pos;         /* of a streamed body */
+    curl_mime *mime;           /* the form being sent, or NULL */
+    struct mime_cursor *cursors; /* where each of its parts is read */
+    int ncursors;
     uint64_t t_start, t_pre, t_first, t_last; /* our clock: submitted, about to
                                               * send, first and last byte in */
     int attempts;              /* times the request went out (libcurl retries
@@ -189,8 +200,10 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     r->body_len = r->status ? x->body.len : 0; /* a failed request has no body, as in k6 */
     r->headers = x->hdrs.p ? x->hdrs.p : "";
     r->headers_len = x->hdrs.len;
-    /* headers and a body given in memory; a streamed body counts as sent */
-    r->bytes_sent = req_size + (x->streamed ? (int64_t)x->body_pos : 0);
+    /* everything libcurl wrote for the request: headers and the body,
+     * whether in memory, streamed or a form (measured against what serve
+     * received: bench/uploads.sh) */
+    r->bytes_sent = req_size;
     /* on the wire: a compressed body counts compressed */
     r->bytes_received = x->header_bytes + (wire_body > 0 ? (int64_t)wire_body : x->body_bytes);
     r->error_code = 0;
@@ -445,6 +458,56 @@ static size_t on_read(char *buf, size_t size, size_t n, void *ud) {
     return (size_t)r;
 }
 
+/* A form part, read as libcurl sends it (pread for a file region: many
+ * transfers send one file at once). */
+static size_t on_mime_read(char *buf, size_t size, size_t n, void *arg) {
+    mime_cursor *c = arg;
+    ssize_t r = ll_body_read(c->data, c->pos, buf, size * n);
+    if (r < 0) return CURL_READFUNC_ABORT;
+    c->pos += (uint64_t)r;
+    return (size_t)r;
+}
+
+static int on_mime_seek(void *arg, curl_off_t offset, int origin) {
+    mime_cursor *c = arg;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > c->data->len) return CURL_SEEKFUNC_FAIL;
+    c->pos = (uint64_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
+static void mime_drop(curl_transfer *x) {
+    if (!x->mime) return;
+    curl_easy_setopt(x->easy, CURLOPT_MIMEPOST, NULL);
+    curl_mime_free(x->mime);
+    x->mime = NULL;
+}
+
+/* The form f as the handle's MIMEPOST: parts named, with their filename
+ * and type, their data read through callbacks. -1 when out of memory. */
+static int mime_build(curl_transfer *x, const ll_form *f) {
+    mime_drop(x);
+    if (f->n > x->ncursors) {
+        mime_cursor *c = realloc(x->cursors, (size_t)f->n * sizeof(*c));
+        if (!c) return -1;
+        x->cursors = c;
+        x->ncursors = f->n;
+    }
+    x->mime = curl_mime_init(x->easy);
+    if (!x->mime) return -1;
+    for (int i = 0; i < f->n; i++) {
+        const ll_form_part *p = &f->parts[i];
+        curl_mimepart *mp = curl_mime_addpart(x->mime);
+        x->cursors[i].data = &p->data;
+        x->cursors[i].pos = 0;
+        if (!mp || curl_mime_name(mp, p->name) != CURLE_OK ||
+            (p->filename && curl_mime_filename(mp, p->filename) != CURLE_OK) ||
+            (p->content_type && curl_mime_type(mp, p->content_type) != CURLE_OK) ||
+            curl_mime_data_cb(mp, (curl_off_t)p->data.len, on_mime_read, on_mime_seek, NULL, &x->cursors[i]) != CURLE_OK)
+            return -1;
+    }
+    return curl_easy_setopt(x->easy, CURLOPT_MIMEPOST, x->mime) == CURLE_OK ? 0 : -1;
+}
+
 /* libcurl rewinds a streamed body to send it again (a redirect, a retry on
  * a connection that was closed under it). */
 static int on_seek(void *ud, curl_off_t offset, int origin) {
@@ -508,9 +571,13 @@ static void curl_transfer_release(ll_transfer *base) {
     x->res.body_len = x->res.headers_len = 0;
 }
 
-static int curl_transfer_cancel(ll_transfer *base) {
+static int curl_transfer_cancel(ll_transfer *base, int64_t *bytes_sent) {
     curl_transfer *x = (curl_transfer *)base;
+    *bytes_sent = 0;
     if (!x->active) return 0;
+    long req_size = 0; /* grows as the request goes out */
+    curl_easy_getinfo(x->easy, CURLINFO_REQUEST_SIZE, &req_size);
+    *bytes_sent = x->attempts ? req_size : 0;
     curl_multi_remove_handle(x->mc->multi, x->easy);
     x->active = 0;
     return x->attempts;
@@ -519,8 +586,11 @@ static int curl_transfer_cancel(ll_transfer *base) {
 static void curl_transfer_free(ll_transfer *base) {
     curl_transfer *x = (curl_transfer *)base;
     if (!x) return;
-    curl_transfer_cancel(base);
+    int64_t sent;
+    curl_transfer_cancel(base, &sent);
     if (x->easy) curl_easy_cleanup(x->easy);
+    curl_mime_free(x->mime); /* after the handle that used it */
+    free(x->cursors);
     multi_unref((curl_transport *)base->tp, x->mc);
     ll_buf_free(&x->body);
     ll_buf_free(&x->hdrs);
@@ -779,6 +849,9 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     int head = strcmp(m, "HEAD") == 0, post = strcmp(m, "POST") == 0;
     int has_body = req->body.kind != LL_BODY_NONE;
     int plain_get = strcmp(m, "GET") == 0 && !has_body;
+    int chunked = 0; /* the script's Transfer-Encoding: chunked */
+    for (int i = 0; i < req->nheaders; i++)
+        chunked |= strcasecmp(req->headers[i].name, "Transfer-Encoding") == 0 && strcasestr(req->headers[i].value, "chunked");
     struct curl_slist *headers = build_headers(x, req, cookie);
     if (!headers) return -1;
     free(x->cookie_applied);
@@ -790,15 +863,19 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* resets body and NOBODY */
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
     x->streamed = 0;
+    if (x->mime && req->body.kind != LL_BODY_FORM) mime_drop(x);
     if (head) {
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    } else if (req->body.kind == LL_BODY_MEMORY || (post && !has_body)) {
+    } else if ((req->body.kind == LL_BODY_MEMORY && !chunked) || (post && !has_body)) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body.len);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body.mem ? req->body.mem : "");
-    } else if (has_body) { /* a file region or a generator: streamed */
+    } else if (req->body.kind == LL_BODY_FORM) {
+        if (mime_build(x, req->body.form) < 0) return -1;
+    } else if (has_body) { /* a file region or a generator (or chunked): streamed */
         curl_easy_setopt(e, CURLOPT_POST, 1L);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, NULL);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body.len);
+        /* without a size libcurl sends the body chunked over HTTP/1.1 */
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, chunked ? (curl_off_t)-1 : (curl_off_t)req->body.len);
         x->streamed = 1;
     }
     /* any other method, and a GET that carries a body */
@@ -848,6 +925,7 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     x->body_bytes = 0;
     x->header_bytes = 0;
     x->body_pos = 0;
+    for (int i = 0; x->mime && i < x->ncursors; i++) x->cursors[i].pos = 0;
     x->errbuf[0] = 0;
     x->t_pre = x->t_first = x->t_last = 0;
     x->attempts = 0;

@@ -10,7 +10,8 @@
  * which keeps pipelined responses in order. Also owns the per-request
  * accounting (the worker's counters, the --faults draw), pacing the output
  * queue for the slow faults, the RST close (reset fault) and the stalled
- * connection that only drops input (stall fault). */
+ * connection that only drops input (stall fault). A connection's upload
+ * state (upload.c's) goes with it. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -257,6 +258,7 @@ void ll_conn_close(conn *c) {
     if (c->next) c->next->prev = c->prev;
     free(c->rbuf);
     free(c->body);
+    ll_upload_free(c->up);
     free(c->wbuf);
     free(c->segs);
     free(c);

@@ -2,10 +2,12 @@
  *
  * Owns: parsing a connection's rbuf into its request, incrementally: the
  * request line (the target goes to routes.c's ll_routes_match), the headers
- * that matter (Content-Length, Transfer-Encoding, Connection, Expect), the
- * body by Content-Length or chunked with trailers (kept for /echo, dropped
- * otherwise), the limits on them, and the decimal parser serve.c and
- * routes.c share. */
+ * that matter (Content-Length, Transfer-Encoding, Connection, Expect,
+ * Content-Type), the body by Content-Length or chunked with trailers (kept
+ * for /echo, passed on to upload.c as it arrives for /sha256 and
+ * /multipart, dropped as it arrives otherwise: a body of any size costs no
+ * memory), the limits on them, and the decimal parser serve.c and routes.c
+ * share. */
 #include "serve_internal.h"
 
 #include <stdint.h>
@@ -104,9 +106,14 @@ static int parse_header(request *r, const char *p, const char *eol) {
         parse_connection(r, v, vlen);
     } else if (header_is(p, nlen, "expect")) {
         r->expect_continue = vlen == 12 && strncasecmp(v, "100-continue", 12) == 0;
+    } else if (header_is(p, nlen, "content-type")) {
+        r->ctype = v; /* in rbuf, read by ll_upload_begin before parse_head returns */
+        r->ctype_len = vlen;
     }
     return 0;
 }
+
+static int is_upload(const request *r) { return r->route == ROUTE_SHA256 || r->route == ROUTE_MULTIPART; }
 
 /* Request line and headers; on success rpos moves past the blank line. */
 static int parse_head(conn *c) {
@@ -145,6 +152,7 @@ static int parse_head(conn *c) {
     }
     r->state = r->chunked ? RS_CHUNK_SIZE : r->content_length > 0 ? RS_BODY : RS_READY;
     r->left = r->content_length;
+    if (is_upload(r)) ll_upload_begin(c);
     if (r->expect_continue && !r->http10 && r->state != RS_READY)
         ll_conn_out_bytes(c, "HTTP/1.1 100 Continue\r\n\r\n", 25);
     return P_OK;
@@ -154,7 +162,12 @@ static int parse_head(conn *c) {
 
 static int body_append(conn *c, const char *p, size_t n) {
     request *r = &c->req;
-    if (r->route != ROUTE_ECHO || n == 0) return 0; /* other routes drop the body */
+    if (n == 0) return 0;
+    if (is_upload(r)) {
+        ll_upload_data(c, p, n); /* hashed, not kept */
+        return 0;
+    }
+    if (r->route != ROUTE_ECHO) return 0; /* other routes drop the body */
     if (c->blen + n > ECHO_MAX) {
         r->err_status = 413;
         r->msg = "request body too large for /echo\n";
@@ -257,14 +270,17 @@ static int parse_body(conn *c) {
 }
 
 int ll_request_parse(conn *c) {
+    int was_ready = c->req.state == RS_READY; /* a delayed request, parsed again */
     int rc = c->req.state == RS_HEAD ? parse_head(c) : P_OK;
     if (rc == P_OK) rc = parse_body(c);
+    if (rc == P_OK && !was_ready && is_upload(&c->req)) ll_upload_end(c);
     return rc;
 }
 
 void ll_request_reset(conn *c) {
     memset(&c->req, 0, sizeof(c->req));
     c->blen = 0;
+    if (c->up) ll_upload_trim(c->up);
     if (c->bcap > BUF_KEEP) {
         free(c->body);
         c->body = NULL;

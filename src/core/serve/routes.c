@@ -1,12 +1,13 @@
 /* routes.c -- `luaload serve`'s routes and responses.
  *
  * Owns: matching a request target to a route (/status/N, /bytes/N,
- * /delay/MS, /echo, /close, /fault/NAME, /stats, anything else the default
- * route), the route names the counters use, reason phrases, the status line
- * and headers, the default route's prebuilt keep-alive response, and
- * queueing each route's response (and the error responses) on the
- * connection's output (conn.c). What a fault does to a response is
- * faults.c's. */
+ * /delay/MS, /echo, /close, /sha256, /multipart, /fault/NAME, /stats,
+ * anything else the default route), the route names the counters use,
+ * reason phrases, the status line and headers, the default route's
+ * prebuilt keep-alive response, and queueing each route's response (and
+ * the error responses) on the connection's output (conn.c). What a fault
+ * does to a response is faults.c's; the upload routes' answers are
+ * upload.c's. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -23,7 +24,8 @@ enum { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEP };
 /* ---- routes ---- */
 
 static const char *const route_names[ROUTE_COUNT] = {
-    "default", "status", "bytes", "delay", "echo", "close", "error", "fault", "stats", "malformed",
+    "default", "status", "bytes", "delay", "echo", "close", "sha256", "multipart", "error", "fault", "stats",
+    "malformed",
 };
 
 const char *ll_routes_name(int route) { return route_names[route]; }
@@ -76,6 +78,12 @@ void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) 
         r->delay_us = 0;
     } else if (is_exactly(path, len, "/close")) {
         r->route = ROUTE_CLOSE;
+        r->delay_us = 0;
+    } else if (is_exactly(path, len, "/sha256")) {
+        r->route = ROUTE_SHA256;
+        r->delay_us = 0;
+    } else if (is_exactly(path, len, "/multipart")) {
+        r->route = ROUTE_MULTIPART;
         r->delay_us = 0;
     } else if (has_prefix(path, len, "/fault/")) {
         r->route = ROUTE_FAULT;
@@ -160,8 +168,10 @@ static size_t append_str(char *buf, size_t cap, size_t n, const char *s) {
     return n + k;
 }
 
-/* Status line and headers. 1xx and 204 get no Content-Length (RFC 9110). */
-static size_t format_head(char *buf, size_t cap, int status, const char *type, uint64_t len, int conn_hdr) {
+/* Status line and headers, with extra (header lines, each ending in CRLF)
+ * when not NULL. 1xx and 204 get no Content-Length (RFC 9110). */
+static size_t format_head(char *buf, size_t cap, int status, const char *type, const char *extra, uint64_t len,
+                          int conn_hdr) {
     char num[48];
     size_t n = 0;
     snprintf(num, sizeof(num), "HTTP/1.1 %d ", status);
@@ -176,6 +186,7 @@ static size_t format_head(char *buf, size_t cap, int status, const char *type, u
     }
     if (conn_hdr == CONN_HDR_CLOSE) n = append_str(buf, cap, n, "Connection: close\r\n");
     if (conn_hdr == CONN_HDR_KEEP) n = append_str(buf, cap, n, "Connection: keep-alive\r\n");
+    if (extra) n = append_str(buf, cap, n, extra);
     return append_str(buf, cap, n, "\r\n");
 }
 
@@ -184,7 +195,7 @@ void ll_routes_build_fast(serve_cfg *cfg) {
     char head[256];
     int has_body = body_allowed(cfg->status);
     uint64_t len = has_body ? cfg->body_size : 0;
-    size_t hn = format_head(head, sizeof(head), cfg->status, TEXT, len, CONN_HDR_NONE);
+    size_t hn = format_head(head, sizeof(head), cfg->status, TEXT, NULL, len, CONN_HDR_NONE);
     size_t inline_len = len <= FILL_INLINE ? (size_t)len : 0;
     cfg->fast = ll_xmalloc(hn + inline_len + 1);
     memcpy(cfg->fast, head, hn);
@@ -196,14 +207,16 @@ void ll_routes_build_fast(serve_cfg *cfg) {
 
 /* ---- responses ---- */
 
-/* Queues the head (with the huge-headers fault's filler before its blank
- * line) and the body; records the head's length in r->head_len. */
-static void respond_typed(conn *c, int status, const char *type, const char *body, uint64_t len, int fill) {
+/* Queues the head (with the extra header lines, and the huge-headers
+ * fault's filler before its blank line) and the body; records the head's
+ * length in r->head_len. */
+static void respond_full(conn *c, int status, const char *type, const char *extra, const char *body, uint64_t len,
+                         int fill) {
     request *r = &c->req;
     int conn_hdr = !r->keep_alive ? CONN_HDR_CLOSE : r->http10 ? CONN_HDR_KEEP : CONN_HDR_NONE;
     int has_body = body_allowed(status);
     char head[256];
-    size_t n = format_head(head, sizeof(head), status, type, has_body ? len : 0, conn_hdr);
+    size_t n = format_head(head, sizeof(head), status, type, extra, has_body ? len : 0, conn_hdr);
     r->head_len = n;
     if (r->fault == FAULT_HUGE_HEADERS) {
         uint64_t before = c->out_pending;
@@ -220,7 +233,7 @@ static void respond_typed(conn *c, int status, const char *type, const char *bod
 }
 
 static void respond_with(conn *c, int status, const char *body, uint64_t len, int fill) {
-    respond_typed(c, status, TEXT, body, len, fill);
+    respond_full(c, status, TEXT, NULL, body, len, fill);
 }
 
 static void respond_stats(conn *c) {
@@ -228,8 +241,21 @@ static void respond_stats(conn *c) {
     ll_stats_json(&b, c->w->cfg->workers, c->w->cfg->threads);
     ll_buf_puts(&b, "\n");
     if (b.failed) c->failed = 1;
-    else respond_typed(c, 200, "application/json", b.p, b.len, 0);
+    else respond_full(c, 200, "application/json", NULL, b.p, b.len, 0);
     ll_buf_free(&b);
+}
+
+/* /sha256: the digest with X-Body-Size; /multipart: the parts' JSON. */
+static void respond_upload(conn *c) {
+    char extra[64];
+    size_t len;
+    const char *body = ll_upload_answer(c, &len);
+    if (c->req.route == ROUTE_MULTIPART) {
+        respond_full(c, 200, "application/json", NULL, body, len, 0);
+        return;
+    }
+    snprintf(extra, sizeof(extra), "X-Body-Size: %" PRIu64 "\r\n", ll_upload_body_size(c));
+    respond_full(c, 200, TEXT, extra, body, len, 0);
 }
 
 size_t ll_routes_respond_general(conn *c) {
@@ -254,6 +280,10 @@ size_t ll_routes_respond_general(conn *c) {
         break;
     case ROUTE_ECHO:
         respond_with(c, 200, c->body, c->blen, 0);
+        break;
+    case ROUTE_SHA256:
+    case ROUTE_MULTIPART:
+        respond_upload(c);
         break;
     case ROUTE_ERROR:
         respond_with(c, r->status, r->msg, strlen(r->msg), 0);

@@ -7,6 +7,8 @@
  *   conn.c      connection I/O: read, output queue, events, timers, close
  *   request.c   HTTP/1.1 request parsing (head, Content-Length, chunked)
  *   routes.c    routes and their responses
+ *   upload.c    the upload routes' bodies: /sha256, /multipart (multipart.c)
+ *   multipart.c streaming multipart/form-data parser (multipart.h)
  *   faults.c    fault injection: --faults, the seeded draw, each fault's bytes
  *   stats.c     request accounting: the per-thread counters' JSON (/stats)
  *
@@ -14,9 +16,12 @@
  * complete requests as it can; routes.c appends their responses to conn.c's
  * output queue (bytes in wbuf, large 'x' bodies as "fill" segments that
  * point at a shared static buffer, so /bytes/N never copies); conn.c sends
- * the queue with one sendmsg(). A request that drew a fault (faults.c)
- * gets faults.c's response instead, which may pace the output queue
- * (conn.c sends it a few bytes at a time) or end the connection. */
+ * the queue with one sendmsg(). Request bodies are dropped as they are
+ * parsed, except /echo's (kept in body) and the upload routes' (passed on
+ * to upload.c, which hashes them and keeps nothing). A request that drew
+ * a fault (faults.c) gets faults.c's response instead, which may pace the
+ * output queue (conn.c sends it a few bytes at a time) or end the
+ * connection. */
 #ifndef LL_SERVE_INTERNAL_H
 #define LL_SERVE_INTERNAL_H
 
@@ -39,8 +44,8 @@
 /* ROUTE_MALFORMED is no route: it counts the requests the parser refused
  * (a 400, or a 413 for /echo; stats only). */
 enum {
-    ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_ERROR,
-    ROUTE_FAULT, ROUTE_STATS, ROUTE_MALFORMED, ROUTE_COUNT
+    ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_SHA256,
+    ROUTE_MULTIPART, ROUTE_ERROR, ROUTE_FAULT, ROUTE_STATS, ROUTE_MALFORMED, ROUTE_COUNT
 };
 enum {
     FAULT_NONE, FAULT_RESET, FAULT_CLOSE_HEADERS, FAULT_CLOSE_BODY, FAULT_GARBAGE, FAULT_SLOW_HEADERS,
@@ -48,6 +53,7 @@ enum {
 };
 
 typedef struct worker worker;
+typedef struct upload upload; /* upload.c's */
 
 /* ---- configuration (serve.c fills it; read-only once serving) ---- */
 
@@ -87,6 +93,8 @@ typedef struct request {
     uint64_t content_length;
     size_t head_len;      /* status line + headers of the response routes.c queued */
     const char *msg;      /* body of ROUTE_ERROR and of parse errors */
+    const char *ctype;    /* the Content-Type value, in rbuf: valid only while the head is parsed */
+    size_t ctype_len;
     int err_status;       /* parse errors: 400 unless set */
     int has_cl, chunked, te_seen;
     int conn_close, conn_ka, expect_continue;
@@ -114,6 +122,7 @@ typedef struct conn {
     size_t rpos, rlen, rcap, scan;
     char *body;           /* /echo request body */
     size_t blen, bcap;
+    upload *up;           /* /sha256 and /multipart: upload.c's state, NULL before the first */
     char *wbuf;
     size_t wlen, wcap;
     seg *segs;
@@ -233,6 +242,24 @@ const char *ll_faults_name(int fault);
 void ll_faults_respond(conn *c);
 /* Queues the huge-headers fault's filler header lines. */
 void ll_faults_out_filler(conn *c);
+
+/* ---- upload.c ---- */
+
+/* The head of a /sha256 or /multipart request is parsed (c->req.ctype is
+ * still valid): starts hashing, or the multipart parser for its boundary. */
+void ll_upload_begin(conn *c);
+/* The next n bytes of its body (chunked bodies decoded). */
+void ll_upload_data(conn *c, const char *p, size_t n);
+/* Its body is complete: the answer is ready, or the request became
+ * ROUTE_ERROR (a 400 for a bad multipart body, with its reason as msg). */
+void ll_upload_end(conn *c);
+/* The answer: the hex SHA-256 and "\n", or the parts' JSON and "\n". */
+const char *ll_upload_answer(const conn *c, size_t *len);
+/* /sha256: the body's size in bytes. */
+uint64_t ll_upload_body_size(const conn *c);
+/* After the response is queued: frees a big answer buffer. */
+void ll_upload_trim(upload *up);
+void ll_upload_free(upload *up);
 
 /* ---- stats.c ---- */
 
