@@ -19,6 +19,7 @@
 #include "http_cookies.h"
 #include "http_response.h"
 #include "modules.h"
+#include "http_png.h"
 #include "redirect.h"
 #include "state.h"
 #include "worker.h"
@@ -341,6 +342,7 @@ int luaopen_luaload_http(lua_State *L) {
     lua_newtable(L);
     luaL_register(L, NULL, fns);
     ll_http_cookies_register(L, lua_gettop(L));
+    ll_http_png_register(L, lua_gettop(L));
     ll_http_body_register(L, lua_gettop(L));
     /* throw = true: the request functions raise, through a Lua wrapper */
     lua_getglobal(L, "require");

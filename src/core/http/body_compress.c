@@ -123,6 +123,10 @@ int ll_body_compress(ll_body *b, int algo, char *err, size_t errlen) {
         snprintf(err, errlen, "compression needs a body in memory (a string); the request has no body");
         return -1;
     }
+    if (b->kind == LL_BODY_FORM) {
+        snprintf(err, errlen, "compression needs a body in memory (a string), not a multipart form");
+        return -1;
+    }
     if (b->kind != LL_BODY_MEMORY) {
         snprintf(err, errlen, "compression needs a body in memory (a string), not a FileStream or a generated body");
         return -1;
