@@ -111,24 +111,38 @@ static int l_add(lua_State *L) {
     custom_sample c = {L, lua_istable(L, 3) ? 3 : 0, vu};
     ll_tag_source t = {custom_tag, custom_list, &c, -1};
     ll_shard_sample(vu->w->shard, m->id, v, ll_loop_now_ns(), &t);
-    return 0;
+    lua_pushboolean(L, 1); /* k6's add() returns true */
+    return 1;
 }
 
-static int l_name(lua_State *L) {
+/* metric.name (a field, as k6's), metric.type, else the methods */
+static int l_index(lua_State *L) {
     metric_ud *m = luaL_checkudata(L, 1, METRIC_MT);
-    ll_worker *w = ll_state_worker(L);
-    lua_pushstring(L, w->run->reg->metrics[m->id].name);
+    const char *k = lua_tostring(L, 2);
+    if (k && strcmp(k, "name") == 0) {
+        lua_pushstring(L, ll_state_worker(L)->run->reg->metrics[m->id].name);
+        return 1;
+    }
+    if (k && strcmp(k, "type") == 0) {
+        static const char *const types[] = {"counter", "gauge", "rate", "trend"};
+        lua_pushstring(L, types[m->type == LL_COUNTER ? 0 : m->type == LL_GAUGE ? 1 : m->type == LL_RATE ? 2 : 3]);
+        return 1;
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
     return 1;
 }
 
 int luaopen_luaload_metrics(lua_State *L) {
-    static const luaL_Reg methods[] = {{"add", l_add}, {"name", l_name}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"add", l_add}, {NULL, NULL}};
     static const luaL_Reg fns[] = {
         {"Counter", l_counter}, {"Gauge", l_gauge}, {"Rate", l_rate}, {"Trend", l_trend}, {NULL, NULL},
     };
     luaL_newmetatable(L, METRIC_MT);
     lua_newtable(L);
     luaL_register(L, NULL, methods);
+    lua_pushcclosure(L, l_index, 1);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     lua_newtable(L);

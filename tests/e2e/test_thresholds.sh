@@ -83,6 +83,9 @@ function default()
   wait:add(res.timings.waiting)
   good:add(res.status == 200)
   last:add(ll.vu.iteration)
+  if ll.vu.iteration == 0 and ll.vu.id == 1 then
+    print("metric fields", hits.name, wait.name, good.type, tostring(size:add(12)))
+  end
 end
 function handle_summary(data)
   return {
@@ -94,6 +97,7 @@ LUA
 )
 run_ll run "$S" -u 2 -i 30
 expect_eq "custom metrics: thresholds pass" "$RC" 0
+expect_match "metric.name and .type are fields, add() returns true (k6)" "$OUT" $'^metric fields\thits\tmy_wait\trate\ttrue$'
 expect_eq "handle_summary wrote its file" "$(jq -r '.metrics.hits.values.count' "$T/custom-summary.json")" 30
 expect_eq "handle_summary data: thresholds ok" "$(jq -r '.metrics["hits{kind:a}"].thresholds["count==15"].ok' "$T/custom-summary.json")" true
 expect_eq "handle_summary data: trend stats" "$(jq -r '.metrics.http_req_duration.values | keys | sort | join(",")' "$T/custom-summary.json")" "avg,count,p(99),p(99.99)"

@@ -68,6 +68,9 @@ function default()
   print("upper", r.status)
   r = http.post("$WIRE/expect", string.rep("y", 2 * 1024 * 1024), { headers = { Expect = "100-continue" } })
   print("expect", r.status)
+  http.post("$WIRE/plain", "a string body")
+  http.post("$WIRE/typed", "{}", { headers = { ["Content-Type"] = "application/json" } })
+  http.post("$WIRE/table", { a = "1" })
 end
 LUA
 )
@@ -78,6 +81,9 @@ expect_match "an empty header value is sent" "$T/wire.log" "POST /big.*X-Empty:"
 expect_eq "no Expect header unless the script sets one" "$(grep '/big' "$T/wire.log" | grep -c -i 'expect')" 0
 expect_match "an Expect the script sets is sent" "$T/wire.log" "POST /expect.*Expect: 100-continue"
 expect_match "HTTP:// (upper-case scheme) works" "$OUT" "^upper	200"
+expect_eq "a string body sends no Content-Type (k6)" "$(grep '/plain' "$T/wire.log" | grep -c -i 'content-type')" 0
+expect_match "a Content-Type the script sets is sent" "$T/wire.log" "POST /typed.*Content-Type: application/json"
+expect_match "a table body is form-urlencoded" "$T/wire.log" "POST /table.*Content-Type: application/x-www-form-urlencoded"
 
 # max_response_body: over it, the request fails with error_code 1000; the
 # default is 512 MiB, so a 3 GiB body cannot crash LuaJIT

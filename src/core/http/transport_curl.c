@@ -102,7 +102,9 @@ typedef struct curl_transfer {
     long timeout_default;      /* the client's timeout_ms */
     struct curl_slist *ua;     /* "User-Agent: ..." and "Accept-Encoding:": all
                                 * a request without headers or body sends */
-    struct curl_slist *ua_body; /* the same and "Expect:", with a body */
+    struct curl_slist *ua_body; /* the same, "Expect:" and "Content-Type:", with
+                                * a body (k6 sends no Content-Type the script
+                                * did not set; libcurl would add form-urlencoded) */
     struct curl_slist *hlist;  /* the request's headers plus the User-Agent */
     int version_default;       /* the client's http_version */
     int no_reuse;              /* the client's disable_keep_alive */
@@ -709,6 +711,7 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, uint64_t
     x->ua_body = l ? curl_slist_append(NULL, ua) : NULL;
     l = x->ua_body ? curl_slist_append(x->ua_body, "Accept-Encoding:") : NULL;
     l = l ? curl_slist_append(l, "Expect:") : NULL;
+    l = l ? curl_slist_append(l, "Content-Type:") : NULL;
     for (int i = 0; l && o->connect_to && o->connect_to[i]; i++) {
         l = curl_slist_append(x->connect_to, o->connect_to[i]);
         if (l) x->connect_to = l;
@@ -777,12 +780,13 @@ static int add_header(curl_transfer *x, const char *name, const char *value, con
 static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req, const char *cookie) {
     curl_slist_free_all(x->hlist);
     x->hlist = NULL;
-    int has_body = req->body.kind != LL_BODY_NONE;
-    if (req->nheaders == 0 && !cookie && !x->server_name) return has_body ? x->ua_body : x->ua;
-    int has_ua = 0, has_expect = 0, has_ae = 0, has_cookie = 0, has_host = 0;
+    int has_body = req->body.kind != LL_BODY_NONE, form = req->body.kind == LL_BODY_FORM;
+    if (req->nheaders == 0 && !cookie && !x->server_name && !form) return has_body ? x->ua_body : x->ua;
+    int has_ua = 0, has_expect = 0, has_ae = 0, has_cookie = 0, has_host = 0, has_type = 0;
     for (int i = 0; i < req->nheaders; i++) {
         const ll_header *h = &req->headers[i];
         has_host |= strcasecmp(h->name, "Host") == 0;
+        has_type |= strcasecmp(h->name, "Content-Type") == 0;
         has_ua |= strcasecmp(h->name, "User-Agent") == 0;
         has_expect |= strcasecmp(h->name, "Expect") == 0;
         has_ae |= strcasecmp(h->name, "Accept-Encoding") == 0;
@@ -793,6 +797,8 @@ static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req
     if (cookie && !has_cookie && add_header(x, "Cookie", cookie, NULL) < 0) return NULL;
     if (!has_ua && add_line(x, x->ua->data) < 0) return NULL;
     if (!has_expect && has_body && add_line(x, "Expect:") < 0) return NULL;
+    /* a form's multipart type is libcurl's to set, with its boundary */
+    if (!has_type && has_body && !form && add_line(x, "Content-Type:") < 0) return NULL;
     if (!has_ae && add_line(x, "Accept-Encoding:") < 0) return NULL;
     if (x->server_name && !has_host && add_line(x, x->sni_host) < 0) return NULL;
     return x->hlist;
