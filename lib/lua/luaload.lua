@@ -32,20 +32,38 @@ function M.open(path, mode)
   return data
 end
 
--- check(value, { name = fn_or_bool, ... }) -> true when all passed
+-- check(value, checks) -> true when all passed. checks is a table of
+-- name = fn_or_bool, or a list { { name, fn_or_bool }, ... } that keeps the
+-- declared order (a Lua table has none: the summary lists checks in the
+-- order they were first seen).
 function M.check(value, sets)
   if type(sets) ~= "table" then
     error("check: expected a table of named checks as second argument, got " .. type(sets), 2)
   end
   local all = true
-  for name, c in pairs(sets) do
+  local function one(name, c)
     local ok = c
     if type(c) == "function" then ok = c(value) end
     ok = ok and true or false
     core.check(tostring(name), ok)
     if not ok then all = false end
   end
+  if type(sets[1]) == "table" then
+    for i, pair in ipairs(sets) do
+      if type(pair) ~= "table" or pair[1] == nil then
+        error("check: item " .. i .. " must be { name, function or boolean }", 2)
+      end
+      one(pair[1], pair[2])
+    end
+  else
+    for name, c in pairs(sets) do one(name, c) end
+  end
   return all
+end
+
+-- fail(message): ends the iteration with message as its error, as k6's fail
+function M.fail(message)
+  error(message == nil and "fail" or tostring(message), 2)
 end
 
 -- group(name, fn) runs fn inside a named group and records group_duration

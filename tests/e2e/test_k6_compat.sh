@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# test_k6_compat.sh -- the script API k6 users reach for (issue 12, growing):
+# check's list form keeps the declared order and check returns whether all
+# passed; fail(message) ends the iteration with that message.
+source "$(dirname "$0")/lib.sh"
+
+f=$(script checks.lua <<'LUA'
+local ll = require("luaload")
+function default()
+  local ok = ll.check(1, { { "z first", function(v) return v == 1 end }, { "a second", true }, { "m third", false } })
+  local ok2 = ll.check(1, { yes = function(v) return v == 1 end })
+  print("returns", ok, ok2)
+  if ll.vu.iteration == 1 then ll.fail("stop here") end
+  print("after fail", ll.vu.iteration)
+end
+LUA
+)
+run_ll run "$f" -i 2 -q --summary-export "$T/s.json"
+expect_eq "checks: exit 0 (a failed iteration is no failed run)" "$RC" 0
+expect_eq "check returns false when one failed, true when all passed" "$(grep -c $'^returns\tfalse\ttrue$' "$OUT")" 2
+expect_eq "the summary lists a list of checks in the declared order" \
+  "$(grep -E '^ +[✓✗] ' "$OUT" | sed -E 's/^ +[✓✗] //' | head -3 | tr '\n' ',')" "z first,a second,m third,"
+expect_eq "fail() ends the iteration" "$(grep -c '^after fail' "$OUT")" 1
+expect_match "fail(message): the message and the script line" "$ERR" "checks.lua:6: stop here"
+f=$(script badcheck.lua <<'LUA'
+local ll = require("luaload")
+function default() ll.check(1, { { "ok", true }, "oops" }) end
+LUA
+)
+run_ll run "$f" -i 1 -q
+expect_match "a bad item of the list form names its place" "$ERR" "badcheck.lua:2: check: item 2 must be { name, function or boolean }"
+finish
