@@ -32,7 +32,8 @@ local clients = {
   closed_https = { http.Client{ proxy = "http://127.0.0.1:$(free_port)", tls = { ca = "$CERTS/ca.pem" } }, "$HTTPS/echo" },
 }
 local c = clients[__ENV.MODE]
-options = { thresholds = { ["http_reqs{error_code:1212}"] = { "count>=0" }, ["http_reqs{status:200}"] = { "count>=0" } } }
+options = { thresholds = { ["http_reqs{error_code:1212}"] = { "count>=0" }, ["http_reqs{status:200}"] = { "count>=0" },
+                           ["http_reqs{error_code:1220}"] = { "count>=0" } } }
 function default()
   local r = c[1]:get(c[2])
   print(__ENV.MODE, r.status, r.proto, r.error_code, r.url, r.body)
@@ -46,7 +47,12 @@ run_mode() {
   run_ll run "$S" -q -e MODE="$1" -u "$2" -i $N --summary-export "$T/s.json" -o json="$T/$1.json"
   AFTER=$(proxy_requests)
   expect_eq "$1: exit 0" "$RC" 0
-  expect_eq "$1: http_reqs = $N" "$(cnt http_reqs)" $N
+  # tinyproxy may close a kept-alive client connection just as the next
+  # request goes out on it: libcurl sends it again and that first attempt
+  # is one more request, error_code 1220 (docs/failures.md). RESENT counts them.
+  RESENT=$(cnt 'http_reqs{error_code:1220}')
+  [[ $RESENT == missing ]] && RESENT=0
+  expect_eq "$1: http_reqs = $N (and $RESENT sent again)" "$(($(cnt http_reqs) - RESENT))" $N
 }
 
 run_mode http 1
@@ -54,7 +60,7 @@ expect_eq "http: every request through the proxy gets nginx's echo" \
   "$(grep -c -P "^http\t200\tHTTP/1.1\t0\t$HTTP/echo\tmethod=GET len= ae= cookie= ua=luaload/0.1.0 host=127.0.0.1$" "$OUT")" $N
 expect_eq "http: the proxy read exactly one request per request" "$((AFTER - BEFORE))" $N
 expect_eq "http: all of them absolute-form GETs of nginx's URL" "$(proxied "GET $HTTP/echo HTTP/1.1")" $N
-expect_eq "http: no failure" "$(passes http_req_failed)" 0
+expect_eq "http: no failure but the attempts sent again" "$(($(passes http_req_failed) - RESENT))" 0
 
 run_mode https 1
 expect_eq "https: HTTP/2 to nginx through the tunnel" \
