@@ -7,6 +7,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "http_cookies.h"
@@ -124,14 +125,63 @@ static void push_headers(lua_State *L, const char *p, size_t len) {
     }
 }
 
+/* Replaces the value at the top with what path selects in it, as k6's
+ * res.json(selector) (gjson's basic paths): "a.b" (keys), "items.0.id"
+ * (0-based array indexes), "items.#" (the length), "items.#.id" (that
+ * path in each element, as a list). nil when it is not there. */
+static void json_select(lua_State *L, const char *path) {
+    while (*path) {
+        size_t n = strcspn(path, ".");
+        const char *next = path[n] == '.' ? path + n + 1 : path + n;
+        if (!lua_istable(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushnil(L);
+            return;
+        }
+        if (n == 1 && path[0] == '#') {
+            int len = (int)lua_objlen(L, -1);
+            if (!*next) {
+                lua_pop(L, 1);
+                lua_pushinteger(L, len);
+                return;
+            }
+            lua_createtable(L, len, 0);
+            int k = 0;
+            for (int i = 1; i <= len; i++) {
+                lua_rawgeti(L, -2, i);
+                json_select(L, next);
+                if (lua_isnil(L, -1)) lua_pop(L, 1);
+                else lua_rawseti(L, -2, ++k);
+            }
+            lua_remove(L, -2);
+            return;
+        }
+        int digits = n > 0 && strspn(path, "0123456789") >= n;
+        lua_pushnil(L);
+        if (digits) { /* an array index, 0-based; else a key made of digits */
+            lua_pop(L, 1);
+            lua_rawgeti(L, -1, atoi(path) + 1);
+        }
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            lua_pushlstring(L, path, n);
+            lua_rawget(L, -2);
+        }
+        lua_remove(L, -2);
+        path = next;
+    }
+}
+
 static int l_response_json(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
+    const char *selector = luaL_optstring(L, 2, NULL);
     lua_getfield(L, 1, "body");
     size_t len;
     const char *body = lua_tolstring(L, -1, &len);
     if (!body) return luaL_error(L, "res:json(): the response has no body (response_type \"none\"?)");
     char err[128];
     if (ll_json_push(L, body, len, err, sizeof(err)) != 0) return luaL_error(L, "res:json(): %s", err);
+    if (selector && *selector) json_select(L, selector);
     return 1;
 }
 

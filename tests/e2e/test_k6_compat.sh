@@ -29,4 +29,19 @@ LUA
 )
 run_ll run "$f" -i 1 -q
 expect_match "a bad item of the list form names its place" "$ERR" "badcheck.lua:2: check: item 2 must be { name, function or boolean }"
+# res:json(selector), gjson's basic paths (serve's /echo sends the body back)
+start_serve
+f=$(script json.lua <<LUA
+local http = require("luaload.http")
+local doc = '{"a":{"b":"deep"},"items":[{"id":7,"tags":["x"]},{"id":9}],"n":3,"10":"ten"}'
+function default()
+  local r = http.post("$URL/echo", doc)
+  local ids = r:json("items.#.id")
+  print("json", r:json("a.b"), r:json("items.1.id"), r:json("items.#"), #ids, ids[1], ids[2],
+    r:json("items.0.tags.0"), tostring(r:json("nope.x")), r:json("10"), type(r:json()))
+end
+LUA
+)
+run_ll run "$f" -i 1 -q
+expect_match "res:json(selector): keys, 0-based indexes, # and #.path" "$OUT" $'^json\tdeep\t9\t2\t2\t7\t9\tx\tnil\tten\ttable$'
 finish
