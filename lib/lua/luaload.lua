@@ -32,20 +32,24 @@ function M.open(path, mode)
   return data
 end
 
--- check(value, checks) -> true when all passed. checks is a table of
+-- check(value, checks[, tags]) -> true when all passed; tags tag the
+-- check samples (checks{tag:value} thresholds). checks is a table of
 -- name = fn_or_bool, or a list { { name, fn_or_bool }, ... } that keeps the
 -- declared order (a Lua table has none: the summary lists checks in the
 -- order they were first seen).
-function M.check(value, sets)
+function M.check(value, sets, tags)
   if type(sets) ~= "table" then
     error("check: expected a table of named checks as second argument, got " .. type(sets), 2)
+  end
+  if tags ~= nil and type(tags) ~= "table" then
+    error("check: the tags (third argument) must be a table, got " .. type(tags), 2)
   end
   local all = true
   local function one(name, c)
     local ok = c
     if type(c) == "function" then ok = c(value) end
     ok = ok and true or false
-    core.check(tostring(name), ok)
+    core.check(tostring(name), ok, tags)
     if not ok then all = false end
   end
   if type(sets[1]) == "table" then

@@ -58,15 +58,25 @@ static void push_check_cache(lua_State *L, ll_vu *vu) {
     lua_remove(L, -2);
 }
 
-/* The tags of a check sample: check (its name) and group. */
+/* The tags of a check sample: the script's (check's third argument), check
+ * (its name) and group. */
 typedef struct check_sample {
     const char *name; /* NULL: "status is <status>", made only if asked */
     int status;
     const ll_vu *vu;
+    lua_State *L;
+    int tags;         /* stack index of the script's tags, 0: none */
 } check_sample;
 
 static const char *check_tag(const void *ctx, const char *key, char *buf, size_t len) {
     const check_sample *c = ctx;
+    if (c->tags && strcmp(key, "check") != 0) {
+        lua_getfield(c->L, c->tags, key);
+        const char *v = lua_tostring(c->L, -1);
+        if (v) snprintf(buf, len, "%s", v); /* the string may not outlive the pop */
+        lua_pop(c->L, 1);
+        if (v) return buf;
+    }
     if (strcmp(key, "group") == 0) return c->vu->group_path;
     if (strcmp(key, "check") != 0) return ll_vu_tag(c->vu, key);
     if (c->name) return c->name;
@@ -75,20 +85,35 @@ static const char *check_tag(const void *ctx, const char *key, char *buf, size_t
 }
 
 static void check_list(const void *ctx, ll_tag_fn *fn, void *ud) {
-    char buf[48];
+    const check_sample *c = ctx;
+    char buf[256];
+    int has_group = 0;
+    if (c->tags) {
+        lua_pushnil(c->L);
+        while (lua_next(c->L, c->tags)) {
+            if (lua_type(c->L, -2) == LUA_TSTRING && lua_isstring(c->L, -1) && strcmp(lua_tostring(c->L, -2), "check")) {
+                lua_pushvalue(c->L, -1); /* tostring a copy, not the value lua_next reads */
+                const char *k = lua_tostring(c->L, -3);
+                fn(ud, k, lua_tostring(c->L, -1));
+                has_group |= strcmp(k, "group") == 0;
+                lua_pop(c->L, 1);
+            }
+            lua_pop(c->L, 1);
+        }
+    }
     fn(ud, "check", check_tag(ctx, "check", buf, sizeof(buf)));
-    fn(ud, "group", check_tag(ctx, "group", buf, sizeof(buf)));
-    ll_vu_tags(((const check_sample *)ctx)->vu, fn, ud);
+    if (!has_group) fn(ud, "group", c->vu->group_path);
+    ll_vu_tags(c->vu, fn, ud);
 }
 
-static void record(ll_vu *vu, int id, const char *name, int status, int ok) {
+static void record(ll_vu *vu, int id, const char *name, int status, int ok, lua_State *L, int tags) {
     if (id < 0) return;
-    check_sample c = {name, status, vu};
+    check_sample c = {name, status, vu, L, tags};
     ll_tag_source t = {check_tag, check_list, &c, -1};
     ll_shard_check(vu->w->shard, id, ok, &t);
 }
 
-void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) {
+void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, int tags) {
     push_check_cache(L, vu);
     lua_getfield(L, -1, name);
     int id;
@@ -100,7 +125,7 @@ void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok) 
         lua_setfield(L, -3, name);
     }
     lua_pop(L, 2);
-    record(vu, id, name, 0, ok);
+    record(vu, id, name, 0, ok, L, tags);
 }
 
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
@@ -117,7 +142,7 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
         lua_rawseti(L, -3, -status);
     }
     lua_pop(L, 2);
-    record(vu, id, NULL, status, ok);
+    record(vu, id, NULL, status, ok, L, 0);
 }
 
 /* sleep(s): the VU's timer resumes it; an interrupt stops the timer
@@ -145,7 +170,9 @@ static int l_sleep(lua_State *L) {
 static int l_check(lua_State *L) {
     const char *name = luaL_checkstring(L, 1);
     ll_vu *vu = ll_luaload_vu(L, "check()");
-    ll_luaload_record_check(L, vu, name, lua_toboolean(L, 2));
+    int tags = lua_istable(L, 3) ? 3 : 0;
+    if (!tags && !lua_isnoneornil(L, 3)) return luaL_error(L, "check: the tags must be a table, got %s", luaL_typename(L, 3));
+    ll_luaload_record_check(L, vu, name, lua_toboolean(L, 2), tags);
     return 0;
 }
 

@@ -33,7 +33,8 @@ void ll_luaload_cancel_wait(ll_vu *vu);
  * the init code). Returns 0, or -1 with the message in err. */
 int ll_coroutine_install(lua_State *L, char *err, size_t errlen);
 /* Records check name (in the VU's current group) as passed or failed. */
-void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok);
+/* tags: stack index of a table of tags for the check's sample, 0: none */
+void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, int tags);
 /* The same for the check "status is <status>" of http.checkstatus. */
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok);
 

@@ -29,6 +29,21 @@ LUA
 )
 run_ll run "$f" -i 1 -q
 expect_match "a bad item of the list form names its place" "$ERR" "badcheck.lua:2: check: item 2 must be { name, function or boolean }"
+# check(value, checks, tags): the tags tag the check samples
+f=$(script ctags.lua <<'LUA'
+local ll = require("luaload")
+options = { thresholds = { ["checks{kind:api}"] = { "rate==0.5" }, ["checks{kind:ui}"] = { "rate==1" } } }
+function default()
+  ll.check(1, { ["api ok"] = true, ["api bad"] = false }, { kind = "api" })
+  ll.check(1, { ["ui ok"] = true }, { kind = "ui" })
+end
+LUA
+)
+run_ll run "$f" -i 3 -q --summary-export "$T/t.json"
+expect_eq "check tags: checks{kind:api} thresholds see them (exit 0)" "$RC" 0
+expect_eq "check tags: 6 api samples" "$(jqv "$T/t.json" '.metrics["checks{kind:api}"].passes + .metrics["checks{kind:api}"].fails')" 6
+expect_eq "check tags: 3 ui samples" "$(jqv "$T/t.json" '.metrics["checks{kind:ui}"].passes')" 3
+
 # res:json(selector), gjson's basic paths (serve's /echo sends the body back)
 start_serve
 f=$(script json.lua <<LUA
