@@ -13,6 +13,8 @@ int luaopen_luaload_core(lua_State *L);
 int luaopen_luaload_http(lua_State *L);
 int luaopen_luaload_metrics(lua_State *L);
 int luaopen_luaload_data(lua_State *L);
+/* Sets the global `console` (console.c). */
+void ll_console_install(lua_State *L);
 int luaopen_luaload_encoding(lua_State *L);
 int luaopen_luaload_crypto(lua_State *L);
 

@@ -134,6 +134,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     luaL_openlibs(L);
     lua_pushcfunction(L, l_print);
     lua_setglobal(L, "print");
+    ll_console_install(L);
     ll_random_open(L, w);
     lua_pushlightuserdata(L, &worker_key);
     lua_pushlightuserdata(L, w);

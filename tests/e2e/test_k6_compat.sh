@@ -29,6 +29,25 @@ LUA
 )
 run_ll run "$f" -i 1 -q
 expect_match "a bad item of the list form names its place" "$ERR" "badcheck.lua:2: check: item 2 must be { name, function or boolean }"
+# console.log/info/warn/error/debug: logfmt lines on stderr, as k6's
+f=$(script console.lua <<'LUA'
+function default()
+  console.log("hello", 42, { a = 1 })
+  console.warn('a "quote"')
+  console.error("bad")
+  console.debug("details")
+end
+LUA
+)
+run_ll run "$f" -i 2 -q
+expect_eq "console.log: level, message, source, VU and iteration" \
+  "$(grep -c -E '^time="[0-9T:Z-]+" level=info msg="hello 42 \{\\"a\\":1\}" source=console vu=1 iteration=[01]$' "$ERR")" 2
+expect_match "console.warn: quotes escaped" "$ERR" 'level=warning msg="a \\"quote\\""'
+expect_match "console.error" "$ERR" 'level=error msg="bad"'
+expect_eq "console.debug is hidden by default" "$(grep -c 'level=debug' "$ERR")" 0
+LUALOAD_VERBOSE=1 run_ll run "$f" -i 1 -q
+expect_eq "console.debug with LUALOAD_VERBOSE=1" "$(grep -c 'level=debug msg="details"' "$ERR")" 1
+
 # check(value, checks, tags): the tags tag the check samples
 f=$(script ctags.lua <<'LUA'
 local ll = require("luaload")
