@@ -2,7 +2,7 @@
  * error and debug write one logfmt line each on stderr,
  *   time="2026-12-02T03:49:00Z" level=info msg="hello 42" source=console vu=1 iteration=0
  * with the arguments joined by spaces (tables as JSON when they encode,
- * as k6 prints objects). debug lines show only with LUALOAD_VERBOSE=1.
+ * as k6 prints objects). debug lines show only with -v (LUALOAD_VERBOSE=1).
  * Each line goes out in one write, so the workers' lines never mix. */
 #include <lauxlib.h>
 #include <lua.h>

@@ -47,6 +47,8 @@ expect_match "console.error" "$ERR" 'level=error msg="bad"'
 expect_eq "console.debug is hidden by default" "$(grep -c 'level=debug' "$ERR")" 0
 LUALOAD_VERBOSE=1 run_ll run "$f" -i 1 -q
 expect_eq "console.debug with LUALOAD_VERBOSE=1" "$(grep -c 'level=debug msg="details"' "$ERR")" 1
+run_ll run "$f" -i 1 -q -v
+expect_eq "console.debug with -v" "$(grep -c 'level=debug msg="details"' "$ERR")" 1
 
 # check(value, checks, tags): the tags tag the check samples
 f=$(script ctags.lua <<'LUA'

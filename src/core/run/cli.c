@@ -33,7 +33,8 @@ static void usage(FILE *f) {
           "                            influxdb=http://127.0.0.1:8086/k6 (repeatable)\n"
           "      --seed N              seed of math.random, to repeat a run (default: random,\n"
           "                            printed in the banner)\n"
-          "  -q, --quiet               print nothing but errors and the summary\n",
+          "  -q, --quiet               print nothing but errors and the summary\n"
+          "  -v, --verbose             show console.debug lines too\n",
           f);
 }
 
@@ -188,6 +189,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             cfg->no_thresholds = 1;
         } else if (is(flag, "-q", "--quiet")) {
             cfg->quiet = 1;
+        } else if (is(flag, "-v", "--verbose")) {
+            cfg->verbose = 1;
         } else if (a[0] == '-' && a[1] != 0) {
             fprintf(stderr, "luaload: unknown flag %s (see luaload run --help)\n", flag);
             return LL_EXIT_CONFIG;

@@ -34,6 +34,7 @@ typedef struct ll_config {
     int nenv;
     const char *summary_export;
     int quiet;
+    int verbose;               /* -v: console.debug lines show (LUALOAD_VERBOSE=1) */
     int no_summary;
     int no_thresholds;
     char **outputs;             /* -o type=target */
