@@ -54,7 +54,8 @@ expect_eq "h3: http_req_failed{kind:ok} rate 0" "$(rate 'http_req_failed{kind:ok
 expect_cmp "h3: http_req_duration avg > 0" "x > 0" "$(stat http_req_duration avg)"
 expect_cmp "h3: http_req_duration min > 0" "x > 0" "$(stat http_req_duration min)"
 expect_cmp "h3: http_req_waiting avg > 0" "x > 0" "$(stat http_req_waiting avg)"
-expect_cmp "h3: http_req_waiting min > 0" "x > 0" "$(stat http_req_waiting min)"
+# (not min: a reply read in the same libcurl call as the send can make one
+# sample's waiting 0 at microsecond resolution once sending is taken out)
 expect_cmp "h3: http_req_tls_handshaking max > 0 (the QUIC handshake)" "x > 0" "$(stat http_req_tls_handshaking max)"
 expect_eq "h3: one VU keeps one QUIC connection for all its requests" "$(conns "$T/h3.json")" 1
 
