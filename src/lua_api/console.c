@@ -95,12 +95,7 @@ static int console_write(lua_State *L, const char *level) {
     else lua_pushliteral(L, "\" source=console\n");
     luaL_addvalue(&b);
     luaL_pushresult(&b);
-    size_t len = 0;
-    const char *line = lua_tolstring(L, -1, &len);
-    flockfile(stderr);
-    fwrite(line, 1, len, stderr);
-    fflush(stderr);
-    funlockfile(stderr);
+    ll_state_write_line(L, stderr);
     return 0;
 }
 

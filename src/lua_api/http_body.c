@@ -21,6 +21,7 @@
 
 #include "body_compress.h"
 #include "form.h"
+#include "http_client.h"
 #include "size.h"
 
 #define FILESTREAM_MT "luaload.FileStream"
@@ -70,12 +71,6 @@ static uint64_t opt_bytes(lua_State *L, int idx, const char *W, const char *key,
     if (v < 0 || (uint64_t)v > max)
         luaL_error(L, "%s: %s must be a size such as 1048576 or \"17MB\"", W, key);
     return (uint64_t)v;
-}
-
-static char *dup_or_null(lua_State *L, const char *s) {
-    char *d = s ? strdup(s) : NULL;
-    if (s && !d) luaL_error(L, "out of memory");
-    return d;
 }
 
 /* t[#t + 1] = the value at idx (t at anchor; 0: no anchor) */
@@ -135,12 +130,12 @@ static int l_filestream(lua_State *L) {
         s->length = size - s->offset;
         if (!lua_isnil(L, -1)) s->length = opt_bytes(L, lua_gettop(L), W, "length", size - s->offset);
         lua_pop(L, 2);
-        s->filename = dup_or_null(L, opt_string(L, 2, "filename", W));
-        s->content_type = dup_or_null(L, opt_string(L, 2, "content_type", W));
+        s->filename = ll_http_client_strdup(L, opt_string(L, 2, "filename", W));
+        s->content_type = ll_http_client_strdup(L, opt_string(L, 2, "content_type", W));
     }
     const char *base = strrchr(path, '/');
-    s->path = dup_or_null(L, path);
-    if (!s->filename) s->filename = dup_or_null(L, base ? base + 1 : path);
+    s->path = ll_http_client_strdup(L, path);
+    if (!s->filename) s->filename = ll_http_client_strdup(L, base ? base + 1 : path);
     return 1;
 }
 

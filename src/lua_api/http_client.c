@@ -128,8 +128,7 @@ static void client_opts_default(ll_client_opts *o) {
     o->discard_bodies = -1;
 }
 
-/* A copy of s (NULL stays NULL), or raises */
-static char *dup_or_null(lua_State *L, const char *s) {
+char *ll_http_client_strdup(lua_State *L, const char *s) {
     char *d = s ? strdup(s) : NULL;
     if (s && !d) luaL_error(L, "out of memory");
     return d;
@@ -143,22 +142,22 @@ const ll_client_opts *ll_http_client_opts(lua_State *L, ll_http_client *c) {
     if (o->disable_keep_alive < 0) o->disable_keep_alive = d->o.disable_keep_alive > 0;
     if (o->discard_bodies < 0) o->discard_bodies = d->discard > 0;
     if (o->max_redirects < 0) o->max_redirects = d->o.max_redirects;
-    if (!o->user_agent) o->user_agent = dup_or_null(L, d->o.user_agent);
+    if (!o->user_agent) o->user_agent = ll_http_client_strdup(L, d->o.user_agent);
     if (!o->certificate && !o->private_key) {
-        o->certificate = dup_or_null(L, d->o.certificate);
-        o->private_key = dup_or_null(L, d->o.private_key);
+        o->certificate = ll_http_client_strdup(L, d->o.certificate);
+        o->private_key = ll_http_client_strdup(L, d->o.private_key);
     }
     if (!o->tls_min && !o->tls_max) {
         o->tls_min = d->o.tls_min;
         o->tls_max = d->o.tls_max;
     }
-    if (!o->ciphers) o->ciphers = dup_or_null(L, d->o.ciphers);
+    if (!o->ciphers) o->ciphers = ll_http_client_strdup(L, d->o.ciphers);
     if (!o->connect_to && d->o.connect_to) {
         int n = 0;
         while (d->o.connect_to[n]) n++;
         o->connect_to = calloc((size_t)n + 1, sizeof(char *));
         if (!o->connect_to) luaL_error(L, "out of memory");
-        for (int i = 0; i < n; i++) o->connect_to[i] = dup_or_null(L, d->o.connect_to[i]);
+        for (int i = 0; i < n; i++) o->connect_to[i] = ll_http_client_strdup(L, d->o.connect_to[i]);
     }
     o->no_vu_reuse = d->no_vu_reuse;
     c->resolved = 1;

@@ -48,6 +48,8 @@ int ll_http_client_tls_version(lua_State *L, int idx, const char *W, const char 
 char *ll_http_client_pem_file(lua_State *L, int idx, const char *W, const char *key);  /* PEM text -> a path */
 char *ll_http_client_wire_string(lua_State *L, int idx, const char *W, const char *key);
 char *ll_http_client_cipher_list(lua_State *L, int idx, const char *W); /* a string or a list -> "a:b" */
+/* A malloc'd copy of s (NULL stays NULL), or raises out of memory. */
+char *ll_http_client_strdup(lua_State *L, const char *s);
 
 /* The Request at idx, or NULL. */
 ll_http_request *ll_http_client_to_request(lua_State *L, int idx);

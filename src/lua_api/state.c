@@ -114,13 +114,18 @@ static int l_print(lua_State *L) {
     }
     luaL_addchar(&b, '\n');
     luaL_pushresult(&b);
+    ll_state_write_line(L, stdout);
+    return 0;
+}
+
+void ll_state_write_line(lua_State *L, FILE *f) {
     size_t len = 0;
     const char *line = lua_tolstring(L, -1, &len);
-    flockfile(stdout);
-    fwrite(line, 1, len, stdout);
-    fflush(stdout);
-    funlockfile(stdout);
-    return 0;
+    flockfile(f);
+    fwrite(line, 1, len, f);
+    fflush(f);
+    funlockfile(f);
+    lua_pop(L, 1);
 }
 
 int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {

@@ -4,6 +4,7 @@
 #define LL_STATE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct lua_State lua_State;
 typedef struct ll_worker ll_worker;
@@ -15,5 +16,8 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen);
 
 /* The ll_worker a Lua state belongs to. */
 ll_worker *ll_state_worker(lua_State *L);
+/* Writes the string at the top of L's stack (popped) to f in one write
+ * under f's lock, so the workers' lines never mix (print, console). */
+void ll_state_write_line(lua_State *L, FILE *f);
 
 #endif
