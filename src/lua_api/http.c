@@ -151,6 +151,13 @@ static int follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_r
     return 1;
 }
 
+void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req, const ll_http_res *r) {
+    char why[256]; /* without the timings libcurl puts in its messages: the
+                    * script errors of many iterations group by message */
+    ll_errors_normalize(why, sizeof(why), r->error);
+    lua_pushfstring(L, "%s %s: %s (error_code %d)", method, req->url, why, r->error_code);
+}
+
 ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req) {
     if (req->response_type != LL_RESPONSE_DEFAULT) return req->response_type;
     return call->discard ? LL_RESPONSE_NONE : LL_RESPONSE_TEXT;
@@ -172,7 +179,7 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_http_response_push(vu->co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
-        lua_pushfstring(vu->co, "%s %s: %s (error_code %d)", method, req->url, r->error, r->error_code);
+        ll_http_push_throw(vu->co, method, req, r);
         ll_vu_resume(vu, 2);
         return;
     }

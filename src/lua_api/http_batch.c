@@ -116,7 +116,7 @@ void ll_http_batch_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_
     lua_pop(co, 1);
     x->tp->ops->release(x);
     if (x->req->throw_errors && r->status == 0 && !b->throw_msg) {
-        lua_pushfstring(co, "%s %s: %s (error_code %d)", x->method, x->req->url, r->error, r->error_code);
+        ll_http_push_throw(co, x->method, x->req, r);
         b->throw_msg = strdup(lua_tostring(co, -1));
         lua_pop(co, 1);
     }

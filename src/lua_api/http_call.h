@@ -24,6 +24,9 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
                        const char *m, const char **err);
 /* Cancels call if in flight; sent requests count as failed (error_code 1000). */
 void ll_http_call_cancel(ll_vu *vu, ll_http_call *call);
+/* Pushes the error a request with throw = true raises: method, URL, the
+ * transport's error (normalized, as the error report does) and its code. */
+void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req, const ll_http_res *r);
 /* The body type the script gets for req on call (the client may discard). */
 ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req);
 /* A call of an http.batch completed with r on transfer x (http_batch.c). */
