@@ -70,12 +70,17 @@ static void push_message(lua_State *L, int n) {
     luaL_pushresult(&b);
 }
 
+/* -v, or LUALOAD_VERBOSE set to anything but "" and "0" */
+static int verbose(const ll_worker *w) {
+    if (w && w->run && w->run->verbose) return 1;
+    const char *v = getenv("LUALOAD_VERBOSE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 static int console_write(lua_State *L, const char *level) {
     int n = lua_gettop(L);
-    if (strcmp(level, "debug") == 0) {
-        const char *v = getenv("LUALOAD_VERBOSE");
-        if (!v || !*v || strcmp(v, "0") == 0) return 0;
-    }
+    ll_worker *w = ll_state_worker(L);
+    if (strcmp(level, "debug") == 0 && !verbose(w)) return 0;
     push_message(L, n);
     size_t mlen = 0;
     const char *msg = lua_tolstring(L, -1, &mlen);
@@ -84,7 +89,6 @@ static int console_write(lua_State *L, const char *level) {
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    ll_worker *w = ll_state_worker(L);
     const ll_vu *vu = w ? w->current : NULL;
     luaL_Buffer b;
     luaL_buffinit(L, &b);
@@ -95,7 +99,7 @@ static int console_write(lua_State *L, const char *level) {
     else lua_pushliteral(L, "\" source=console\n");
     luaL_addvalue(&b);
     luaL_pushresult(&b);
-    ll_state_write_line(L, stderr);
+    ll_state_write_line(L, w && w->run && w->run->console ? w->run->console : stderr);
     return 0;
 }
 

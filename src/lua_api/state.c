@@ -154,6 +154,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.data", luaopen_luaload_data);
     preload(L, "luaload.encoding", luaopen_luaload_encoding);
     preload(L, "luaload.crypto", luaopen_luaload_crypto);
+    preload(L, "luaload.execution", luaopen_luaload_execution);
     set_env(L, run);
     if (bare) return 0;
     if (ll_coroutine_install(L, err, errlen) != 0) return LL_EXIT_FAILURE;

@@ -3,6 +3,7 @@
 #include "duration.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,4 +64,31 @@ int ll_duration_parse_int(const char *s, int64_t *out) {
     if (errno || *end) return -1;
     *out = v;
     return 0;
+}
+
+/* whole.frac with frac of digits digits, without trailing zeros ("30",
+ * "1.5", "0.25"). */
+static void format_decimal(uint64_t whole, uint64_t frac, int digits, char *buf, size_t len) {
+    snprintf(buf, len, "%llu.%0*llu", (unsigned long long)whole, digits, (unsigned long long)frac);
+    char *end = buf + strlen(buf) - 1;
+    while (*end == '0') *end-- = 0;
+    if (*end == '.') *end = 0;
+}
+
+void ll_duration_format(uint64_t us, char *buf, size_t len) {
+    char num[48];
+    if (us == 0) {
+        snprintf(buf, len, "0s");
+    } else if (us < 1000) {
+        snprintf(buf, len, "%llu\xC2\xB5s", (unsigned long long)us);
+    } else if (us < 1000000) {
+        format_decimal(us / 1000, us % 1000, 3, num, sizeof(num));
+        snprintf(buf, len, "%sms", num);
+    } else {
+        uint64_t h = us / 3600000000ull, m = us / 60000000ull % 60, s = us % 60000000ull;
+        format_decimal(s / 1000000, s % 1000000, 6, num, sizeof(num));
+        if (h) snprintf(buf, len, "%lluh%llum%ss", (unsigned long long)h, (unsigned long long)m, num);
+        else if (m) snprintf(buf, len, "%llum%ss", (unsigned long long)m, num);
+        else snprintf(buf, len, "%ss", num);
+    }
 }

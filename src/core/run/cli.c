@@ -34,7 +34,8 @@ static void usage(FILE *f) {
           "      --seed N              seed of math.random, to repeat a run (default: random,\n"
           "                            printed in the banner)\n"
           "  -q, --quiet               print nothing but errors and the summary\n"
-          "  -v, --verbose             show console.debug lines too\n",
+          "  -v, --verbose             show console.debug lines too\n"
+          "      --console-output FILE write console.* lines to FILE instead of stderr\n",
           f);
 }
 
@@ -124,7 +125,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--summary-export", "--summary-export") ||
                           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
                           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
-                          is(flag, "--seed", "--seed");
+                          is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output");
         if (takes_value && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: flag %s needs a value\n", flag);
@@ -191,6 +192,9 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             cfg->quiet = 1;
         } else if (is(flag, "-v", "--verbose")) {
             cfg->verbose = 1;
+        } else if (is(flag, "--console-output", "--console-output")) {
+            if (!*v) rc = bad(flag, v, "a file path");
+            cfg->console_output = v;
         } else if (a[0] == '-' && a[1] != 0) {
             fprintf(stderr, "luaload: unknown flag %s (see luaload run --help)\n", flag);
             return LL_EXIT_CONFIG;

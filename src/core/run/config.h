@@ -35,6 +35,7 @@ typedef struct ll_config {
     const char *summary_export;
     int quiet;
     int verbose;               /* -v: console.debug lines show (LUALOAD_VERBOSE=1) */
+    const char *console_output; /* --console-output FILE: console.* lines go there */
     int no_summary;
     int no_thresholds;
     char **outputs;             /* -o type=target */

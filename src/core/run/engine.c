@@ -23,6 +23,7 @@
 #include "summary.h"
 #include "transport.h"
 #include "lifecycle.h"
+#include "options_json.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -494,6 +495,12 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
+    run.verbose = cfg->verbose;
+    if (cfg->console_output && !(run.console = fopen(cfg->console_output, "w"))) {
+        fprintf(stderr, "luaload: --console-output: cannot write %s: %s\n", cfg->console_output, strerror(errno));
+        rc = LL_EXIT_CONFIG;
+        goto done;
+    }
     if (cfg->script_path && !file_exists(cfg->script_path)) {
         fprintf(stderr, "luaload: cannot read script %s: %s\n", cfg->script_path, strerror(errno));
         rc = LL_EXIT_SCRIPT;
@@ -545,11 +552,21 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
+    run.scenario_iters = calloc(cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1, sizeof(*run.scenario_iters));
+    if (!run.scenario_iters) {
+        rc = LL_EXIT_FAILURE;
+        goto done;
+    }
     rc = engine_check_vus(cfg, run.vu_id_base, &max_vus);
     if (!rc) rc = engine_check_fd_limit(max_vus, engine_nworkers(cfg, max_vus));
     if (rc) goto done;
     if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
     if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
+    run.options_json = ll_options_json(cfg);
+    if (!run.options_json) {
+        rc = LL_EXIT_FAILURE;
+        goto done;
+    }
     nworkers = engine_nworkers(cfg, max_vus);
     run.nworkers = nworkers;
     if (!cfg->quiet) print_banner(cfg, nworkers);
@@ -585,6 +602,7 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
+    run.workers = workers;
     for (int i = 0; i < nworkers; i++) {
         rc = ll_worker_init(&workers[i], &run, i);
         if (rc) {
@@ -595,6 +613,9 @@ int ll_engine_run(ll_config *cfg) {
         if (outputs) ll_outputs_attach(outputs, workers[i].shard);
     }
 
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    run.t0_unix_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
     uint64_t t0 = run.t0 = ll_loop_now_ns();
     for (int i = 0; i < nworkers; i++) {
         if (ll_worker_start_thread(&workers[i]) != 0) {
@@ -695,6 +716,9 @@ done:
     free(run.setup_json);
     ll_registry_free(run.reg);
     free(run.vu_id_base);
+    free(run.scenario_iters);
+    free(run.options_json);
+    if (run.console) fclose(run.console);
     pthread_cond_destroy(&run.cv);
     pthread_mutex_destroy(&run.mu);
     free(quick);

@@ -25,7 +25,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) {
         ll_config cfg;
         int rc = ll_cli_parse_run(argc - 1, argv + 1, &cfg);
-        if (rc == 0 && cfg.verbose) setenv("LUALOAD_VERBOSE", "1", 1); /* console.debug reads it */
         if (rc == 0) rc = ll_engine_run(&cfg);
         else if (rc < 0) rc = LL_EXIT_OK;
         ll_config_free(&cfg);

@@ -69,21 +69,37 @@ void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *wor
     if (max > 0) ll_shard_set(shard, LL_M_VUS_MAX, (double)max, now, NULL);
 }
 
+double ll_progress_fraction(const ll_scenario *sc, int64_t iters, uint64_t el_ns) {
+    double own = (double)el_ns / 1e3 - (double)sc->start_time_us, d = (double)ll_scenario_duration_us(sc);
+    double frac = d > 0 ? own / d : own >= 0;
+    if (sc->executor == LL_EX_SHARED_ITERATIONS) frac = (double)iters / (double)sc->iterations;
+    if (sc->executor == LL_EX_PER_VU_ITERATIONS) frac = (double)iters / (double)(sc->iterations * sc->vus);
+    return frac > 1 ? 1 : frac < 0 ? 0 : frac;
+}
+
+int64_t ll_progress_iterations(ll_worker *workers, int n, int s) {
+    int64_t iters = 0;
+    for (int w = 0; w < n; w++)
+        if (s < workers[w].nexecutors)
+            iters += atomic_load_explicit(&workers[w].executors[s].done_iters, memory_order_relaxed);
+    return iters;
+}
+
+int64_t ll_progress_active_vus(ll_worker *workers, int n, int s) {
+    int64_t vus = 0;
+    for (int w = 0; w < n; w++)
+        if (s < workers[w].nexecutors)
+            vus += atomic_load_explicit(&workers[w].executors[s].active_vus, memory_order_relaxed);
+    return vus;
+}
+
 void ll_progress_draw(const ll_scenarios *set, ll_worker *workers, int n, uint64_t t0, uint64_t now, int final) {
     for (int s = 0; s < set->n; s++) {
         const ll_scenario *sc = &set->items[s];
-        int64_t iters = 0, vus = 0;
-        for (int w = 0; w < n; w++) {
-            if (s >= workers[w].nexecutors) continue;
-            iters += atomic_load_explicit(&workers[w].executors[s].done_iters, memory_order_relaxed);
-            vus += atomic_load_explicit(&workers[w].executors[s].active_vus, memory_order_relaxed);
-        }
+        int64_t iters = ll_progress_iterations(workers, n, s), vus = ll_progress_active_vus(workers, n, s);
         double total = (double)(sc->start_time_us + ll_scenario_duration_us(sc)) / 1e6;
         double el = (double)(now - t0) / 1e9, own = el - (double)sc->start_time_us / 1e6;
-        double frac = total > 0 ? el / total : 1;
-        if (sc->executor == LL_EX_SHARED_ITERATIONS) frac = (double)iters / (double)sc->iterations;
-        if (sc->executor == LL_EX_PER_VU_ITERATIONS) frac = (double)iters / (double)(sc->iterations * sc->vus);
-        if (frac > 1) frac = 1;
+        double frac = ll_progress_fraction(sc, iters, now - t0);
         char bar[41], a[32], b[32];
         int fill = (int)(frac * 40);
         for (int i = 0; i < 40; i++) bar[i] = i < fill ? '=' : ' ';

@@ -16,6 +16,15 @@ void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len);
 void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *workers, int n, uint64_t now,
                         int initial);
 
+/* How far scenario sc is, 0 to 1 (as k6's progress bars and
+ * exec.scenario.progress): its iterations done out of its total for the
+ * iterations executors, else its own time (el_ns since the test start,
+ * less its start time) out of its duration. */
+double ll_progress_fraction(const ll_scenario *sc, int64_t iters, uint64_t el_ns);
+/* Scenario s's iterations done and VUs active, summed over the workers. */
+int64_t ll_progress_iterations(ll_worker *workers, int n, int s);
+int64_t ll_progress_active_vus(ll_worker *workers, int n, int s);
+
 /* Redraws the progress lines (stderr must be a terminal); final leaves them. */
 void ll_progress_draw(const ll_scenarios *set, ll_worker *workers, int n, uint64_t t0, uint64_t now, int final);
 

@@ -7,10 +7,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "metrics.h"
 #include "scenario.h"
 #include "transport.h"
+
+typedef struct ll_worker ll_worker;
 
 typedef struct ll_run {
     const char *script_path;    /* NULL in quick mode */
@@ -26,6 +29,17 @@ typedef struct ll_run {
                                  * options are read; NULL: each generator from
                                  * the OS */
     uint64_t t0;                /* when the scenarios start (ll_loop_now_ns) */
+    int64_t t0_unix_ms;         /* the same instant in Unix time, ms */
+    ll_worker *workers;         /* the scenario workers, nworkers of them
+                                 * (luaload.execution reads their counters) */
+    _Atomic int64_t *scenario_iters; /* per scenario: iterations numbered so
+                                 * far over all workers (iteration_in_test) */
+    atomic_int number_iters;    /* luaload.execution is loaded: number each
+                                 * iteration as it starts */
+    FILE *console;              /* where console.* writes (--console-output),
+                                 * NULL: stderr */
+    int verbose;                /* -v: console.debug lines show */
+    char *options_json;         /* the consolidated options (test.options) */
     ll_registry *reg;
     const ll_transport_ops *transport; /* what a new http.Client uses */
     char *setup_json;           /* setup()'s return value, NULL when none */

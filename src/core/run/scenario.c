@@ -22,6 +22,8 @@ int ll_scenario_executor_parse(const char *name) {
     return -1;
 }
 
+const char *ll_scenario_executor_name(ll_executor_type e) { return NAMES[e]; }
+
 ll_scenario *ll_scenarios_add(ll_scenarios *set, const char *name, ll_executor_type e) {
     if (set->n == set->cap) {
         int cap = set->cap ? set->cap * 2 : 4;

@@ -53,6 +53,7 @@ typedef struct ll_scenarios {
 
 /* Executor names as k6 spells them; -1 for an unknown name. */
 int ll_scenario_executor_parse(const char *name);
+const char *ll_scenario_executor_name(ll_executor_type e);
 
 /* A scenario with k6's defaults for executor e (gracefulStop 30s, exec
  * "default", timeUnit 1s, maxDuration 10m, ...); NULL on out of memory. */

@@ -21,6 +21,7 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
     ll_random_seed_vu(vu);
     vu->group_id = -1;
     vu->group_path = "";
+    vu->scenario_iter = -1;
     vu->result_ref = LL_SCRIPT_NOREF;
     vu->co_ref = LL_SCRIPT_NOREF;
     ll_loop_timer_init(&vu->timer, NULL, vu);
@@ -46,6 +47,7 @@ static void end_iteration(ll_vu *vu, int completed) {
     ll_worker *w = vu->w;
     vu->in_iteration = 0;
     vu->iteration++;
+    vu->scenario_iter = -1;
     vu->group_id = -1;
     vu->group_path = "";
     uint64_t now = ll_loop_now_ns();
@@ -107,8 +109,19 @@ void ll_vu_start_iteration(ll_vu *vu) {
     vu->yielded = 0;
     vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_loop_now_ns();
     vu->next_start_ns = 0;
+    /* numbered in start order when the script may ask (luaload.execution) */
+    if (atomic_load_explicit(&w->run->number_iters, memory_order_relaxed)) ll_vu_scenario_iteration(vu);
     ll_http_vu_new_iteration(&vu->http); /* k6 empties the jar at each iteration */
     run(vu, nargs);
+}
+
+int64_t ll_vu_scenario_iteration(ll_vu *vu) {
+    ll_run *run = vu->w->run;
+    if (!vu->executor || !run->scenario_iters) return -1;
+    if (vu->scenario_iter < 0)
+        vu->scenario_iter = atomic_fetch_add_explicit(&run->scenario_iters[vu->executor->index], 1,
+                                                      memory_order_relaxed);
+    return vu->scenario_iter;
 }
 
 void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud) {
@@ -132,6 +145,7 @@ void ll_vu_interrupt(ll_vu *vu) {
     renew_coroutine(vu);
     vu->w->interrupted++;
     vu->in_iteration = 0;
+    vu->scenario_iter = -1;
     vu->group_id = -1;
     vu->group_path = "";
 }

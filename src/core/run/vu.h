@@ -36,6 +36,8 @@ struct ll_vu {
     uint64_t scheduled_ns;      /* arrival rates: when it was due */
     uint64_t disallowed_ns;     /* ramping-vus: when it fell out of the target */
     int64_t iteration;          /* 0-based, of this VU */
+    int64_t scenario_iter;      /* the iteration's number in its scenario over
+                                 * all workers, -1 until drawn (vu.c) */
     lua_State *co;
     int co_ref;
     int in_iteration;
@@ -63,6 +65,11 @@ void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
 /* Seeds vu->rng from the run's seed and the VU's id (implemented in
  * lua_api/random.c, as script.h's functions are in lua_api/script.c). */
 void ll_random_seed_vu(ll_vu *vu);
+
+/* The running iteration's number in its scenario over all workers,
+ * drawn from the run's counter on first use (0-based, dense: every
+ * number is used once); -1 outside a scenario's iteration. */
+int64_t ll_vu_scenario_iteration(ll_vu *vu);
 
 /* Registers how to cancel the wait the VU's coroutine is about to yield in;
  * called right before every yield. */

@@ -49,7 +49,8 @@ struct ll_worker {
     ll_errors errors;           /* script errors of its iterations */
     ll_errors http_errors;      /* its failed requests by message (at most
                                  * LL_WORKER_HTTP_ERRORS_MAX, then "other") */
-    int64_t interrupted;        /* iterations cut by the hard end */
+    _Atomic int64_t interrupted; /* iterations cut by the hard end (read by
+                                 * other workers' luaload.execution) */
     ll_shard *published;        /* a copy of shard, refreshed every second */
     pthread_mutex_t pub_mu;     /* guards published */
     ll_timer pub_timer;

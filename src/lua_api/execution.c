@@ -1,0 +1,213 @@
+/* execution.c -- luaload.execution, as k6/execution: the running VU
+ * (vu), its scenario (scenario), this instance's counters (instance) and
+ * the test (test.abort, test.options). Each field is read when the script
+ * reads it, from the running VU and the workers' counters; fields answer
+ * to k6's camelCase names and to snake_case ones (idInTest, id_in_test).
+ * Loading the module turns on the numbering of iterations in their
+ * scenario (vu.c), so that scenario.iteration_in_test follows start order. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <string.h>
+
+#include "executor.h"
+#include "json.h"
+#include "loop.h"
+#include "modules.h"
+#include "progress.h"
+#include "state.h"
+#include "worker.h"
+
+typedef struct field {
+    const char *snake, *camel;
+} field;
+
+/* The index of key in fields (either spelling), or -1. */
+static int field_index(const field *fields, const char *key) {
+    for (int i = 0; fields[i].snake; i++)
+        if (strcmp(key, fields[i].snake) == 0 || strcmp(key, fields[i].camel) == 0) return i;
+    return -1;
+}
+
+static int read_only(lua_State *L) {
+    return luaL_error(L, "luaload.execution: %s is read-only", lua_tostring(L, lua_upvalueindex(1)));
+}
+
+/* Sets a metatable on the table at the top: __index fn, read-only. */
+static void make_proxy(lua_State *L, const char *name, lua_CFunction index) {
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_pushcfunction(L, index);
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, name);
+    lua_pushcclosure(L, read_only, 1);
+    lua_setfield(L, -2, "__newindex");
+    lua_setmetatable(L, -2);
+}
+
+/* ---- vu ---- */
+
+static const field VU_FIELDS[] = {
+    {"id_in_test", "idInTest"},
+    {"id_in_instance", "idInInstance"},
+    {"iteration_in_instance", "iterationInInstance"},
+    {"iteration_in_scenario", "iterationInScenario"},
+    {NULL, NULL},
+};
+
+static int vu_index(lua_State *L) {
+    const char *key = luaL_checkstring(L, 2);
+    int f = field_index(VU_FIELDS, key);
+    if (f < 0) return 0;
+    ll_worker *w = ll_state_worker(L);
+    ll_vu *vu = w ? w->current : NULL;
+    if (!vu) return luaL_error(L, "luaload.execution: vu.%s is not available in the init context", key);
+    lua_pushinteger(L, f < 2 ? vu->id : (lua_Integer)vu->iteration);
+    return 1;
+}
+
+/* ---- scenario ---- */
+
+static const field SCENARIO_FIELDS[] = {
+    {"name", "name"},
+    {"executor", "executor"},
+    {"start_time", "startTime"},
+    {"progress", "progress"},
+    {"iteration_in_instance", "iterationInInstance"},
+    {"iteration_in_test", "iterationInTest"},
+    {NULL, NULL},
+};
+
+static int scenario_index(lua_State *L) {
+    const char *key = luaL_checkstring(L, 2);
+    int f = field_index(SCENARIO_FIELDS, key);
+    if (f < 0) return 0;
+    ll_worker *w = ll_state_worker(L);
+    ll_vu *vu = w ? w->current : NULL;
+    if (!vu || !vu->executor)
+        return luaL_error(L, "luaload.execution: scenario.%s is only available in a scenario's iterations "
+                             "(not in init code, setup or teardown)", key);
+    ll_run *run = w->run;
+    const ll_scenario *sc = vu->executor->sc;
+    int s = vu->executor->index;
+    switch (f) {
+    case 0: lua_pushstring(L, sc->name); break;
+    case 1: lua_pushstring(L, ll_scenario_executor_name(sc->executor)); break;
+    case 2: lua_pushnumber(L, (double)run->t0_unix_ms + (double)(sc->start_time_us / 1000)); break;
+    case 3:
+        lua_pushnumber(L, ll_progress_fraction(sc, ll_progress_iterations(run->workers, run->nworkers, s),
+                                               ll_loop_now_ns() - run->t0));
+        break;
+    default: lua_pushinteger(L, (lua_Integer)ll_vu_scenario_iteration(vu)); break;
+    }
+    return 1;
+}
+
+/* ---- instance ---- */
+
+static const field INSTANCE_FIELDS[] = {
+    {"vus_active", "vusActive"},
+    {"vus_initialized", "vusInitialized"},
+    {"iterations_completed", "iterationsCompleted"},
+    {"iterations_interrupted", "iterationsInterrupted"},
+    {"current_test_run_duration", "currentTestRunDuration"},
+    {NULL, NULL},
+};
+
+/* Sums an executor counter over every scenario of every worker. */
+static int64_t sum_counter(const ll_run *run, int f) {
+    int64_t n = 0;
+    for (int i = 0; run->workers && i < run->nworkers; i++) {
+        ll_worker *w = &run->workers[i];
+        if (f == 3) {
+            n += atomic_load_explicit(&w->interrupted, memory_order_relaxed);
+            continue;
+        }
+        for (int s = 0; s < w->nexecutors; s++) {
+            ll_executor *e = &w->executors[s];
+            if (f == 0) n += atomic_load_explicit(&e->active_vus, memory_order_relaxed);
+            else if (f == 1) n += atomic_load_explicit(&e->made_vus, memory_order_relaxed);
+            else n += atomic_load_explicit(&e->done_iters, memory_order_relaxed);
+        }
+    }
+    return n;
+}
+
+static int instance_index(lua_State *L) {
+    int f = field_index(INSTANCE_FIELDS, luaL_checkstring(L, 2));
+    if (f < 0) return 0;
+    ll_worker *w = ll_state_worker(L);
+    ll_run *run = w ? w->run : NULL;
+    if (!run) lua_pushinteger(L, 0);
+    else if (f == 4) lua_pushnumber(L, run->t0 ? (double)(ll_loop_now_ns() - run->t0) / 1e6 : 0);
+    else lua_pushinteger(L, (lua_Integer)sum_counter(run, f));
+    return 1;
+}
+
+/* ---- test ---- */
+
+/* A deep copy of the value at idx (tables; other values as they are). */
+static void push_copy(lua_State *L, int idx, int depth) {
+    if (lua_type(L, idx) != LUA_TTABLE || depth > 32) {
+        lua_pushvalue(L, idx);
+        return;
+    }
+    idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pushvalue(L, -2);
+        push_copy(L, -2, depth + 1);
+        lua_rawset(L, -5);
+        lua_pop(L, 1);
+    }
+}
+
+/* test.options: the script's options with what the run made of them (the
+ * command line, the environment, k6's defaults) laid over them, key by
+ * key; a fresh copy at each read, so the script cannot change the run's. */
+static int push_options(lua_State *L) {
+    lua_getglobal(L, "options");
+    if (lua_type(L, -1) == LUA_TTABLE) push_copy(L, -1, 0);
+    else lua_newtable(L);
+    lua_remove(L, -2);
+    ll_worker *w = ll_state_worker(L);
+    const char *json = w && w->run ? w->run->options_json : NULL;
+    char err[128];
+    if (!json || ll_json_push(L, json, strlen(json), err, sizeof(err)) != 0) return 1;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, -5);
+    }
+    lua_pop(L, 1);
+    return 1;
+}
+
+static int test_index(lua_State *L) {
+    const char *key = luaL_checkstring(L, 2);
+    if (strcmp(key, "options") == 0) return push_options(L);
+    return 0;
+}
+
+int luaopen_luaload_execution(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    if (w && w->run) atomic_store_explicit(&w->run->number_iters, 1, memory_order_relaxed);
+    lua_newtable(L);
+    make_proxy(L, "vu", vu_index);
+    lua_setfield(L, -2, "vu");
+    make_proxy(L, "scenario", scenario_index);
+    lua_setfield(L, -2, "scenario");
+    make_proxy(L, "instance", instance_index);
+    lua_setfield(L, -2, "instance");
+    make_proxy(L, "test", test_index);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "luaload.core");
+    lua_call(L, 1, 1);
+    lua_pushliteral(L, "abort");
+    lua_getfield(L, -2, "abort");
+    lua_rawset(L, -4);
+    lua_pop(L, 1);
+    lua_setfield(L, -2, "test");
+    return 1;
+}
