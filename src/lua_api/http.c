@@ -68,7 +68,8 @@ static void http_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         if (ll_http_req_tag(h->req, keys[i])) continue;
         const char *v = http_tag(ctx, keys[i], buf, sizeof(buf));
-        if (v && *v) fn(ud, keys[i], v);
+        /* group "" outside groups, as k6's samples carry it */
+        if (v && (*v || strcmp(keys[i], "group") == 0)) fn(ud, keys[i], v);
     }
     ll_vu_tags(h->vu, fn, ud);
 }

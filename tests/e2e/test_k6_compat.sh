@@ -80,4 +80,59 @@ LUA
 )
 run_ll run "$f" -i 1 -q
 expect_match "res:json(selector): keys, 0-based indexes, # and #.path" "$OUT" $'^json\tdeep\t9\t2\t2\t7\t9\tx\tnil\tten\ttable$'
+# the summary: the whole UTF-8 indent, each threshold's own aggregate,
+# non-time trends as plain numbers, colors on request and on a terminal
+f=$(script summary.lua <<LUA
+local http = require("luaload.http")
+local metrics = require("luaload.metrics")
+local big = metrics.Trend("big_numbers")
+options = { thresholds = { http_req_duration = { "p(99.9)<60000" }, big_numbers = { "max>0" } } }
+function default()
+  http.get("$URL/")
+  big:add(1234567.891)
+end
+function handle_summary(data)
+  local s = require("luaload.summary")
+  return { stdout = s.text(data, { indent = "→", enableColors = false }),
+    ["$T/colors.txt"] = s.text(data, { enableColors = true }) }
+end
+LUA
+)
+run_ll run "$f" -i 3 -q
+expect_eq "summary.text: the whole UTF-8 indent on every metric line" \
+  "$(grep -E '\.+: ' "$OUT" | grep -c -v -E '^→  (  )?[ ✓✗] [{a-z]')" 0
+expect_match "summary.text: a metric line with the indent" "$OUT" '^→    http_reqs\.+: 3 '
+expect_match "THRESHOLDS: the threshold's own aggregate, not a column" "$OUT" "^→    ✓ 'p\(99\.9\)<60000' p\(99\.9\)=[0-9.]+(µs|ms|s)$"
+expect_match "a non-time trend in plain numbers" "$OUT" '^→  ✓ big_numbers\.+: avg=1234567\.891 +min=1234567\.891 '
+expect_eq "no exponent form anywhere" "$(grep -c -E '[0-9]e[+-][0-9]' "$OUT")" 0
+expect_match "enableColors = true: ANSI colors" "$T/colors.txt" $'\e\\[32m'
+expect_eq "enableColors = false: none" "$(grep -c $'\e' "$OUT")" 0
+# the default summary: colored on a terminal (script(1) gives it one), not with --no-color or NO_COLOR
+f2=$(script plain.lua <<LUA
+local http = require("luaload.http")
+function default() http.get("$URL/") end
+LUA
+)
+timeout 60 script -qec "$LUALOAD run $f2 -i 1 -q" /dev/null >"$T/tty.txt" 2>&1
+expect_match "the default summary on a terminal has colors" "$T/tty.txt" $'\e\\[36m'
+timeout 60 script -qec "$LUALOAD run $f2 -i 1 -q --no-color" /dev/null >"$T/tty.txt" 2>&1
+expect_eq "--no-color on a terminal: none" "$(grep -c $'\e\\[3' "$T/tty.txt")" 0
+NO_COLOR=1 timeout 60 script -qec "$LUALOAD run $f2 -i 1 -q" /dev/null >"$T/tty.txt" 2>&1
+expect_eq "NO_COLOR=1 on a terminal: none" "$(grep -c $'\e\\[3' "$T/tty.txt")" 0
+run_ll run "$f2" -i 1 -q
+expect_eq "not a terminal: no colors" "$(grep -c $'\e' "$OUT")" 0
+
+# HTTP samples outside any group carry group "", as k6's
+f=$(script groups.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+function default()
+  http.get("$URL/")
+  ll.group("g1", function() http.get("$URL/") end)
+end
+LUA
+)
+run_ll run "$f" -i 1 -q -o json="$T/points.json"
+expect_eq "group tag: \"\" outside groups, ::g1 inside" \
+  "$(jq -r 'select(.type == "Point" and .metric == "http_reqs") | .data.tags.group' "$T/points.json" | tr '\n' ',')" ",::g1,"
 finish

@@ -12,6 +12,14 @@ static void good(const char *s, uint64_t want_us) {
              (unsigned long long)want_us, rc, (unsigned long long)us);
 }
 
+static void shown(uint64_t us, const char *want) {
+    char buf[64];
+    ll_duration_format(us, buf, sizeof(buf));
+    tu_check(strcmp(buf, want) == 0, want);
+    uint64_t back;
+    tu_check(ll_duration_parse(buf, &back) == 0 && back == us, "formatted duration parses back");
+}
+
 static void bad(const char *s) {
     uint64_t us;
     tu_check(ll_duration_parse(s, &us) != 0, "duration '%s' rejected", s ? s : "(null)");
@@ -53,5 +61,16 @@ int main(void) {
     tu_check(ll_duration_parse_int("12abc", &v) != 0, "int 12abc rejected");
     tu_check(ll_duration_parse_int("", &v) != 0, "int empty rejected");
     tu_check(ll_duration_parse_int("99999999999999999999", &v) != 0, "int overflow rejected");
+
+    shown(0, "0s");
+    shown(250, "250\xC2\xB5s");
+    shown(1500, "1.5ms");
+    shown(300000, "300ms");
+    shown(1500000, "1.5s");
+    shown(30000000, "30s");
+    shown(90000000, "1m30s");
+    shown(600000000, "10m0s");
+    shown(3600000000ull, "1h0m0s");
+    shown(3725500000ull, "1h2m5.5s");
     return tu_summary();
 }

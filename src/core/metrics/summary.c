@@ -163,6 +163,9 @@ cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_
             if (x->metric_id != i) continue;
             cJSON *r = cJSON_AddObjectToObject(th, x->source);
             cJSON_AddBoolToObject(r, "ok", !x->failed);
+            /* the aggregate it was compared with (p(99.9), ...), which the
+             * text summary shows even when it is not one of the columns */
+            if (x->value == x->value) cJSON_AddNumberToObject(r, "value", x->value);
         }
     }
     cJSON_AddItemToObject(data, "root_group", root_group(reg, total));
@@ -172,7 +175,7 @@ cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_
     for (int i = 0; i < n; i++)
         cJSON_AddItemToArray(stats, cJSON_CreateString(o->trend_stats ? o->trend_stats[i] : DEFAULT_STATS[i]));
     cJSON_AddStringToObject(opts, "summaryTimeUnit", o->time_unit ? o->time_unit : "");
-    cJSON_AddBoolToObject(opts, "noColor", 0);
+    cJSON_AddBoolToObject(opts, "noColor", o->no_color);
     cJSON *state = cJSON_AddObjectToObject(data, "state");
     cJSON_AddBoolToObject(state, "isStdOutTTY", isatty(1));
     cJSON_AddBoolToObject(state, "isStdErrTTY", isatty(2));

@@ -15,9 +15,10 @@ typedef struct ll_summary_opts {
     int ntrend_stats;
     const char *time_unit;     /* "", "s", "ms", "us" */
     const ll_threshold_set *thresholds; /* evaluated; may be NULL */
+    int no_color;              /* --no-color or NO_COLOR: options.noColor */
 } ll_summary_opts;
 
-/* metrics -> type, contains, values (thresholds -> {ok}); root_group ->
+/* metrics -> type, contains, values (thresholds -> {ok, value}); root_group ->
  * groups, checks; options; state. Trend times are in milliseconds. */
 cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_s, const ll_summary_opts *o);
 

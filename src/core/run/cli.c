@@ -29,6 +29,7 @@ static void usage(FILE *f) {
           "      --summary-time-unit U time unit of the summary: s, ms or us\n"
           "      --no-summary          do not print the end-of-test summary\n"
           "      --no-thresholds       do not evaluate thresholds\n"
+          "      --no-color            a summary without colors (also NO_COLOR=1)\n"
           "  -o, --out TYPE=TARGET     stream every sample: json=FILE, csv=FILE (.gz: gzip),\n"
           "                            influxdb=http://127.0.0.1:8086/k6 (repeatable)\n"
           "      --seed N              seed of math.random, to repeat a run (default: random,\n"
@@ -188,6 +189,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             cfg->no_summary = 1;
         } else if (is(flag, "--no-thresholds", "--no-thresholds")) {
             cfg->no_thresholds = 1;
+        } else if (is(flag, "--no-color", "--no-color")) {
+            cfg->no_color = 1;
         } else if (is(flag, "-q", "--quiet")) {
             cfg->quiet = 1;
         } else if (is(flag, "-v", "--verbose")) {

@@ -38,6 +38,7 @@ typedef struct ll_config {
     const char *console_output; /* --console-output FILE: console.* lines go there */
     int no_summary;
     int no_thresholds;
+    int no_color;               /* --no-color: a summary without colors */
     char **outputs;             /* -o type=target */
     int noutputs;
     ll_threshold_set thresholds;

@@ -670,7 +670,9 @@ summarize:
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
-    ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds};
+    const char *nc = getenv("NO_COLOR");
+    ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
+                             cfg->no_color || (nc && *nc)};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
     if (!cfg->no_summary) {
         int src = -1;
