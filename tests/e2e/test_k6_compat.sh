@@ -135,4 +135,24 @@ LUA
 run_ll run "$f" -i 1 -q -o json="$T/points.json"
 expect_eq "group tag: \"\" outside groups, ::g1 inside" \
   "$(jq -r 'select(.type == "Point" and .metric == "http_reqs") | .data.tags.group' "$T/points.json" | tr '\n' ',')" ",::g1,"
+# __VU and __ITER, as k6's globals; luaload.utils as k6-utils
+f=$(script globals.lua <<'LUA'
+local u = require("luaload.utils")
+print("init", __VU, __ITER)
+function setup() print("setup", __VU, __ITER) end
+function default()
+  print("it", __VU, __ITER)
+  local n = u.randomIntBetween(2, 4)
+  print("utils", n >= 2 and n <= 4, #u.random_string(8), u.randomString(3, "z"), u.randomItem({ "only" }),
+    u.uuidv4():match("^%x+%-%x+%-4%x+%-[89ab]%x+%-%x+$") ~= nil,
+    u.findBetween('<input name="csrf" value="t0k">', 'value="', '"'),
+    table.concat(u.find_between("<b>1</b><b>2</b>", "<b>", "</b>", true), ","), tostring(u.findBetween("abc", "x", "y")))
+end
+LUA
+)
+run_ll run "$f" -q -u 2 -i 4
+expect_match "__VU and __ITER in init code and setup: 0" "$OUT" $'^setup\t0\t0$'
+expect_eq "__VU and __ITER in iterations" "$(grep -c -E $'^it\t[12]\t[0-3]$' "$OUT")" 4
+expect_eq "__ITER counts each VU's iterations" "$(awk '$1 == "it" { print $2 "-" $3 }' "$OUT" | sort -u | wc -l)" 4
+expect_eq "luaload.utils: k6-utils' helpers" "$(grep -c $'^utils\ttrue\t8\tzzz\tonly\ttrue\tt0k\t1,2\tnil$' "$OUT")" 4
 finish
