@@ -128,6 +128,29 @@ void ll_state_write_line(lua_State *L, FILE *f) {
     lua_pop(L, 1);
 }
 
+/* _G's __index: k6's __VU (the running VU's id, 0 outside iterations) and
+ * __ITER (its iteration, from 0); read when used, as the running VU
+ * changes at every resume of a shared state. */
+static int l_globals_index(lua_State *L) {
+    const char *k = lua_tostring(L, 2);
+    ll_worker *w = ll_state_worker(L);
+    const ll_vu *vu = w ? w->current : NULL;
+    if (!k) return 0;
+    if (strcmp(k, "__VU") == 0) lua_pushinteger(L, vu ? vu->id : 0);
+    else if (strcmp(k, "__ITER") == 0) lua_pushinteger(L, vu ? (lua_Integer)vu->iteration : 0);
+    else return 0;
+    return 1;
+}
+
+static void install_vu_globals(lua_State *L) {
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    lua_newtable(L);
+    lua_pushcfunction(L, l_globals_index);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+}
+
 int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     const ll_run *run = w->run;
     lua_State *L = luaL_newstate();
@@ -140,6 +163,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     lua_pushcfunction(L, l_print);
     lua_setglobal(L, "print");
     ll_console_install(L);
+    install_vu_globals(L);
     ll_random_open(L, w);
     lua_pushlightuserdata(L, &worker_key);
     lua_pushlightuserdata(L, w);
