@@ -3,11 +3,12 @@
  * Owns: parsing a connection's rbuf into its request, incrementally: the
  * request line (the target goes to routes.c's ll_routes_match), the headers
  * that matter (Content-Length, Transfer-Encoding, Connection, Expect,
- * Content-Type), the body by Content-Length or chunked with trailers (kept
- * for /echo, passed on to upload.c as it arrives for /sha256 and
- * /multipart, dropped as it arrives otherwise: a body of any size costs no
- * memory), the limits on them, and the decimal parser serve.c and routes.c
- * share. */
+ * Content-Type; Authorization and Cookie for the demo application), the
+ * method, the body by Content-Length or chunked with trailers (kept for
+ * /echo and, after its kept header lines, for the demo application, passed
+ * on to upload.c as it arrives for /sha256 and /multipart, dropped as it
+ * arrives otherwise: a body of any size costs no memory), the limits on
+ * them, and the decimal parser serve.c, routes.c and app.c share. */
 #include "serve_internal.h"
 
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #define HEAD_MAX (64 * 1024)            /* request line + headers */
 #define CHUNK_LINE_MAX 4096             /* chunk-size line incl. extensions */
 #define ECHO_MAX (64ull * 1024 * 1024)  /* largest body /echo will hold */
+#define APP_MAX (64 * 1024)             /* largest body the demo application takes */
 
 int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out) {
     uint64_t v = 0;
@@ -45,13 +47,24 @@ static int is_tchar(unsigned char ch) {
     }
 }
 
+static int method_of(const char *p, size_t n) {
+    static const struct { const char *name; int method; } methods[] = {
+        {"GET", METHOD_GET}, {"HEAD", METHOD_HEAD}, {"POST", METHOD_POST}, {"PUT", METHOD_PUT},
+        {"DELETE", METHOD_DELETE},
+    };
+    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+        if (strlen(methods[i].name) == n && memcmp(p, methods[i].name, n) == 0) return methods[i].method;
+    return METHOD_OTHER;
+}
+
 /* "METHOD SP target SP HTTP/1.x", eol excluded. */
 static int parse_request_line(request *r, const serve_cfg *cfg, const char *p, const char *eol) {
     const char *sp = memchr(p, ' ', (size_t)(eol - p));
     if (!sp || sp == p) return -1;
     for (const char *q = p; q < sp; q++)
         if (!is_tchar((unsigned char)*q)) return -1;
-    r->head = sp - p == 4 && memcmp(p, "HEAD", 4) == 0;
+    r->method = method_of(p, (size_t)(sp - p));
+    r->head = r->method == METHOD_HEAD;
     const char *t = sp + 1;
     const char *sp2 = memchr(t, ' ', (size_t)(eol - t));
     if (!sp2 || sp2 == t) return -1;
@@ -81,8 +94,37 @@ static int header_is(const char *name, size_t n, const char *want) {
     return strlen(want) == n && strncasecmp(name, want, n) == 0;
 }
 
+static int is_upload(const request *r) { return r->route == ROUTE_SHA256 || r->route == ROUTE_MULTIPART; }
+static int is_app(const request *r) { return r->route == ROUTE_API || r->route == ROUTE_LOGIN; }
+
+/* Appends n bytes to c->body, which holds at most max. 0, or -1 past max
+ * or out of memory. */
+static int keep(conn *c, const char *p, size_t n, uint64_t max) {
+    if (c->blen + n > max) return -1;
+    if (c->bcap - c->blen < n) {
+        size_t cap = c->bcap ? c->bcap : BUF_INIT;
+        while (cap - c->blen < n) cap *= 2;
+        char *b = realloc(c->body, cap);
+        if (!b) return -1;
+        c->body = b;
+        c->bcap = cap;
+    }
+    memcpy(c->body + c->blen, p, n);
+    c->blen += n;
+    return 0;
+}
+
+/* The demo application's header lines, "authorization: v\r\n" and
+ * "cookie: v\r\n" (name lowercase), kept at the start of c->body. */
+static int keep_app_header(conn *c, const char *name, const char *v, size_t vlen) {
+    uint64_t max = HEAD_MAX + APP_MAX;
+    if (keep(c, name, strlen(name), max) < 0 || keep(c, ": ", 2, max) < 0 || keep(c, v, vlen, max) < 0) return -1;
+    return keep(c, "\r\n", 2, max);
+}
+
 /* One "Name: value" line, eol excluded. */
-static int parse_header(request *r, const char *p, const char *eol) {
+static int parse_header(conn *c, const char *p, const char *eol) {
+    request *r = &c->req;
     const char *colon = memchr(p, ':', (size_t)(eol - p));
     if (!colon || colon == p) return -1;
     for (const char *q = p; q < colon; q++)
@@ -109,11 +151,21 @@ static int parse_header(request *r, const char *p, const char *eol) {
     } else if (header_is(p, nlen, "content-type")) {
         r->ctype = v; /* in rbuf, read by ll_upload_begin before parse_head returns */
         r->ctype_len = vlen;
+    } else if (is_app(r) && header_is(p, nlen, "authorization")) {
+        return keep_app_header(c, "authorization", v, vlen);
+    } else if (is_app(r) && header_is(p, nlen, "cookie")) {
+        return keep_app_header(c, "cookie", v, vlen);
     }
     return 0;
 }
 
-static int is_upload(const request *r) { return r->route == ROUTE_SHA256 || r->route == ROUTE_MULTIPART; }
+/* A 413 for a demo application body above APP_MAX. */
+static int app_too_large(request *r) {
+    r->err_status = 413;
+    r->msg = r->route == ROUTE_API ? "{\"error\":\"request body too large (64 KiB at most)\"}"
+                                   : "request body too large (64 KiB at most)\n";
+    return -1;
+}
 
 /* Request line and headers; on success rpos moves past the blank line. */
 static int parse_head(conn *c) {
@@ -139,7 +191,7 @@ static int parse_head(conn *c) {
     for (char *line = eol + 1; line < stop; line = eol + 1) {
         eol = memchr(line, '\n', (size_t)(stop - line));
         line_end = eol > line && eol[-1] == '\r' ? eol - 1 : eol;
-        if (parse_header(r, line, line_end) < 0) return P_BAD;
+        if (parse_header(c, line, line_end) < 0) return P_BAD;
     }
     c->rpos += head_len;
     if (r->chunked && r->has_cl) return P_BAD;
@@ -148,6 +200,11 @@ static int parse_head(conn *c) {
     if (r->route == ROUTE_ECHO && r->content_length > ECHO_MAX) {
         r->err_status = 413;
         r->msg = "request body too large for /echo\n";
+        return P_BAD;
+    }
+    r->app_hdr_len = c->blen;
+    if (is_app(r) && r->content_length > APP_MAX) {
+        app_too_large(r);
         return P_BAD;
     }
     r->state = r->chunked ? RS_CHUNK_SIZE : r->content_length > 0 ? RS_BODY : RS_READY;
@@ -167,27 +224,12 @@ static int body_append(conn *c, const char *p, size_t n) {
         ll_upload_data(c, p, n); /* hashed, not kept */
         return 0;
     }
+    if (is_app(r)) return keep(c, p, n, r->app_hdr_len + APP_MAX) < 0 ? app_too_large(r) : 0;
     if (r->route != ROUTE_ECHO) return 0; /* other routes drop the body */
-    if (c->blen + n > ECHO_MAX) {
-        r->err_status = 413;
-        r->msg = "request body too large for /echo\n";
-        return -1;
-    }
-    if (c->bcap - c->blen < n) {
-        size_t cap = c->bcap ? c->bcap : BUF_INIT;
-        while (cap - c->blen < n) cap *= 2;
-        char *b = realloc(c->body, cap);
-        if (!b) {
-            r->err_status = 413;
-            r->msg = "out of memory for the /echo body\n";
-            return -1;
-        }
-        c->body = b;
-        c->bcap = cap;
-    }
-    memcpy(c->body + c->blen, p, n);
-    c->blen += n;
-    return 0;
+    if (keep(c, p, n, ECHO_MAX) == 0) return 0;
+    r->err_status = 413;
+    r->msg = c->blen + n > ECHO_MAX ? "request body too large for /echo\n" : "out of memory for the /echo body\n";
+    return -1;
 }
 
 static int parse_body_data(conn *c) {

@@ -1,13 +1,14 @@
 /* routes.c -- `luaload serve`'s routes and responses.
  *
  * Owns: matching a request target to a route (/status/N, /bytes/N,
- * /delay/MS, /echo, /close, /sha256, /multipart, /fault/NAME, /stats,
- * anything else the default route), the route names the counters use,
- * reason phrases, the status line and headers, the default route's
- * prebuilt keep-alive response, and queueing each route's response (and
- * the error responses) on the connection's output (conn.c). What a fault
- * does to a response is faults.c's; the upload routes' answers are
- * upload.c's. */
+ * /delay/MS, /echo, /close, /sha256, /multipart, /fault/NAME, /stats, the
+ * demo application's /api/... ("api") and /login, /welcome ("login") as
+ * app.c matches them, anything else the default route), the route names
+ * the counters use, reason phrases, the status line and headers, the
+ * default route's prebuilt keep-alive response, and queueing each route's
+ * response (and the error responses) on the connection's output (conn.c).
+ * What a fault does to a response is faults.c's; the upload routes'
+ * answers are upload.c's, the demo application's app.c's. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -25,7 +26,7 @@ enum { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEP };
 
 static const char *const route_names[ROUTE_COUNT] = {
     "default", "status", "bytes", "delay", "echo", "close", "sha256", "multipart", "error", "fault", "stats",
-    "malformed",
+    "api", "login", "malformed",
 };
 
 const char *ll_routes_name(int route) { return route_names[route]; }
@@ -45,6 +46,7 @@ static int is_exactly(const char *s, size_t n, const char *word) {
 void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) {
     const char *end = t + n, *path = t;
     uint64_t v;
+    int app;
     if (has_prefix(t, n, "http://") || has_prefix(t, n, "https://")) {
         const char *host = (const char *)memchr(t, ':', n) + 3;
         path = memchr(host, '/', (size_t)(end - host));
@@ -95,6 +97,9 @@ void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) 
                      " slow-headers, slow-body, stall, huge-headers or early-hints\n";
     } else if (is_exactly(path, len, "/stats")) {
         r->route = ROUTE_STATS;
+        r->delay_us = 0;
+    } else if ((app = ll_app_match(r, path, len)) >= 0) {
+        r->route = app;
         r->delay_us = 0;
     }
     if (r->msg) {
@@ -190,7 +195,8 @@ static size_t format_head(char *buf, size_t cap, int status, const char *type, c
     return append_str(buf, cap, n, "\r\n");
 }
 
-/* The default route's keep-alive HTTP/1.1 response, prebuilt once. */
+/* The default route's keep-alive HTTP/1.1 response, prebuilt once; the
+ * demo application's key is drawn here too, at serve start. */
 void ll_routes_build_fast(serve_cfg *cfg) {
     char head[256];
     int has_body = body_allowed(cfg->status);
@@ -203,6 +209,7 @@ void ll_routes_build_fast(serve_cfg *cfg) {
     else memset(cfg->fast + hn, 'x', inline_len);
     cfg->fast_len = hn + inline_len;
     cfg->fast_fill = len > FILL_INLINE;
+    ll_app_init();
 }
 
 /* ---- responses ---- */
@@ -215,7 +222,7 @@ static void respond_full(conn *c, int status, const char *type, const char *extr
     request *r = &c->req;
     int conn_hdr = !r->keep_alive ? CONN_HDR_CLOSE : r->http10 ? CONN_HDR_KEEP : CONN_HDR_NONE;
     int has_body = body_allowed(status);
-    char head[256];
+    char head[1024];
     size_t n = format_head(head, sizeof(head), status, type, extra, has_body ? len : 0, conn_hdr);
     r->head_len = n;
     if (r->fault == FAULT_HUGE_HEADERS) {
@@ -258,6 +265,15 @@ static void respond_upload(conn *c) {
     respond_full(c, 200, TEXT, extra, body, len, 0);
 }
 
+/* The demo application's pages: app.c's answer. */
+static void respond_app(conn *c) {
+    app_reply a;
+    ll_app_respond(c, &a);
+    if (a.body.failed) c->failed = 1;
+    else respond_full(c, a.status, a.type, a.extra[0] ? a.extra : NULL, a.body.p ? a.body.p : "", a.body.len, 0);
+    ll_buf_free(&a.body);
+}
+
 size_t ll_routes_respond_general(conn *c) {
     request *r = &c->req;
     const serve_cfg *cfg = c->w->cfg;
@@ -291,6 +307,10 @@ size_t ll_routes_respond_general(conn *c) {
     case ROUTE_STATS:
         respond_stats(c);
         break;
+    case ROUTE_API:
+    case ROUTE_LOGIN:
+        respond_app(c);
+        break;
     default: /* ROUTE_DELAY, ROUTE_CLOSE, ROUTE_FAULT */
         respond_with(c, 200, HELLO, 12, 0);
         break;
@@ -317,6 +337,8 @@ void ll_routes_respond_error(conn *c) {
     r->http10 = 0;
     r->head = 0;
     r->fault = FAULT_NONE; /* a bad /fault/huge-headers request gets a plain 400 */
-    respond_with(c, status, msg, strlen(msg), 0);
+    /* the demo application's 413 for an /api/... body is JSON */
+    respond_full(c, status, r->err_status && r->route == ROUTE_API ? "application/json" : TEXT, NULL, msg,
+                 strlen(msg), 0);
     c->closing = 1;
 }

@@ -11,6 +11,7 @@
  *   multipart.c streaming multipart/form-data parser (multipart.h)
  *   faults.c    fault injection: --faults, the seeded draw, each fault's bytes
  *   stats.c     request accounting: the per-thread counters' JSON (/stats)
+ *   app.c       the demo application: /api/login, /api/items, /login, /welcome
  *
  * Data flow per connection: conn.c reads into rbuf; request.c parses as many
  * complete requests as it can; routes.c appends their responses to conn.c's
@@ -18,7 +19,9 @@
  * point at a shared static buffer, so /bytes/N never copies); conn.c sends
  * the queue with one sendmsg(). Request bodies are dropped as they are
  * parsed, except /echo's (kept in body) and the upload routes' (passed on
- * to upload.c, which hashes them and keeps nothing). A request that drew
+ * to upload.c, which hashes them and keeps nothing) and the demo
+ * application's (kept in body after its Authorization and Cookie lines,
+ * for app.c). A request that drew
  * a fault (faults.c) gets faults.c's response instead, which may pace the
  * output queue (conn.c sends it a few bytes at a time) or end the
  * connection. */
@@ -42,11 +45,16 @@
 /* ---- routes and faults (their names: ll_routes_name, ll_faults_name) ---- */
 
 /* ROUTE_MALFORMED is no route: it counts the requests the parser refused
- * (a 400, or a 413 for /echo; stats only). */
+ * (a 400, or a 413 for /echo and the demo application; stats only).
+ * ROUTE_API is the demo application's /api/..., ROUTE_LOGIN its /login
+ * and /welcome pages (app.c). */
 enum {
     ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_SHA256,
-    ROUTE_MULTIPART, ROUTE_ERROR, ROUTE_FAULT, ROUTE_STATS, ROUTE_MALFORMED, ROUTE_COUNT
+    ROUTE_MULTIPART, ROUTE_ERROR, ROUTE_FAULT, ROUTE_STATS, ROUTE_API, ROUTE_LOGIN, ROUTE_MALFORMED,
+    ROUTE_COUNT
 };
+/* The request methods the demo application tells apart. */
+enum { METHOD_OTHER, METHOD_GET, METHOD_HEAD, METHOD_POST, METHOD_PUT, METHOD_DELETE };
 enum {
     FAULT_NONE, FAULT_RESET, FAULT_CLOSE_HEADERS, FAULT_CLOSE_BODY, FAULT_GARBAGE, FAULT_SLOW_HEADERS,
     FAULT_SLOW_BODY, FAULT_STALL, FAULT_HUGE_HEADERS, FAULT_EARLY_HINTS, FAULT_COUNT
@@ -85,6 +93,7 @@ enum { P_MORE, P_OK, P_BAD };
 typedef struct request {
     int state;            /* RS_* */
     int route;            /* ROUTE_* */
+    int method;           /* METHOD_* */
     int fault;            /* FAULT_*: /fault/NAME or drawn for --faults */
     int status;
     uint64_t nbytes;      /* body size for /bytes/N */
@@ -96,6 +105,9 @@ typedef struct request {
     const char *ctype;    /* the Content-Type value, in rbuf: valid only while the head is parsed */
     size_t ctype_len;
     int err_status;       /* parse errors: 400 unless set */
+    int app_page;         /* ROUTE_API, ROUTE_LOGIN: which page (app.c's APP_*) */
+    uint64_t app_id;      /* /api/items/ID */
+    size_t app_hdr_len;   /* the kept header lines at the start of body */
     int has_cl, chunked, te_seen;
     int conn_close, conn_ka, expect_continue;
     int http10, head, keep_alive, delay_done;
@@ -120,7 +132,7 @@ typedef struct conn {
     request req;
     char *rbuf;
     size_t rpos, rlen, rcap, scan;
-    char *body;           /* /echo request body */
+    char *body;           /* /echo request body; the demo application's header lines and body */
     size_t blen, bcap;
     upload *up;           /* /sha256 and /multipart: upload.c's state, NULL before the first */
     char *wbuf;
@@ -212,7 +224,8 @@ int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out);
 /* Fills in r's route, status, delay and error message from the request
  * target t (n bytes; absolute form and query string allowed). */
 void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n);
-/* Builds cfg->fast, the default route's keep-alive HTTP/1.1 response. */
+/* Builds cfg->fast, the default route's keep-alive HTTP/1.1 response, and
+ * starts the demo application (ll_app_init); once, before any thread serves. */
 void ll_routes_build_fast(serve_cfg *cfg);
 /* Queues the response to the complete request c->req (no fault). */
 void ll_routes_respond(conn *c);
@@ -260,6 +273,27 @@ uint64_t ll_upload_body_size(const conn *c);
 /* After the response is queued: frees a big answer buffer. */
 void ll_upload_trim(upload *up);
 void ll_upload_free(upload *up);
+
+/* ---- app.c ---- */
+
+/* The demo application's answer to one request, which routes.c queues. */
+typedef struct app_reply {
+    int status;
+    const char *type;     /* Content-Type */
+    char extra[512];      /* more header lines, each ending in CRLF */
+    ll_buf body;
+} app_reply;
+
+/* Draws the per-process key of the tokens and empties the item store
+ * (freed at exit); once, before any thread serves. */
+void ll_app_init(void);
+/* For a demo application path (len bytes, no query): sets r's app_page
+ * and app_id and returns ROUTE_API or ROUTE_LOGIN; otherwise -1. */
+int ll_app_match(request *r, const char *path, size_t len);
+/* The answer to the complete request c->req (method, page, the header
+ * lines request.c kept and the body in c->body); the caller frees
+ * a->body. */
+void ll_app_respond(const conn *c, app_reply *a);
 
 /* ---- stats.c ---- */
 
