@@ -19,6 +19,7 @@
 #include "http_cookies.h"
 #include "http_response.h"
 #include "modules.h"
+#include "http_expected.h"
 #include "http_png.h"
 #include "redirect.h"
 #include "state.h"
@@ -36,7 +37,20 @@ typedef struct http_sample {
     const char *method;
     const ll_http_res *res;
     const ll_vu *vu;
+    int failed;                 /* not an expected status */
+    int counted;                /* a response callback is in force (k6's
+                                 * setResponseCallback(nil) turns it off) */
 } http_sample;
+
+/* Whether r is a failed request, by the request's response callback or
+ * the state's (k6's default: a status from 200 to 399); *counted 0 when
+ * none is in force. */
+static int http_failed(ll_vu *vu, const ll_http_req *req, const ll_http_res *r, int *counted) {
+    *counted = 1;
+    const ll_http_expected *e = req->expected ? req->expected : ll_http_expected_default(vu->w->L, counted);
+    if (e) return !ll_http_expected_has(e, r->status);
+    return r->status < 200 || r->status >= 400;
+}
 
 static const char *http_tag(const void *ctx, const char *key, char *buf, size_t len) {
     const http_sample *h = ctx;
@@ -47,7 +61,7 @@ static const char *http_tag(const void *ctx, const char *key, char *buf, size_t 
     if (strcmp(key, "url") == 0 || strcmp(key, "name") == 0) return h->req->url;
     if (strcmp(key, "proto") == 0) return r->proto;
     if (strcmp(key, "group") == 0) return h->vu->group_path;
-    if (strcmp(key, "expected_response") == 0) return r->status >= 200 && r->status < 400 ? "true" : "false";
+    if (strcmp(key, "expected_response") == 0) return !h->counted ? NULL : h->failed ? "false" : "true";
     if (strcmp(key, "status") == 0) {
         snprintf(buf, len, "%d", r->status);
         return buf;
@@ -83,11 +97,12 @@ static void record_lost(ll_vu *vu, const ll_http_req *req, const char *method, c
     lost.status = 0;
     lost.proto = "";
     lost.error_code = error_code;
-    http_sample h = {req, method, &lost, vu};
+    http_sample h = {req, method, &lost, vu, 1, 1};
+    h.failed = http_failed(vu, req, &lost, &h.counted);
     ll_tag_source t = {http_tag, http_list, &h, -1};
     for (int i = 0; i < n; i++) {
         ll_shard_add(vu->w->shard, LL_M_HTTP_REQS, 1, &t);
-        ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
+        if (h.counted) ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
     }
     if (bytes_sent > 0) ll_shard_add(vu->w->shard, LL_M_DATA_SENT, (double)bytes_sent, &t);
 }
@@ -108,8 +123,8 @@ static void count_failed(ll_worker *w, const ll_http_res *r) {
 
 static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r) {
     ll_shard *s = vu->w->shard;
-    int failed = r->status < 200 || r->status >= 400;
-    http_sample h = {req, method, r, vu};
+    http_sample h = {req, method, r, vu, 1, 1};
+    int failed = h.failed = http_failed(vu, req, r, &h.counted);
     ll_tag_source t = {http_tag, http_list, &h, -1};
     ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration, &t);
@@ -119,10 +134,10 @@ static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method
     ll_shard_trend(s, LL_M_HTTP_REQ_SENDING, r->t.sending, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_WAITING, r->t.waiting, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_RECEIVING, r->t.receiving, &t);
-    ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, failed, &t);
+    if (h.counted) ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, failed, &t);
     ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
     ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
-    if (failed) count_failed(vu->w, r);
+    if (failed && (h.counted || r->status == 0)) count_failed(vu->w, r);
     /* attempts the transport sent again on a fresh connection after the
      * server closed the reused one: k6's 1220, connection reset */
     if (!r->retries) return;
@@ -352,6 +367,7 @@ int luaopen_luaload_http(lua_State *L) {
     ll_http_cookies_register(L, lua_gettop(L));
     ll_http_png_register(L, lua_gettop(L));
     ll_http_body_register(L, lua_gettop(L));
+    ll_http_expected_register(L, lua_gettop(L));
     /* throw = true: the request functions raise, through a Lua wrapper */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luaload.http_wrap");

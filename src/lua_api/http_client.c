@@ -16,6 +16,7 @@
 
 #include "duration.h"
 #include "http_body.h"
+#include "http_expected.h"
 #include "http_options.h"
 #include "size.h"
 #include "state.h"
@@ -535,15 +536,21 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, int anch
         } else if (strcmp(k, "body") == 0) ll_http_body_set(L, r, v, anchor, W);
         else if (strcmp(k, "compression") == 0) r->compression = ll_http_body_compression(L, v, W);
         else if (strcmp(k, "host") == 0) add_header(L, r, "Host", wire_value(L, v, W, "host"));
-        else if (strcmp(k, "disable_keep_alive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
+        else if (strcmp(k, "disable_keep_alive") == 0 || strcmp(k, "disableKeepAlive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
         else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
         else if (strcmp(k, "redirects") == 0) r->max_redirects = opt_int(L, v, W, k);
-        else if (strcmp(k, "http_version") == 0) r->http_version = opt_http_version(L, v, W, ll_state_worker(L)->run->transport);
-        else if (strcmp(k, "max_response_body") == 0) r->max_response_body = opt_size(L, v, W, k);
+        else if (strcmp(k, "http_version") == 0 || strcmp(k, "httpVersion") == 0) r->http_version = opt_http_version(L, v, W, ll_state_worker(L)->run->transport);
+        else if (strcmp(k, "max_response_body") == 0 || strcmp(k, "maxResponseBody") == 0) r->max_response_body = opt_size(L, v, W, k);
         else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
         else if (strcmp(k, "cookies") == 0) set_cookies(L, r, v, W);
-        else if (strcmp(k, "response_type") == 0) {
+        else if (strcmp(k, "response_callback") == 0 || strcmp(k, "responseCallback") == 0) {
+            r->expected = ll_http_expected_check(L, v, W);
+            if (anchor) { /* the Request keeps it alive */
+                lua_pushvalue(L, v);
+                lua_rawseti(L, anchor, (int)lua_objlen(L, anchor) + 1);
+            }
+        } else if (strcmp(k, "response_type") == 0 || strcmp(k, "responseType") == 0) {
             const char *s = lua_tostring(L, v);
             if (s && strcmp(s, "text") == 0) r->response_type = LL_RESPONSE_TEXT;
             else if (s && strcmp(s, "binary") == 0) r->response_type = LL_RESPONSE_BINARY;

@@ -155,4 +155,38 @@ expect_match "__VU and __ITER in init code and setup: 0" "$OUT" $'^setup\t0\t0$'
 expect_eq "__VU and __ITER in iterations" "$(grep -c -E $'^it\t[12]\t[0-3]$' "$OUT")" 4
 expect_eq "__ITER counts each VU's iterations" "$(awk '$1 == "it" { print $2 "-" $3 }' "$OUT" | sort -u | wc -l)" 4
 expect_eq "luaload.utils: k6-utils' helpers" "$(grep -c $'^utils\ttrue\t8\tzzz\tonly\ttrue\tt0k\t1,2\tnil$' "$OUT")" 4
+# http.expectedStatuses / setResponseCallback: which statuses are failed requests
+f=$(script expected.lua <<LUA
+local http = require("luaload.http")
+http.setResponseCallback(http.expectedStatuses(200, { min = 404, max = 404 }))
+local req = http.Request("$URL/status/500", { responseCallback = http.expected_statuses(500) })
+function default()
+  http.get("$URL/status/404")
+  http.get("$URL/status/201")
+  http.get("$URL/status/500")
+  http.get(req)
+  http.get("$URL/status/503", { responseCallback = http.expectedStatuses({ min = 500, max = 599 }) })
+end
+LUA
+)
+run_ll run "$f" -i 1 -q -o json="$T/exp.json"
+expect_eq "expectedStatuses: failed or not per status, the request's own callback first" \
+  "$(jq -r 'select(.type == "Point" and .metric == "http_req_failed") | "\(.data.tags.status)=\(.data.value)/\(.data.tags.expected_response)"' "$T/exp.json" | tr '\n' ' ')" \
+  "404=0/true 201=1/false 500=1/false 500=0/true 503=0/true "
+f=$(script nocb.lua <<LUA
+local http = require("luaload.http")
+http.set_response_callback(nil)
+function default() http.get("$URL/status/500") end
+LUA
+)
+run_ll run "$f" -i 1 -q -o json="$T/nocb.json"
+expect_eq "setResponseCallback(nil): no http_req_failed sample" "$(grep -c '"http_req_failed"' "$T/nocb.json")" 0
+expect_eq "setResponseCallback(nil): no expected_response tag" "$(jq -r 'select(.type == "Point" and .metric == "http_reqs") | .data.tags.expected_response // "none"' "$T/nocb.json")" none
+f=$(script badcb.lua <<'LUA'
+local http = require("luaload.http")
+http.expectedStatuses(200, { min = 300 })
+LUA
+)
+run_ll run "$f" -i 1 -q
+expect_match "expectedStatuses: a bad range is named" "$ERR" "http.expected_statuses: argument 2: a range needs min and max statuses"
 finish

@@ -173,5 +173,12 @@ int ll_http_req_copy_options(ll_http_req *dst, const ll_http_req *src) {
     dst->max_response_body = src->max_response_body;
     dst->disable_keep_alive = src->disable_keep_alive;
     dst->throw_errors = src->throw_errors;
+    dst->expected = src->expected;
+    return 0;
+}
+
+int ll_http_expected_has(const ll_http_expected *e, int status) {
+    for (int i = 0; i < e->n; i++)
+        if (status >= e->min[i] && status <= e->max[i]) return 1;
     return 0;
 }

@@ -18,6 +18,17 @@ typedef struct ll_header {
     char *name, *value;
 } ll_header;
 
+/* The statuses that count as expected (k6's http.expectedStatuses), as
+ * ranges min[i]..max[i]; a response outside them is a failed request. */
+#define LL_HTTP_EXPECTED_MAX 64
+typedef struct ll_http_expected {
+    int n;
+    int min[LL_HTTP_EXPECTED_MAX], max[LL_HTTP_EXPECTED_MAX];
+} ll_http_expected;
+
+/* 1 when status is within one of e's ranges */
+int ll_http_expected_has(const ll_http_expected *e, int status);
+
 /* A request prepared once and reused; immutable while in flight. */
 typedef struct ll_http_req {
     uint64_t id;               /* unique per prepared request (cache key) */
@@ -41,6 +52,8 @@ typedef struct ll_http_req {
     char **replace_cookies;    /* names whose jar cookies it does not send
                                 * (its own replace them), NULL-ended, or NULL */
     int nreplace_cookies;
+    const ll_http_expected *expected; /* its responseCallback (owned by a Lua
+                                * object its Request keeps); NULL: the state's */
 } ll_http_req;
 
 /* Phases in microseconds, with k6's meanings. */
