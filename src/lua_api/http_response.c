@@ -2,7 +2,8 @@
  * once (status, proto, body, error, error_code, url); headers (Go's
  * canonical names, repeated ones joined), timings (k6's names, in ms) and
  * res:json() built on first access from a copy kept aside in a weak table,
- * so a script that never reads them does not pay for them. */
+ * so a script that never reads them does not pay for them; res:html()
+ * parses the body into a luaload.html document (html.c). */
 #include "http_response.h"
 
 #include <lauxlib.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html.h"
 #include "http_cookies.h"
 #include "json.h"
 
@@ -185,12 +187,30 @@ static int l_response_json(lua_State *L) {
     return 1;
 }
 
+/* res:html([selector]): the body as a luaload.html document, as k6's
+ * res.html(); with a selector, res:html():find(selector). */
+static int l_response_html(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_getfield(L, 1, "body");
+    size_t len;
+    const char *body = lua_tolstring(L, -1, &len);
+    if (!body) return luaL_error(L, "res:html(): the response has no body (response_type \"none\"?)");
+    ll_html_push_parsed(L, body, len);
+    if (!lua_isnil(L, 2)) ll_html_push_find(L, 4, 2);
+    return 1;
+}
+
 static int l_response_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     int headers = k && strcmp(k, "headers") == 0, timings = k && strcmp(k, "timings") == 0;
     int cookies = k && strcmp(k, "cookies") == 0;
     if (k && strcmp(k, "json") == 0) {
         lua_pushcfunction(L, l_response_json);
+        return 1;
+    }
+    if (k && strcmp(k, "html") == 0) {
+        lua_pushcfunction(L, l_response_html);
         return 1;
     }
     if (!headers && !timings && !cookies) return 0;
