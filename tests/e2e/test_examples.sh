@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# test_examples.sh -- every script of scripts/examples runs against
+# `luaload serve` with its own options: exit 0, no failed check, no failed
+# request; and open-model.lua gates CI (exit 99) against a slow server.
+source "$(dirname "$0")/lib.sh"
+EX=$(cd "$(dirname "$0")/../../scripts/examples" && pwd)
+start_serve
+
+for s in hello crud-api form-login file-upload open-model browse checkout; do
+  run_ll run "$EX/$s.lua" -q -e BASE_URL="$URL" --summary-export "$T/$s.json"
+  expect_eq "$s.lua: exit 0" "$RC" 0
+  [[ $RC -eq 0 ]] || sed -n 1,15p "$ERR"
+  expect_cmp "$s.lua: checks ran" "x > 0" "$(jqv "$T/$s.json" '.metrics.checks.passes // 0')"
+  expect_eq "$s.lua: no failed check" "$(jqv "$T/$s.json" '.metrics.checks.fails // "missing"')" 0
+  expect_eq "$s.lua: no failed request" "$(jqv "$T/$s.json" '.metrics.http_req_failed.passes // "missing"')" 0
+  expect_eq "$s.lua: no script error" "$(grep -c 'error' "$ERR")" 0
+done
+expect_cmp "checkout.lua: 4 VUs x 10 iterations" "x == 40" "$(jqv "$T/checkout.json" '.metrics.iterations.count')"
+expect_cmp "open-model.lua: arrivals near the planned 470" "x >= 420 && x <= 480" "$(jqv "$T/open-model.json" '.metrics.iterations.count')"
+
+# the same open model against a server that takes 300 ms: the p(95) budget fails the run
+stop_pid "$SERVE_PID"
+SERVE_PID=
+start_serve --delay 300ms
+run_ll run "$EX/open-model.lua" -q -e BASE_URL="$URL"
+expect_eq "open-model.lua against a slow server: exit 99 (thresholds failed)" "$RC" 99
+expect_match "open-model.lua: the p(95) threshold is the one that failed" "$OUT" "✗ 'p\(95\)<250' p\(95\)="
+finish
