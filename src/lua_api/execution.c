@@ -1,12 +1,13 @@
 /* execution.c -- luaload.execution, as k6/execution: the running VU
  * (vu), its scenario (scenario), this instance's counters (instance) and
- * the test (test.abort, test.options). Each field is read when the script
+ * the test (test.abort, test.fail, test.options). Each field is read when the script
  * reads it, from the running VU and the workers' counters; fields answer
  * to k6's camelCase names and to snake_case ones (idInTest, id_in_test).
  * Loading the module turns on the numbering of iterations in their
  * scenario (vu.c), so that scenario.iteration_in_test follows start order. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "executor.h"
@@ -32,16 +33,23 @@ static int read_only(lua_State *L) {
     return luaL_error(L, "luaload.execution: %s is read-only", lua_tostring(L, lua_upvalueindex(1)));
 }
 
-/* Sets a metatable on the table at the top: __index fn, read-only. */
-static void make_proxy(lua_State *L, const char *name, lua_CFunction index) {
+/* Pushes an empty table whose fields index answers (a closure over the
+ * value at the top, which it replaces, when nup is 1); read-only. */
+static void make_proxy(lua_State *L, const char *name, lua_CFunction index, int nup) {
     lua_newtable(L);
     lua_newtable(L);
-    lua_pushcfunction(L, index);
+    if (nup) {
+        lua_pushvalue(L, -3);
+        lua_pushcclosure(L, index, 1);
+    } else {
+        lua_pushcfunction(L, index);
+    }
     lua_setfield(L, -2, "__index");
     lua_pushstring(L, name);
     lua_pushcclosure(L, read_only, 1);
     lua_setfield(L, -2, "__newindex");
     lua_setmetatable(L, -2);
+    if (nup) lua_remove(L, -2);
 }
 
 /* ---- vu ---- */
@@ -54,13 +62,58 @@ static const field VU_FIELDS[] = {
     {NULL, NULL},
 };
 
-static int vu_index(lua_State *L) {
-    const char *key = luaL_checkstring(L, 2);
-    int f = field_index(VU_FIELDS, key);
-    if (f < 0) return 0;
+/* The running VU, or raises naming what needs one. */
+static ll_vu *running_vu(lua_State *L, const char *what) {
     ll_worker *w = ll_state_worker(L);
     ll_vu *vu = w ? w->current : NULL;
-    if (!vu) return luaL_error(L, "luaload.execution: vu.%s is not available in the init context", key);
+    if (!vu) luaL_error(L, "luaload.execution: %s is not available in the init context", what);
+    return vu;
+}
+
+/* vu.tags[key]: the VU's own tag, else its scenario's */
+static int tags_index(lua_State *L) {
+    const char *key = luaL_checkstring(L, 2);
+    const char *v = ll_vu_tag(running_vu(L, "vu.tags"), key);
+    if (!v) return 0;
+    lua_pushstring(L, v);
+    return 1;
+}
+
+/* vu.tags[key] = value: a tag of the VU's samples from now on (strings,
+ * numbers and booleans, as k6; nil removes it) */
+static int tags_newindex(lua_State *L) {
+    const char *key = luaL_checkstring(L, 2);
+    ll_vu *vu = running_vu(L, "vu.tags");
+    int t = lua_type(L, 3);
+    if (t != LUA_TNIL && t != LUA_TSTRING && t != LUA_TNUMBER && t != LUA_TBOOLEAN)
+        return luaL_error(L, "luaload.execution: vu.tags.%s: a tag must be a string, number or boolean, got %s", key,
+                          luaL_typename(L, 3));
+    if (!*key || strcmp(key, "group") == 0)
+        return luaL_error(L, "luaload.execution: vu.tags: '%s' cannot be set", key);
+    const char *v = NULL;
+    if (t == LUA_TBOOLEAN) v = lua_toboolean(L, 3) ? "true" : "false";
+    else if (t != LUA_TNIL) v = lua_tostring(L, 3);
+    if (ll_vu_set_tag(vu, key, v) != 0) return luaL_error(L, "out of memory");
+    return 0;
+}
+
+static int vu_index(lua_State *L) {
+    const char *key = luaL_checkstring(L, 2);
+    if (strcmp(key, "tags") == 0) {
+        lua_pushvalue(L, lua_upvalueindex(1));
+        return 1;
+    }
+    if (strcmp(key, "metrics") == 0) { /* k6's vu.metrics.tags: the same */
+        lua_createtable(L, 0, 1);
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_setfield(L, -2, "tags");
+        return 1;
+    }
+    int f = field_index(VU_FIELDS, key);
+    if (f < 0) return 0;
+    char what[64];
+    snprintf(what, sizeof(what), "vu.%s", key);
+    ll_vu *vu = running_vu(L, what);
     lua_pushinteger(L, f < 2 ? vu->id : (lua_Integer)vu->iteration);
     return 1;
 }
@@ -184,6 +237,17 @@ static int push_options(lua_State *L) {
     return 1;
 }
 
+/* test.fail([message]): the test goes on, but luaload exits with 110 (as
+ * k6's); the message is logged as an error, once per call */
+static int l_test_fail(lua_State *L) {
+    const char *msg = luaL_optstring(L, 1, "");
+    ll_worker *w = ll_state_worker(L);
+    if (w && w->run) atomic_store(&w->run->marked_failed, 1);
+    lua_pushfstring(L, "luaload: test marked as failed%s%s\n", *msg ? ": " : "", msg);
+    ll_state_write_line(L, stderr);
+    return 0;
+}
+
 static int test_index(lua_State *L) {
     const char *key = luaL_checkstring(L, 2);
     if (strcmp(key, "options") == 0) return push_options(L);
@@ -194,18 +258,28 @@ int luaopen_luaload_execution(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
     if (w && w->run) atomic_store_explicit(&w->run->number_iters, 1, memory_order_relaxed);
     lua_newtable(L);
-    make_proxy(L, "vu", vu_index);
+    lua_newtable(L); /* vu.tags */
+    lua_newtable(L);
+    lua_pushcfunction(L, tags_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, tags_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_setmetatable(L, -2);
+    make_proxy(L, "vu", vu_index, 1);
     lua_setfield(L, -2, "vu");
-    make_proxy(L, "scenario", scenario_index);
+    make_proxy(L, "scenario", scenario_index, 0);
     lua_setfield(L, -2, "scenario");
-    make_proxy(L, "instance", instance_index);
+    make_proxy(L, "instance", instance_index, 0);
     lua_setfield(L, -2, "instance");
-    make_proxy(L, "test", test_index);
+    make_proxy(L, "test", test_index, 0);
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luaload.core");
     lua_call(L, 1, 1);
     lua_pushliteral(L, "abort");
     lua_getfield(L, -2, "abort");
+    lua_rawset(L, -4);
+    lua_pushliteral(L, "fail");
+    lua_pushcfunction(L, l_test_fail);
     lua_rawset(L, -4);
     lua_pop(L, 1);
     lua_setfield(L, -2, "test");

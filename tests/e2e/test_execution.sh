@@ -107,4 +107,33 @@ expect_eq "--console-output truncates; -v adds debug" "$(grep -c -E 'level=(warn
 run_ll run "$f" -q -i 1 --console-output "$T/nodir/x.log"
 expect_eq "--console-output: a path that cannot be written: exit 104" "$RC" 104
 expect_match "--console-output: the error names the flag and file" "$ERR" "^luaload: --console-output: cannot write $T/nodir/x.log: No such file"
+# vu.tags: the VU's own tags on its samples; test.fail: exit 110; summary.junit
+start_serve
+f=$(script tags.lua <<LUA
+local exec = require("luaload.execution")
+local http = require("luaload.http")
+local summary = require("luaload.summary")
+options = { thresholds = { ["http_reqs{team:blue}"] = { "count==2" }, ["http_reqs{team:red}"] = { "count==2" } } }
+function default()
+  exec.vu.tags.team = "blue"
+  print("tag", exec.vu.tags.team, exec.vu.tags.scenario, exec.vu.metrics.tags.team)
+  http.get("$URL/")
+  http.get("$URL/", { tags = { team = "red" } }) -- a request's own tag comes first
+  exec.vu.tags.team = nil
+  print("removed", tostring(exec.vu.tags.team))
+  print("bad", pcall(function() exec.vu.tags.x = {} end))
+  if __ITER == 1 then exec.test.fail("bad data") end
+end
+function handle_summary(d) return { stdout = summary.junit(d, { name = "ci gate" }) } end
+LUA
+)
+run_ll run "$f" -q -i 2
+expect_eq "test.fail: the test goes on, exit 110" "$RC" 110
+expect_match "test.fail: the message" "$ERR" "^luaload: test marked as failed: bad data$"
+expect_eq "vu.tags: read back, with the scenario's" "$(grep -c $'^tag\tblue\tdefault\tblue$' "$OUT")" 2
+expect_eq "vu.tags: nil removes" "$(grep -c $'^removed\tnil$' "$OUT")" 2
+expect_match "vu.tags: a table is refused" "$OUT" $'^bad\tfalse\t.*vu.tags.x: a tag must be a string, number or boolean, got table'
+expect_match "vu.tags tag the samples (thresholds on them pass): junit" "$OUT" '^<testsuites tests="2" failures="0">$'
+expect_match "summary.junit: the suite name and a testcase per threshold" "$OUT" \
+  '<testsuite name="ci gate" tests="2" failures="0"><testcase name="http_reqs\{team:blue\} - count==2" />'
 finish

@@ -250,6 +250,38 @@ function M.text(data, opts)
   return table.concat(out, "\n") .. "\n"
 end
 
+local function xml_escape(s)
+  return (tostring(s):gsub("[&<>'\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ["'"] = "&#39;",
+    ['"'] = "&quot;" }))
+end
+
+-- junit(data[, { name = "..." }]): k6-summary's jUnit, one testcase per
+-- threshold ("metric - expression"), failed ones with a <failure>, for CI
+-- systems that read JUnit XML
+function M.junit(data, opts)
+  opts = opts or {}
+  local cases, failures = {}, 0
+  local metrics = data.metrics or {}
+  for _, n in ipairs(sorted_keys(metrics)) do
+    local th = metrics[n].thresholds
+    for _, src in ipairs(th and sorted_keys(th) or {}) do
+      local name = xml_escape(n) .. " - " .. xml_escape(src)
+      if th[src].ok then
+        cases[#cases + 1] = '<testcase name="' .. name .. '" />'
+      else
+        failures = failures + 1
+        cases[#cases + 1] = '<testcase name="' .. name .. '"><failure message="failed" /></testcase>'
+      end
+    end
+  end
+  local suite = opts.name and xml_escape(opts.name) or "k6 thresholds"
+  return string.format('<?xml version="1.0"?>\n<testsuites tests="%d" failures="%d">\n'
+    .. '<testsuite name="%s" tests="%d" failures="%d">%s\n</testsuite >\n</testsuites >', #cases, failures, suite,
+    #cases, failures, table.concat(cases, "\n"))
+end
+M.jUnit = M.junit
+M.textSummary = M.text
+
 M.format_duration = fmt_duration
 M.format_bytes = fmt_bytes
 

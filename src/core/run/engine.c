@@ -691,6 +691,7 @@ summarize:
         if (!rc) rc = LL_EXIT_FAILURE;
     }
     if (!rc && (failed || atomic_load(&run.threshold_abort))) rc = LL_EXIT_THRESHOLDS;
+    if (!rc && atomic_load(&run.marked_failed)) rc = LL_EXIT_MARKED_FAILED;
     if ((!rc || rc == LL_EXIT_TEARDOWN_TIMEOUT) && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
 
 done:

@@ -48,6 +48,7 @@ typedef struct ll_run {
     atomic_int aborted;         /* luaload.abort() was called: stop now */
     char abort_reason[256];     /* written once, by whoever set aborted */
     atomic_int threshold_abort; /* an abortOnFail threshold failed: stop now */
+    atomic_int marked_failed;   /* test.fail() was called: exit 110, go on */
     int publish;                /* workers publish a snapshot every second */
     pthread_mutex_t mu;         /* guards finished */
     pthread_cond_t cv;          /* signalled when a worker finishes */

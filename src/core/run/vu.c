@@ -5,6 +5,7 @@
 #include "vu.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "executor.h"
@@ -34,6 +35,11 @@ void ll_vu_free(ll_vu *vu) {
     ll_http_vu_free(&vu->http);
     ll_script_vu_close(vu);
     ll_script_unref(vu->w, vu->result_ref);
+    for (int i = 0; i < vu->ntags; i++) {
+        free(vu->tags[i].key);
+        free(vu->tags[i].value);
+    }
+    free(vu->tags);
     vu->w = NULL;
 }
 
@@ -152,11 +158,52 @@ void ll_vu_interrupt(ll_vu *vu) {
 
 /* ---- tags ---- */
 
+int ll_vu_set_tag(ll_vu *vu, const char *key, const char *value) {
+    int i = 0;
+    while (i < vu->ntags && strcmp(vu->tags[i].key, key) != 0) i++;
+    if (!value) { /* remove */
+        if (i == vu->ntags) return 0;
+        free(vu->tags[i].key);
+        free(vu->tags[i].value);
+        vu->tags[i] = vu->tags[--vu->ntags];
+        return 0;
+    }
+    char *v = strdup(value);
+    if (!v) return -1;
+    if (i < vu->ntags) {
+        free(vu->tags[i].value);
+        vu->tags[i].value = v;
+        return 0;
+    }
+    if (vu->ntags == vu->cap_tags) {
+        int cap = vu->cap_tags ? vu->cap_tags * 2 : 4;
+        ll_tag *t = realloc(vu->tags, (size_t)cap * sizeof(*t));
+        if (!t) {
+            free(v);
+            return -1;
+        }
+        vu->tags = t;
+        vu->cap_tags = cap;
+    }
+    char *k = strdup(key);
+    if (!k) {
+        free(v);
+        return -1;
+    }
+    vu->tags[vu->ntags].key = k;
+    vu->tags[vu->ntags].value = v;
+    vu->ntags++;
+    return 0;
+}
+
 const char *ll_vu_tag(const ll_vu *vu, const char *key) {
+    for (int i = 0; i < vu->ntags; i++)
+        if (strcmp(vu->tags[i].key, key) == 0) return vu->tags[i].value;
     return vu->executor ? ll_scenario_tag(vu->executor->sc, key) : NULL;
 }
 
 void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud) {
+    for (int i = 0; i < vu->ntags; i++) fn(ud, vu->tags[i].key, vu->tags[i].value);
     if (vu->executor) ll_scenario_tags(vu->executor->sc, fn, ud);
 }
 

@@ -55,6 +55,9 @@ struct ll_vu {
     int result_ref;             /* single-call mode: return value */
     const char *last_error;     /* message of the last failed iteration */
     uint64_t rng[4];            /* its math.random generator (lua_api/random.c) */
+    ll_tag *tags;               /* its own tags (exec.vu.tags), on all its
+                                 * samples from then on, over its scenario's */
+    int ntags, cap_tags;
 };
 
 void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *idle_ud);
@@ -77,7 +80,12 @@ void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud);
 /* Ends the wait and resumes the coroutine with the nargs values on vu->co. */
 void ll_vu_resume(ll_vu *vu, int nargs);
 
-/* The scenario tags of a VU's samples: scenario and the scenario's tags. */
+/* Sets the VU's own tag key (value NULL: removes it). Returns 0, or -1
+ * when out of memory. */
+int ll_vu_set_tag(ll_vu *vu, const char *key, const char *value);
+
+/* The tags of a VU's samples: its own, then its scenario's (scenario and
+ * the scenario's tags). */
 const char *ll_vu_tag(const ll_vu *vu, const char *key);
 void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud);
 /* A tag source with only the VU's scenario tags and group. */
