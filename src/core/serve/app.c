@@ -682,15 +682,14 @@ static void login_page(const conn *c, app_reply *a) {
 /* ---- the application ---- */
 
 void ll_app_init(void) {
-    static int registered;
     app_key_ok = getrandom(app_key, sizeof(app_key), 0) == (ssize_t)sizeof(app_key) ||
                  RAND_bytes(app_key, sizeof(app_key)) == 1;
     if (!app_key_ok)
         fprintf(stderr, "luaload serve: no random bytes for the demo application's key: its pages answer 503\n");
     store_free();
-    if (!registered) atexit(store_free);
-    registered = 1;
 }
+
+void ll_app_free(void) { store_free(); }
 
 static int path_is(const char *s, size_t n, const char *word) { return strlen(word) == n && memcmp(s, word, n) == 0; }
 

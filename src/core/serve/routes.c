@@ -209,7 +209,6 @@ void ll_routes_build_fast(serve_cfg *cfg) {
     else memset(cfg->fast + hn, 'x', inline_len);
     cfg->fast_len = hn + inline_len;
     cfg->fast_fill = len > FILL_INLINE;
-    ll_app_init();
 }
 
 /* ---- responses ---- */

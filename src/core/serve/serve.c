@@ -139,6 +139,10 @@ static void usage(FILE *f) {
           "  /delay/MS     respond after MS milliseconds\n"
           "  /echo         respond with the request body\n"
           "  /close        respond, then close the connection\n"
+          "  /sha256       the SHA-256 of the request body (X-Body-Size: its size)\n"
+          "  /multipart    the parts of a multipart/form-data body, as JSON\n"
+          "  /api/login, /api/items[/ID]   the demo application's JSON API (token auth)\n"
+          "  /login, /welcome              its form login (CSRF token, session cookie)\n"
           "  /fault/NAME   the fault NAME (see --faults), whatever --faults says\n"
           "  /stats        JSON counts of requests, bytes, routes and faults so far\n"
           "                (not counted itself; never faulted)\n"
@@ -239,6 +243,7 @@ int ll_serve_main(int argc, char **argv) {
     cfg.workers = ws;
     if (!cfg.seed_set) cfg.seed = default_seed();
     ll_routes_build_fast(&cfg);
+    ll_app_init();
     for (int i = 0; i < cfg.threads; i++) {
         ws[i].lfd = -1;
         ll_faults_seed(&ws[i], cfg.seed, i);
@@ -286,5 +291,6 @@ out:
     for (int i = 0; i < cfg.threads; i++) ll_listener_free(&ws[i]);
     free(ws);
     free(cfg.fast);
+    ll_app_free();
     return code;
 }

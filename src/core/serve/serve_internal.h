@@ -224,8 +224,8 @@ int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out);
 /* Fills in r's route, status, delay and error message from the request
  * target t (n bytes; absolute form and query string allowed). */
 void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n);
-/* Builds cfg->fast, the default route's keep-alive HTTP/1.1 response, and
- * starts the demo application (ll_app_init); once, before any thread serves. */
+/* Builds cfg->fast, the default route's keep-alive HTTP/1.1 response;
+ * once, before any thread serves. */
 void ll_routes_build_fast(serve_cfg *cfg);
 /* Queues the response to the complete request c->req (no fault). */
 void ll_routes_respond(conn *c);
@@ -284,9 +284,11 @@ typedef struct app_reply {
     ll_buf body;
 } app_reply;
 
-/* Draws the per-process key of the tokens and empties the item store
- * (freed at exit); once, before any thread serves. */
+/* Draws the per-process key of the tokens and empties the item store;
+ * once, before any thread serves. ll_app_free frees the store, after the
+ * threads are done. */
 void ll_app_init(void);
+void ll_app_free(void);
 /* For a demo application path (len bytes, no query): sets r's app_page
  * and app_id and returns ROUTE_API or ROUTE_LOGIN; otherwise -1. */
 int ll_app_match(request *r, const char *path, size_t len);
