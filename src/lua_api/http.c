@@ -22,6 +22,7 @@
 #include "http_expected.h"
 #include "http_png.h"
 #include "redirect.h"
+#include "url.h"
 #include "state.h"
 #include "worker.h"
 
@@ -345,6 +346,15 @@ static int m_checkstatus(lua_State *L) {
     return 1;
 }
 
+/* http_forms.lua's URL resolver: resolve(base, ref) -> absolute URL or nil */
+static int l_url_resolve(lua_State *L) {
+    char *u = ll_url_resolve(luaL_checkstring(L, 1), luaL_checkstring(L, 2));
+    if (!u) return 0;
+    lua_pushstring(L, u);
+    free(u);
+    return 1;
+}
+
 int luaopen_luaload_http(lua_State *L) {
     static const luaL_Reg client_methods[] = {
         {"get", c_get}, {"head", c_head}, {"post", c_post}, {"put", c_put}, {"patch", c_patch},
@@ -377,5 +387,13 @@ int luaopen_luaload_http(lua_State *L) {
     lua_remove(L, -2);
     lua_pushvalue(L, -3);
     lua_call(L, 2, 0);
+    /* res:submit_form, res:click_link */
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "luaload.http_forms");
+    lua_call(L, 1, 1);
+    lua_pushvalue(L, -2);
+    lua_pushcfunction(L, l_url_resolve);
+    lua_call(L, 2, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.response_methods");
     return 1;
 }

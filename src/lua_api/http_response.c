@@ -201,10 +201,51 @@ static int l_response_html(lua_State *L) {
     return 1;
 }
 
+/* Reason phrases for status_text when the status line has none (HTTP/2,
+ * HTTP/3), as Go's http.StatusText, which k6 shows. */
+static const char *reason(int status) {
+    static const struct { int code; const char *text; } R[] = {
+        {100, "Continue"}, {101, "Switching Protocols"}, {103, "Early Hints"}, {200, "OK"}, {201, "Created"},
+        {202, "Accepted"}, {203, "Non-Authoritative Information"}, {204, "No Content"}, {205, "Reset Content"},
+        {206, "Partial Content"}, {300, "Multiple Choices"}, {301, "Moved Permanently"}, {302, "Found"},
+        {303, "See Other"}, {304, "Not Modified"}, {307, "Temporary Redirect"}, {308, "Permanent Redirect"},
+        {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"}, {404, "Not Found"},
+        {405, "Method Not Allowed"}, {406, "Not Acceptable"}, {408, "Request Timeout"}, {409, "Conflict"},
+        {410, "Gone"}, {411, "Length Required"}, {412, "Precondition Failed"}, {413, "Request Entity Too Large"},
+        {414, "Request URI Too Long"}, {415, "Unsupported Media Type"}, {416, "Requested Range Not Satisfiable"},
+        {417, "Expectation Failed"}, {418, "I'm a teapot"}, {422, "Unprocessable Entity"}, {425, "Too Early"},
+        {426, "Upgrade Required"}, {428, "Precondition Required"}, {429, "Too Many Requests"},
+        {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"}, {501, "Not Implemented"},
+        {502, "Bad Gateway"}, {503, "Service Unavailable"}, {504, "Gateway Timeout"},
+        {505, "HTTP Version Not Supported"},
+    };
+    for (size_t i = 0; i < sizeof(R) / sizeof(R[0]); i++)
+        if (R[i].code == status) return R[i].text;
+    return "";
+}
+
+/* status_text: "200 OK", from the final status line, else the standard
+ * phrase; "" when there was no response */
+static void push_status_text(lua_State *L, const char *h, size_t n) {
+    const char *eol = memchr(h, '\n', n), *sp = memchr(h, ' ', n);
+    lua_getfield(L, 1, "status");
+    int status = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (status == 0) {
+        lua_pushliteral(L, "");
+        return;
+    }
+    const char *code = sp ? sp + 1 : NULL, *end = eol ? eol : h + n;
+    if (end > h && end[-1] == '\r') end--;
+    const char *sp2 = code && code < end ? memchr(code, ' ', (size_t)(end - code)) : NULL;
+    if (sp2 && sp2 + 1 < end) lua_pushlstring(L, code, (size_t)(end - code));
+    else lua_pushfstring(L, "%d %s", status, reason(status));
+}
+
 static int l_response_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     int headers = k && strcmp(k, "headers") == 0, timings = k && strcmp(k, "timings") == 0;
-    int cookies = k && strcmp(k, "cookies") == 0;
+    int cookies = k && strcmp(k, "cookies") == 0, status_text = k && strcmp(k, "status_text") == 0;
     if (k && strcmp(k, "json") == 0) {
         lua_pushcfunction(L, l_response_json);
         return 1;
@@ -213,13 +254,21 @@ static int l_response_index(lua_State *L) {
         lua_pushcfunction(L, l_response_html);
         return 1;
     }
-    if (!headers && !timings && !cookies) return 0;
+    if (k && !headers && !timings && !cookies && !status_text) { /* submit_form, click_link (http_forms.lua) */
+        lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_methods");
+        if (!lua_istable(L, -1)) return 0;
+        lua_getfield(L, -1, k);
+        return 1;
+    }
+    if (!k) return 0;
     lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
     lua_pushvalue(L, 1);
     lua_rawget(L, -2);
     const resp_extra *x = lua_touserdata(L, -1);
     if (!x) return 0;
-    if (headers) {
+    if (status_text) {
+        push_status_text(L, x->headers, x->headers_len);
+    } else if (headers) {
         push_headers(L, x->headers, x->headers_len);
     } else if (cookies) {
         lua_getfield(L, 1, "url");

@@ -189,4 +189,24 @@ LUA
 )
 run_ll run "$f" -i 1 -q
 expect_match "expectedStatuses: a bad range is named" "$ERR" "http.expected_statuses: argument 2: a range needs min and max statuses"
+# res:submit_form / submitForm and res:click_link (k6's Response methods), res.status_text
+f=$(script forms.lua <<LUA
+local http = require("luaload.http")
+function default()
+  local page = http.get("$URL/login")
+  print("status_text", page.status_text)
+  local res = page:submitForm({ formSelector = "form#login", fields = { username = "bob", password = "secret" } })
+  print("submitted", res.status, res.url, res:html("h1#welcome"):text())
+  local next = res:click_link({ selector = "a.nav", params = { tags = { name = "nav" } } })
+  print("clicked", next.status, next.url, next.status_text)
+  print("noform", pcall(page.submit_form, page, { form_selector = "form#nope" }))
+end
+LUA
+)
+run_ll run "$f" -i 1 -q
+expect_match "res.status_text" "$OUT" $'^status_text\t200 OK$'
+expect_match "submitForm: the form's hidden CSRF field and cookie go with the fields, the 303 is followed" "$OUT" \
+  $'^submitted\t200\thttp://127.0.0.1:[0-9]+/welcome\tWelcome, bob$'
+expect_match "click_link: the href resolved against the page" "$OUT" $'^clicked\t401\thttp://127.0.0.1:[0-9]+/api/items\t401 Unauthorized$'
+expect_match "submit_form: no such form, a clear error" "$OUT" $'^noform\tfalse\t.*res:submit_form: no form matches \'form#nope\'$'
 finish
