@@ -102,6 +102,7 @@ static void record_lost(ll_vu *vu, const ll_http_req *req, const char *method, c
     h.failed = http_failed(vu, req, &lost, &h.counted);
     ll_tag_source t = {http_tag, http_list, &h, -1};
     for (int i = 0; i < n; i++) {
+        ll_worker_count_response(vu->w, 0);
         ll_shard_add(vu->w->shard, LL_M_HTTP_REQS, 1, &t);
         if (h.counted) ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
     }
@@ -127,6 +128,7 @@ static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method
     http_sample h = {req, method, r, vu, 1, 1};
     int failed = h.failed = http_failed(vu, req, r, &h.counted);
     ll_tag_source t = {http_tag, http_list, &h, -1};
+    ll_worker_count_response(vu->w, r->status);
     ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked, &t);

@@ -101,6 +101,30 @@ static int cli_check_url(const char *url) {
     return LL_EXIT_CONFIG;
 }
 
+/* --threshold 'metric=expression' (checked with the options, once the
+ * script's metrics exist) */
+static int add_threshold(ll_config *cfg, const char *flag, const char *v) {
+    const char *eq = strchr(v, '=');
+    /* the metric part ends at the first '=' outside a {tag:value} selector */
+    const char *brace = strchr(v, '{');
+    if (brace && eq && brace < eq) {
+        const char *close = strchr(brace, '}');
+        eq = close ? strchr(close, '=') : NULL;
+    }
+    if (!eq || eq == v || !eq[1]) return bad(flag, v, "METRIC=EXPRESSION such as 'http_req_duration=p(95)<200'");
+    int n = cfg->ncli_thresholds;
+    char **keys = realloc(cfg->cli_threshold_keys, (size_t)(n + 1) * sizeof(*keys));
+    if (keys) cfg->cli_threshold_keys = keys;
+    const char **exprs = keys ? realloc(cfg->cli_threshold_exprs, (size_t)(n + 1) * sizeof(*exprs)) : NULL;
+    if (exprs) cfg->cli_threshold_exprs = exprs;
+    char *key = exprs ? strndup(v, (size_t)(eq - v)) : NULL;
+    if (!key) return LL_EXIT_CONFIG;
+    cfg->cli_threshold_keys[n] = key;
+    cfg->cli_threshold_exprs[n] = eq + 1;
+    cfg->ncli_thresholds = n + 1;
+    return 0;
+}
+
 static int parse_dur(const char *flag, const char *v, uint64_t *out) {
     if (ll_duration_parse(v, out) != 0) return bad(flag, v, "a duration such as 10s, 1m30s, 500ms");
     return 0;
@@ -126,7 +150,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--summary-export", "--summary-export") ||
                           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
                           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
-                          is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output");
+                          is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output") ||
+                          is(flag, "--threshold", "--threshold") || ll_quick_flag_kind(flag) == 1;
         if (takes_value && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: flag %s needs a value\n", flag);
@@ -198,15 +223,19 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "--console-output", "--console-output")) {
             if (!*v) rc = bad(flag, v, "a file path");
             cfg->console_output = v;
+        } else if (is(flag, "--threshold", "--threshold")) {
+            rc = add_threshold(cfg, flag, v);
+        } else if (ll_quick_flag_kind(flag) >= 0) {
+            rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
             fprintf(stderr, "luaload: unknown flag %s (see luaload run --help)\n", flag);
             return LL_EXIT_CONFIG;
         } else if (cfg->script_path || cfg->quick_url) {
             fprintf(stderr, "luaload: more than one script or URL given: '%s'\n", a);
             return LL_EXIT_CONFIG;
-        } else if (cli_is_url(a)) {
-            cfg->quick_url = a;
-            rc = cli_check_url(a);
+        } else if (a[0] == '@' || cli_is_url(a)) {
+            rc = strchr(a, ',') || a[0] == '@' ? 0 : cli_check_url(a);
+            if (!rc) rc = ll_quick_set_urls(cfg, a);
         } else {
             cfg->script_path = a;
         }
@@ -216,7 +245,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         fprintf(stderr, "luaload: run needs a script or a URL (luaload run script.lua)\n");
         return LL_EXIT_CONFIG;
     }
-    return 0;
+    return ll_quick_finish(cfg);
 }
 
 int ll_cli_parse_env(ll_config *cfg) {

@@ -24,6 +24,13 @@ void ll_config_free(ll_config *cfg) {
     cfg->trend_stats = NULL;
     cfg->ntrend_stats = 0;
     ll_threshold_set_free(&cfg->thresholds);
+    ll_quick_free(&cfg->quick);
+    for (int i = 0; i < cfg->ncli_thresholds; i++) free(cfg->cli_threshold_keys[i]);
+    free(cfg->cli_threshold_keys);
+    free(cfg->cli_threshold_exprs);
+    cfg->cli_threshold_keys = NULL;
+    cfg->cli_threshold_exprs = NULL;
+    cfg->ncli_thresholds = 0;
 }
 
 int ll_config_parse_seed(const char *s, uint64_t *out) {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "quick.h"
 #include "scenario.h"
 #include "threshold_set.h"
 
@@ -14,6 +15,10 @@
 typedef struct ll_config {
     const char *script_path;    /* a script, or */
     const char *quick_url;      /* a URL to hit with GET (quick mode) */
+    ll_quick quick;             /* quick mode's own flags and URLs */
+    char **cli_threshold_keys;  /* --threshold 'metric=expr': the metrics */
+    const char **cli_threshold_exprs; /* and the expressions */
+    int ncli_thresholds;
     int64_t vus;
     int vus_set;
     uint64_t duration_us;

@@ -24,6 +24,7 @@
 #include "transport.h"
 #include "lifecycle.h"
 #include "options_json.h"
+#include "quick_report.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -182,6 +183,20 @@ static int engine_check_vus(const ll_config *cfg, uint64_t *id_base, int64_t *ma
     return LL_EXIT_CONFIG;
 }
 
+/* --threshold 'metric=expression', after the script's own (its custom
+ * metrics exist by then) */
+static int add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
+    for (int i = 0; i < cfg->ncli_thresholds && !cfg->no_thresholds; i++) {
+        const char *key = cfg->cli_threshold_keys[i], *expr = cfg->cli_threshold_exprs[i];
+        char why[320];
+        if (ll_threshold_set_add(&cfg->thresholds, reg, key, expr, 0, 0, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "--threshold '%s=%s': %s", key, expr, why);
+            return LL_EXIT_CONFIG;
+        }
+    }
+    return 0;
+}
+
 /* The worker threads: one per core (or --workers), no more than VUs. */
 static int engine_nworkers(const ll_config *cfg, int64_t max_vus) {
     int n = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -190,23 +205,6 @@ static int engine_nworkers(const ll_config *cfg, int64_t max_vus) {
     return n;
 }
 
-/* The script of quick mode; the URL goes in a long string whose brackets
- * ([==[ ... ]==]) it does not hold. */
-static char *quick_script(const char *url) {
-    const char *fmt = "local http = require(\"luaload.http\")\n"
-                      "local client = http.Client{}\n"
-                      "local req = http.Request([%s[%s]%s], { response_type = \"none\" })\n"
-                      "function default() client:get(req) end\n";
-    char eq[32] = {0}, close[40];
-    for (size_t level = 0; level + 1 < sizeof(eq); eq[level++] = '=') {
-        snprintf(close, sizeof(close), "]%s]", eq);
-        if (!strstr(url, close)) break;
-    }
-    size_t n = strlen(fmt) + 2 * strlen(eq) + strlen(url) + 1;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, eq, url, eq);
-    return s;
-}
 
 static void print_banner(const ll_config *cfg, int nworkers) {
     printf("\n  luaload v%s\n\n", LUALOAD_VERSION);
@@ -313,7 +311,8 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
  * have stopped (the planned end, or sooner after a signal, abort() or a
  * failed abortOnFail threshold) are asked to stop their Lua code, then
  * given up on (abandoned). */
-static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0) {
+static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0,
+                          ll_quick_report *qr) {
     ll_shard *snap = cfg->thresholds.n ? ll_shard_new(run->reg) : NULL;
     int progress = !cfg->quiet && isatty(2), asked = 0;
     uint64_t max_grace, due = planned_end_ns(cfg, t0, &max_grace);
@@ -347,9 +346,11 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
             abandon_stuck(run, workers, n);
             break;
         }
+        if (qr) ll_quick_report_tick(qr, workers, n, t0, now);
         if (now < next) continue;
         while (next <= now) next += 1000000000ull; /* on the grid of whole seconds */
         pthread_mutex_unlock(&run->mu);
+        if (qr) ll_quick_report_second(qr, workers, n, now);
         ll_progress_sample(life->shard, &cfg->scenarios, workers, n, now, 0);
         if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, now, 0);
         if (snap) {
@@ -473,7 +474,7 @@ int ll_engine_run(ll_config *cfg) {
     run.reg = ll_registry_new(3);
     run.transport = ll_transport_default();
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
-    char *quick = cfg->quick_url ? quick_script(cfg->quick_url) : NULL;
+    char *quick = cfg->quick_url ? ll_quick_script(cfg) : NULL;
     run.script_source = quick;
 
     int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0, outputs_stopped = 0;
@@ -484,6 +485,8 @@ int ll_engine_run(ll_config *cfg) {
     cJSON *data = NULL;
     char *teardown_out = NULL;
     double elapsed = 0;
+    ll_quick_report qr;
+    memset(&qr, 0, sizeof(qr));
     life_step step = {&life, &run, NULL, NULL, NULL, 0, 0, NULL};
 
     g_run = &run;
@@ -519,6 +522,7 @@ int ll_engine_run(ll_config *cfg) {
     rc = ll_cli_parse_env(cfg); /* prints its own error */
     if (rc) goto done;
     rc = ll_script_read_options(&life, cfg, run.reg, err, sizeof(err));
+    if (!rc) rc = add_cli_thresholds(cfg, run.reg, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "luaload: %s\n", err);
         goto done;
@@ -627,7 +631,11 @@ int ll_engine_run(ll_config *cfg) {
             break;
         }
     }
-    watch_workers(&run, workers, nworkers, &life, cfg, t0);
+    if (cfg->quick_url) {
+        uint64_t tick = cfg->quick.ticker_us ? cfg->quick.ticker_us : 1000000;
+        ll_quick_report_start(&qr, t0, cfg->verbose ? tick * 1000 : 0);
+    }
+    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL);
     elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
@@ -683,6 +691,10 @@ summarize:
         }
         if (life_lost || !life.L) src = bare_summary(&run, data);
         if (src != 0 && !rc) rc = LL_EXIT_FAILURE;
+    }
+    if (cfg->quick_url && !cfg->no_summary && workers) { /* gopayloader's table too */
+        ll_quick_report_print(&qr, workers, nworkers, data, stdout);
+        fflush(stdout);
     }
     interrupted = atomic_load(&run.interrupt); /* a signal during the summary */
     report_thresholds(&cfg->thresholds, run.reg);

@@ -104,6 +104,11 @@ static void publish(ll_loop *loop, void *ud) {
     ll_loop_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
 }
 
+void ll_worker_count_response(ll_worker *w, int status) {
+    w->statuses[status >= 0 && status < LL_WORKER_STATUSES ? status : LL_WORKER_STATUSES]++;
+    atomic_fetch_add_explicit(&w->http_reqs, 1, memory_order_relaxed);
+}
+
 void ll_worker_read_published(ll_worker *w, ll_shard *dst) {
     pthread_mutex_lock(&w->pub_mu);
     if (w->published) ll_shard_merge(dst, w->published);

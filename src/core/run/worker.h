@@ -20,6 +20,9 @@
 
 /* Distinct failed-request messages a worker keeps (http_errors). */
 #define LL_WORKER_HTTP_ERRORS_MAX 32
+/* Statuses a worker counts one by one (0: no response; above: "other") */
+#define LL_WORKER_STATUSES 1000
+
 /* Distinct script error messages a worker keeps (an error that carries a
  * counter or an id in its text must not grow the table without end). */
 #define LL_WORKER_SCRIPT_ERRORS_MAX 256
@@ -49,6 +52,10 @@ struct ll_worker {
     ll_errors errors;           /* script errors of its iterations */
     ll_errors http_errors;      /* its failed requests by message (at most
                                  * LL_WORKER_HTTP_ERRORS_MAX, then "other") */
+    _Atomic int64_t http_reqs;  /* responses and failures so far (the
+                                 * main thread reads it for requests/s) */
+    int64_t statuses[LL_WORKER_STATUSES + 1]; /* responses by status (read
+                                 * once the worker is done) */
     _Atomic int64_t interrupted; /* iterations cut by the hard end (read by
                                  * other workers' luaload.execution) */
     ll_shard *published;        /* a copy of shard, refreshed every second */
@@ -79,6 +86,9 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
 /* Runs the worker's VUs until its iterations or duration are done. */
 int ll_worker_start_thread(ll_worker *w);
 int ll_worker_join(ll_worker *w);
+/* Counts a response (status 0: none) in w->statuses and w->http_reqs. */
+void ll_worker_count_response(ll_worker *w, int status);
+
 /* Adds w's last published snapshot into dst (any thread). */
 void ll_worker_read_published(ll_worker *w, ll_shard *dst);
 

@@ -1,0 +1,481 @@
+/* quick.c -- quick mode's flags and the script they make (see quick.h).
+ *
+ * Owns: the quick-mode flag table (gopayloader's long names, hey's and
+ * gobench's where they differ), the checks of their values and of their
+ * combination, the URL list (a,b,c or @file), turning -r/--rate into a
+ * scenario, and writing the Lua script that runs it: one prepared Request
+ * per URL on one Client, used round-robin, so that a plain URL test sends
+ * each request without building anything per request. The flags every
+ * run has (-c, -d, -i, --out, ...) are cli.c's. */
+#include "quick.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "config.h"
+#include "duration.h"
+#include "http_req.h"
+
+enum { Q_SWITCH, Q_VALUE };
+
+typedef struct qflag {
+    const char *short_name, *long_name, *alias;
+    int kind;
+} qflag;
+
+static const qflag FLAGS[] = {
+    {"-t", "--time", NULL, Q_VALUE},
+    {"-r", "--requests", NULL, Q_VALUE},
+    {"", "--rate", NULL, Q_VALUE},
+    {"-m", "--method", NULL, Q_VALUE},
+    {"-H", "--header", "--headers", Q_VALUE},
+    {"-b", "--body", NULL, Q_VALUE},
+    {"", "--body-file", NULL, Q_VALUE},
+    {"-k", "--disable-keep-alive", NULL, Q_SWITCH},
+    {"", "--http", NULL, Q_VALUE},
+    {"", "--client", NULL, Q_VALUE},
+    {"", "--parallel", NULL, Q_SWITCH},
+    {"", "--skip-verify", "--insecure", Q_SWITCH},
+    {"", "--mtls-cert", NULL, Q_VALUE},
+    {"", "--mtls-key", NULL, Q_VALUE},
+    {"", "--read-timeout", NULL, Q_VALUE},
+    {"", "--write-timeout", NULL, Q_VALUE},
+    {"", "--think", NULL, Q_VALUE},
+    {"", "--jwt-key", NULL, Q_VALUE},
+    {"", "--jwt-secret", NULL, Q_VALUE},
+    {"", "--jwt-alg", NULL, Q_VALUE},
+    {"", "--jwt-kid", NULL, Q_VALUE},
+    {"", "--jwt-sub", NULL, Q_VALUE},
+    {"", "--jwt-aud", NULL, Q_VALUE},
+    {"", "--jwt-iss", NULL, Q_VALUE},
+    {"", "--jwt-claims", NULL, Q_VALUE},
+    {"", "--jwt-header", NULL, Q_VALUE},
+    {"", "--jwt-exp", NULL, Q_VALUE},
+    {"", "--jwt-cache", NULL, Q_VALUE},
+    {"-f", "--jwts-filename", NULL, Q_VALUE},
+    {"", "--ticker", NULL, Q_VALUE},
+};
+#define NFLAGS (int)(sizeof(FLAGS) / sizeof(FLAGS[0]))
+
+static int find(const char *flag) {
+    for (int i = 0; i < NFLAGS; i++)
+        if ((*FLAGS[i].short_name && strcmp(flag, FLAGS[i].short_name) == 0) || strcmp(flag, FLAGS[i].long_name) == 0 ||
+            (FLAGS[i].alias && strcmp(flag, FLAGS[i].alias) == 0))
+            return i;
+    return -1;
+}
+
+int ll_quick_flag_kind(const char *flag) {
+    int i = find(flag);
+    return i < 0 ? -1 : FLAGS[i].kind == Q_VALUE;
+}
+
+static int bad(const char *flag, const char *value, const char *expected) {
+    fprintf(stderr, "luaload: invalid value for %s: '%s' (expected %s)\n", flag, value, expected);
+    return LL_EXIT_CONFIG;
+}
+
+static int readable(const char *flag, const char *path) {
+    if (access(path, R_OK) == 0) return 0;
+    fprintf(stderr, "luaload: %s: cannot read %s: %s\n", flag, path, strerror(errno));
+    return LL_EXIT_CONFIG;
+}
+
+static int duration(const char *flag, const char *v, uint64_t *us) {
+    if (ll_duration_parse(v, us) != 0) return bad(flag, v, "a duration such as 5s or 250ms");
+    return 0;
+}
+
+/* --think 100ms or 100-200ms (a uniform draw between the two); a bare
+ * first number takes the second's unit */
+static int think(ll_quick *q, const char *flag, const char *v) {
+    const char *expect = "a duration or a range such as 100-200ms";
+    const char *dash = strchr(v, '-');
+    char first[80];
+    if (!dash) {
+        if (ll_duration_parse(v, &q->think_min_us) != 0) return bad(flag, v, expect);
+        q->think_max_us = q->think_min_us;
+        return 0;
+    }
+    if (ll_duration_parse(dash + 1, &q->think_max_us) != 0 || dash == v || dash - v > 40) return bad(flag, v, expect);
+    const char *unit = dash + 1 + strspn(dash + 1, "0123456789.");
+    int bare = strspn(v, "0123456789.") == (size_t)(dash - v);
+    snprintf(first, sizeof(first), "%.*s%s", (int)(dash - v), v, bare ? unit : "");
+    if (ll_duration_parse(first, &q->think_min_us) != 0) return bad(flag, v, expect);
+    if (q->think_max_us < q->think_min_us) return bad(flag, v, "a range whose second value is the larger");
+    return 0;
+}
+
+/* -H "Name: value" (gopayloader writes "name:value") */
+static int header(ll_quick *q, const char *flag, const char *v) {
+    const char *colon = strchr(v, ':');
+    char name[256];
+    if (!colon || colon == v || (size_t)(colon - v) >= sizeof(name)) return bad(flag, v, "\"Name: value\"");
+    snprintf(name, sizeof(name), "%.*s", (int)(colon - v), v);
+    const char *value = colon + 1;
+    if (!ll_http_token_ok(name)) return bad(flag, v, "a header name of token characters before ':'");
+    if (!ll_http_value_ok(value, strlen(value))) return bad(flag, v, "a header value without CR, LF or NUL");
+    const char **h = realloc(q->headers, (size_t)(q->nheaders + 1) * sizeof(*h));
+    if (!h) return LL_EXIT_CONFIG;
+    q->headers = h;
+    q->headers[q->nheaders++] = v;
+    return 0;
+}
+
+/* --http 1.1|2|3, or gopayloader's --client names */
+static int version(ll_quick *q, const char *flag, const char *v) {
+    static const struct { const char *name, *version; } V[] = {
+        {"1.1", "1.1"}, {"1", "1.1"}, {"2", "2"}, {"3", "3"}, {"fasthttp-1", "1.1"}, {"fasthttp-2", "2"},
+        {"nethttp", NULL}, {"nethttp-2", "2"}, {"nethttp-3", "3"},
+    };
+    for (size_t i = 0; i < sizeof(V) / sizeof(V[0]); i++) {
+        if (strcmp(v, V[i].name) != 0) continue;
+        if (strcmp(flag, "--http") == 0 && strchr(V[i].name, 'h')) break; /* client names only for --client */
+        q->http_version = V[i].version;
+        return 0;
+    }
+    return bad(flag, v, strcmp(flag, "--http") == 0 ? "1.1, 2 or 3"
+                                                    : "fasthttp-1, fasthttp-2, nethttp, nethttp-2 or nethttp-3");
+}
+
+int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
+    ll_quick *q = &cfg->quick;
+    int i = find(flag), rc = 0;
+    if (i < 0) return LL_EXIT_CONFIG;
+    const char *n = FLAGS[i].long_name;
+    if (strcmp(n, "--time") == 0) { /* the same as -d, which every run has */
+        rc = duration(flag, v, &cfg->duration_us);
+        if (!rc && cfg->duration_us == 0) rc = bad(flag, v, "a duration above 0");
+        cfg->duration_set = cfg->shortcut_cli = 1;
+        return rc;
+    }
+    if (strcmp(n, "--ticker") == 0) return duration(flag, v, &q->ticker_us); /* harmless with a script */
+    if (!q->any) q->first_flag = FLAGS[i].long_name;
+    q->any = 1;
+    if (strcmp(n, "--requests") == 0) {
+        if (ll_duration_parse_int(v, &q->requests) != 0 || q->requests < 1) rc = bad(flag, v, "an integer >= 1");
+    } else if (strcmp(n, "--rate") == 0) {
+        char *end;
+        q->rate = strtod(v, &end);
+        if (end == v || *end || !(q->rate > 0) || !isfinite(q->rate)) rc = bad(flag, v, "requests per second above 0");
+    } else if (strcmp(n, "--method") == 0) {
+        if (!ll_http_token_ok(v)) rc = bad(flag, v, "a method such as GET or POST");
+        q->method = v;
+    } else if (strcmp(n, "--header") == 0) {
+        rc = header(q, flag, v);
+    } else if (strcmp(n, "--body") == 0) {
+        q->body = v;
+    } else if (strcmp(n, "--body-file") == 0) {
+        rc = readable(flag, v);
+        q->body_file = v;
+    } else if (strcmp(n, "--disable-keep-alive") == 0) {
+        q->disable_keep_alive = 1;
+    } else if (strcmp(n, "--http") == 0 || strcmp(n, "--client") == 0) {
+        rc = version(q, flag, v);
+    } else if (strcmp(n, "--parallel") == 0) {
+        q->multiplex = 1;
+    } else if (strcmp(n, "--skip-verify") == 0) {
+        q->insecure = 1;
+    } else if (strcmp(n, "--mtls-cert") == 0 || strcmp(n, "--mtls-key") == 0) {
+        rc = readable(flag, v);
+        *(n[7] == 'c' ? &q->mtls_cert : &q->mtls_key) = v;
+    } else if (strcmp(n, "--read-timeout") == 0 || strcmp(n, "--write-timeout") == 0) {
+        rc = duration(flag, v, n[2] == 'r' ? &q->read_timeout_us : &q->write_timeout_us);
+    } else if (strcmp(n, "--think") == 0) {
+        rc = think(q, flag, v);
+    } else if (strcmp(n, "--jwt-key") == 0) {
+        rc = readable(flag, v);
+        q->jwt_key = v;
+    } else if (strcmp(n, "--jwts-filename") == 0) {
+        rc = readable(flag, v);
+        q->jwts_file = v;
+    } else if (strcmp(n, "--jwt-exp") == 0) {
+        uint64_t us;
+        rc = duration(flag, v, &us);
+        q->jwt_exp = v;
+    } else {
+        static const char *const names[] = {"--jwt-secret", "--jwt-alg", "--jwt-kid", "--jwt-sub", "--jwt-aud",
+                                            "--jwt-iss", "--jwt-claims", "--jwt-header", "--jwt-cache"};
+        const char **slots[] = {&q->jwt_secret, &q->jwt_alg, &q->jwt_kid, &q->jwt_sub, &q->jwt_aud,
+                                &q->jwt_iss, &q->jwt_claims, &q->jwt_header, &q->jwt_cache};
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            if (strcmp(n, names[k]) == 0) *slots[k] = v;
+        if (strcmp(n, "--jwt-header") == 0 && !ll_http_token_ok(v)) rc = bad(flag, v, "a header name");
+        if (strcmp(n, "--jwt-claims") == 0 && v[strspn(v, " \t")] != '{') rc = bad(flag, v, "a JSON object");
+    }
+    return rc;
+}
+
+static int add_url(ll_quick *q, char *u) {
+    size_t len = strlen(u);
+    while (len && (u[len - 1] == ' ' || u[len - 1] == '\t' || u[len - 1] == '\r')) u[--len] = 0;
+    while (*u == ' ' || *u == '\t') u++;
+    if (!*u || *u == '#') return 0;
+    if (!ll_http_url_ok(u, strlen(u))) {
+        char shown[128];
+        fprintf(stderr, "luaload: invalid URL '%s' (expected http:// or https://, a host, and no spaces or control "
+                        "characters)\n", ll_http_printable(shown, sizeof(shown), u, strlen(u)));
+        return LL_EXIT_CONFIG;
+    }
+    char **urls = realloc(q->urls, (size_t)(q->nurls + 1) * sizeof(*urls));
+    if (!urls) return LL_EXIT_CONFIG;
+    q->urls = urls;
+    q->urls[q->nurls++] = u;
+    return 0;
+}
+
+int ll_quick_set_urls(ll_config *cfg, const char *arg) {
+    ll_quick *q = &cfg->quick;
+    const char *sep = ",";
+    if (arg[0] == '@') {
+        FILE *f = fopen(arg + 1, "r");
+        ll_buf b = {0};
+        char chunk[4096];
+        size_t n;
+        if (!f) {
+            fprintf(stderr, "luaload: cannot read the URL list %s: %s\n", arg + 1, strerror(errno));
+            return LL_EXIT_CONFIG;
+        }
+        while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) ll_buf_append(&b, chunk, n);
+        fclose(f);
+        if (b.failed) return LL_EXIT_CONFIG;
+        q->urls_text = b.p ? b.p : strdup("");
+        sep = "\n";
+    } else {
+        q->urls_text = strdup(arg);
+    }
+    if (!q->urls_text) return LL_EXIT_CONFIG;
+    char *save = NULL;
+    for (char *u = strtok_r(q->urls_text, sep, &save); u; u = strtok_r(NULL, sep, &save))
+        if (add_url(q, u)) return LL_EXIT_CONFIG;
+    if (q->nurls == 0) {
+        fprintf(stderr, "luaload: %s: no URL in it\n", arg[0] == '@' ? arg + 1 : arg);
+        return LL_EXIT_CONFIG;
+    }
+    cfg->quick_url = q->urls[0];
+    return 0;
+}
+
+int ll_quick_finish(ll_config *cfg) {
+    ll_quick *q = &cfg->quick;
+    if (cfg->script_path && q->any) {
+        fprintf(stderr, "luaload: %s is a quick-mode flag: give a URL instead of a script\n", q->first_flag);
+        return LL_EXIT_CONFIG;
+    }
+    if (!cfg->quick_url) return 0;
+    if (q->body && q->body_file) {
+        fprintf(stderr, "luaload: --body and --body-file: give one of them\n");
+        return LL_EXIT_CONFIG;
+    }
+    if (!!q->mtls_cert != !!q->mtls_key) {
+        fprintf(stderr, "luaload: --mtls-cert and --mtls-key go together\n");
+        return LL_EXIT_CONFIG;
+    }
+    if (q->jwt_key && q->jwt_secret) {
+        fprintf(stderr, "luaload: --jwt-key and --jwt-secret: give one of them\n");
+        return LL_EXIT_CONFIG;
+    }
+    if (q->jwts_file && (q->jwt_key || q->jwt_secret)) {
+        fprintf(stderr, "luaload: -f/--jwts-filename gives the tokens: drop --jwt-key/--jwt-secret\n");
+        return LL_EXIT_CONFIG;
+    }
+    int jwt_opt = q->jwt_kid || q->jwt_sub || q->jwt_aud || q->jwt_iss || q->jwt_claims || q->jwt_alg || q->jwt_exp;
+    if (jwt_opt && !q->jwt_key && !q->jwt_secret) {
+        fprintf(stderr, "luaload: the --jwt-* claims need --jwt-key (or --jwt-secret) to sign with\n");
+        return LL_EXIT_CONFIG;
+    }
+    if (q->jwt_header && !q->jwt_key && !q->jwt_secret && !q->jwts_file) {
+        fprintf(stderr, "luaload: --jwt-header needs --jwt-key, --jwt-secret or -f\n");
+        return LL_EXIT_CONFIG;
+    }
+    if (cfg->iterations_set && q->requests) {
+        fprintf(stderr, "luaload: -i and -r both count requests: give one of them\n");
+        return LL_EXIT_CONFIG;
+    }
+    if (q->rate == 0 && q->requests && !cfg->duration_set) { /* N requests over the connections */
+        cfg->iterations = q->requests;
+        cfg->iterations_set = 1;
+    }
+    if (q->rate > 0 && !cfg->duration_set && !q->requests) {
+        fprintf(stderr, "luaload: --rate needs a duration (-d) or a request count (-r)\n");
+        return LL_EXIT_CONFIG;
+    }
+    /* an open model: arrivals at a rate, whatever the server does (its
+     * scenario is the script's, so the -c/-d shortcuts must not replace it) */
+    double secs = cfg->duration_set ? (double)cfg->duration_us / 1e6 : 0;
+    q->open_rate = q->rate > 0 ? q->rate : q->requests && secs > 0 ? (double)q->requests / secs : 0;
+    if (q->open_rate <= 0) return 0;
+    q->open_secs = secs > 0 ? secs : (double)q->requests / q->open_rate;
+    q->open_vus = cfg->vus_set ? cfg->vus : 1;
+    cfg->vus_set = cfg->duration_set = 0;
+    cfg->shortcut_cli = cfg->stages_set;
+    return 0;
+}
+
+/* Appends s as a Lua string literal: "..." with every byte outside
+ * printable ASCII (and " and \) as \ddd. */
+static void quote(ll_buf *b, const char *s) {
+    ll_buf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') {
+            ll_buf_append(b, p, 1);
+            continue;
+        }
+        snprintf(esc, sizeof(esc), "\\%03u", *p);
+        ll_buf_puts(b, esc);
+    }
+    ll_buf_puts(b, "\"");
+}
+
+static void field(ll_buf *b, const char *key, const char *value) {
+    if (!value) return;
+    ll_buf_puts(b, key);
+    ll_buf_puts(b, " = ");
+    quote(b, value);
+    ll_buf_puts(b, ", ");
+}
+
+static void field_us(ll_buf *b, const char *key, uint64_t us) {
+    char num[64];
+    if (!us) return;
+    snprintf(num, sizeof(num), "%s = %.3f, ", key, (double)us / 1000.0); /* milliseconds */
+    ll_buf_puts(b, num);
+}
+
+/* options: the open model of -r with -d, or --rate */
+static void scenario(ll_buf *b, const ll_quick *q) {
+    char s[512];
+    if (q->open_rate <= 0) return;
+    snprintf(s, sizeof(s),
+             "options = { scenarios = { default = { executor = \"constant-arrival-rate\", rate = %.9g, "
+             "timeUnit = \"1s\", duration = %.3f, preAllocatedVUs = %lld, maxVUs = %lld } } }\n",
+             q->open_rate, q->open_secs * 1000.0, (long long)q->open_vus, (long long)q->open_vus);
+    ll_buf_puts(b, s);
+}
+
+static void client(ll_buf *b, const ll_quick *q) {
+    ll_buf_puts(b, "local client = http.Client{ ");
+    field(b, "http_version", q->http_version);
+    if (q->multiplex) ll_buf_puts(b, "multiplex = true, ");
+    if (q->disable_keep_alive) ll_buf_puts(b, "disable_keep_alive = true, ");
+    field_us(b, "read_timeout", q->read_timeout_us);
+    field_us(b, "write_timeout", q->write_timeout_us);
+    if (q->insecure || q->mtls_cert) {
+        ll_buf_puts(b, "tls = { ");
+        if (q->insecure) ll_buf_puts(b, "insecure_skip_verify = true, ");
+        field(b, "certificate", q->mtls_cert);
+        field(b, "private_key", q->mtls_key);
+        ll_buf_puts(b, "}, ");
+    }
+    ll_buf_puts(b, "}\n");
+}
+
+/* the token source of the --jwt-* flags or -f: src:token() per request */
+static void tokens(ll_buf *b, const ll_config *cfg) {
+    const ll_quick *q = &cfg->quick;
+    if (q->jwts_file) {
+        ll_buf_puts(b, "local jwt = require(\"luaload.jwt\")\nlocal src = jwt.stream(");
+        quote(b, q->jwts_file);
+        ll_buf_puts(b, ")\n");
+        return;
+    }
+    ll_buf_puts(b, "local jwt = require(\"luaload.jwt\")\nlocal json = require(\"luaload.json\")\n"
+                   "local src = jwt.Generator{ ");
+    field(b, "key", q->jwt_key);
+    field(b, "secret", q->jwt_secret);
+    field(b, "alg", q->jwt_alg);
+    field(b, "kid", q->jwt_kid);
+    field(b, "sub", q->jwt_sub);
+    field(b, "aud", q->jwt_aud);
+    field(b, "iss", q->jwt_iss);
+    field(b, "exp_in", q->jwt_exp);
+    field(b, "cache_dir", q->jwt_cache);
+    if (q->jwt_claims) {
+        ll_buf_puts(b, "claims = json.decode(");
+        quote(b, q->jwt_claims);
+        ll_buf_puts(b, "), ");
+    }
+    /* a known count is generated ahead (and cached); otherwise signed as it goes */
+    int64_t n = q->requests ? q->requests : cfg->iterations_set ? cfg->iterations : 0;
+    if (n > 0) {
+        char num[64];
+        snprintf(num, sizeof(num), "pregenerate = %lld, ", (long long)n);
+        ll_buf_puts(b, num);
+    }
+    ll_buf_puts(b, "}\n");
+}
+
+char *ll_quick_script(const ll_config *cfg) {
+    const ll_quick *q = &cfg->quick;
+    ll_buf b = {0};
+    int jwt = q->jwt_key || q->jwt_secret || q->jwts_file;
+    ll_buf_puts(&b, "local http = require(\"luaload.http\")\nlocal ll = require(\"luaload\")\n");
+    scenario(&b, q);
+    client(&b, q);
+    ll_buf_puts(&b, "local params = { response_type = \"none\", ");
+    if (q->method) field(&b, "method", q->method);
+    else if (q->body || q->body_file) ll_buf_puts(&b, "method = \"POST\", ");
+    if (q->body) field(&b, "body", q->body);
+    if (q->body_file) {
+        ll_buf_puts(&b, "body = http.FileStream(");
+        quote(&b, q->body_file);
+        ll_buf_puts(&b, "), ");
+    }
+    ll_buf_puts(&b, "headers = { ");
+    for (int i = 0; i < q->nheaders; i++) {
+        const char *h = q->headers[i], *colon = strchr(h, ':');
+        char name[256];
+        snprintf(name, sizeof(name), "%.*s", (int)(colon - h), h);
+        const char *value = colon + 1;
+        while (*value == ' ' || *value == '\t') value++;
+        ll_buf_puts(&b, "[");
+        quote(&b, name);
+        ll_buf_puts(&b, "] = ");
+        quote(&b, value);
+        ll_buf_puts(&b, ", ");
+    }
+    ll_buf_puts(&b, "} }\nlocal reqs = {}\n");
+    for (int i = 0; i < q->nurls; i++) {
+        ll_buf_puts(&b, "reqs[#reqs + 1] = http.Request(");
+        quote(&b, q->urls[i]);
+        ll_buf_puts(&b, ", params)\n");
+    }
+    if (jwt) {
+        tokens(&b, cfg);
+        const char *name = q->jwt_header ? q->jwt_header : "Authorization";
+        int bearer = strcasecmp(name, "Authorization") == 0;
+        ll_buf_puts(&b, "local auth = { headers = {} }\nlocal function send(req)\n  auth.headers[");
+        quote(&b, name);
+        ll_buf_puts(&b, bearer ? "] = \"Bearer \" .. src:token()\n" : "] = src:token()\n");
+        ll_buf_puts(&b, "  return client:request(req, auth)\nend\n");
+    } else {
+        ll_buf_puts(&b, "local function send(req) return client:request(req) end\n");
+    }
+    ll_buf_puts(&b, "local n, i = #reqs, 0\nfunction default()\n  i = i % n + 1\n  send(reqs[i])\n");
+    if (q->think_max_us) {
+        char s[160];
+        snprintf(s, sizeof(s), "  ll.sleep(%.6f + math.random() * %.6f)\n", (double)q->think_min_us / 1e6,
+                 (double)(q->think_max_us - q->think_min_us) / 1e6);
+        ll_buf_puts(&b, s);
+    }
+    ll_buf_puts(&b, "end\n");
+    if (b.failed) {
+        ll_buf_free(&b);
+        return NULL;
+    }
+    return b.p;
+}
+
+void ll_quick_free(ll_quick *q) {
+    free(q->urls);
+    free(q->urls_text);
+    free(q->headers);
+    memset(q, 0, sizeof(*q));
+}
