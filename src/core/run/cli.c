@@ -36,7 +36,28 @@ static void usage(FILE *f) {
           "                            printed in the banner)\n"
           "  -q, --quiet               print nothing but errors and the summary\n"
           "  -v, --verbose             show console.debug lines too\n"
-          "      --console-output FILE write console.* lines to FILE instead of stderr\n",
+          "      --console-output FILE write console.* lines to FILE instead of stderr\n"
+          "      --threshold M=EXPR    a threshold, e.g. 'http_req_duration=p(95)<200' (repeatable)\n"
+          "\n"
+          "quick mode (URL instead of a script; URL may be a,b,c or @file, used round-robin):\n"
+          "  -t, --time D              the same as -d\n"
+          "  -r, --requests N          N requests in all; with -d spread evenly over it (open model)\n"
+          "      --rate R              R requests/s (open model), for -d or until -r are sent\n"
+          "  -m, --method M            request method (default GET, POST with a body)\n"
+          "  -H, --header 'N: V'       request header (repeatable)\n"
+          "  -b, --body S              request body;   --body-file F  streamed from disk\n"
+          "  -k, --disable-keep-alive  a new connection for every request\n"
+          "      --http 1.1|2|3        HTTP version (--client fasthttp-1|fasthttp-2|nethttp|nethttp-3)\n"
+          "      --parallel            share HTTP/2 and HTTP/3 connections between VUs (multiplex)\n"
+          "      --skip-verify         do not verify the server's certificate (also --insecure)\n"
+          "      --mtls-cert F, --mtls-key F   a client certificate\n"
+          "      --read-timeout D, --write-timeout D   request timeout (the larger of the two)\n"
+          "      --think D|A-B         wait D (or between A and B) after each request\n"
+          "      --jwt-key F | --jwt-secret S   sign a fresh JWT for every request, with\n"
+          "      --jwt-alg, --jwt-kid, --jwt-sub, --jwt-aud, --jwt-iss, --jwt-exp D, --jwt-claims JSON,\n"
+          "      --jwt-header NAME (default Authorization: Bearer), --jwt-cache DIR\n"
+          "  -f, --jwts-filename F     tokens to send, one per line, each once\n"
+          "      --ticker D            with -v, a live line every D (default 1s)\n",
           f);
 }
 
