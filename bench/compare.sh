@@ -11,6 +11,9 @@
 #   luaload        bench/get.lua, -u CONNS -w 1: client:get(req) + http.checkstatus
 #                  per iteration, all metrics on
 #   luaload-2000   the same with 2000 VUs (and floor-2000: -c 2000 -P 20)
+#   quick          quick mode: luaload run URL -c CONNS -w 1, all metrics on
+#   quick-jwt      the same with -f: a different token in Authorization on
+#                  every request, streamed from a file of TOKENS tokens
 #   before         with LUALOAD_BEFORE=path/to/another/luaload: the luaload and
 #                  scale cases again with that binary, alternating with this
 #                  one (a change's before/after in one run)
@@ -45,7 +48,8 @@ MEM_VUS=${MEM_VUS:-10000}
 CLIENT_CPU=${CLIENT_CPU:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 PORT=${PORT:-18480}
-CASES=${CASES:-wrk floor floor-lua luaload scale mem https h2 h3}
+CASES=${CASES:-wrk floor floor-lua luaload quick quick-jwt scale mem https h2 h3}
+TOKENS=${TOKENS:-3000000}
 URL=http://127.0.0.1:$PORT/
 TLS_URL=https://127.0.0.1:$((PORT + 1))/
 H3_URL=https://127.0.0.1:$((PORT + 2))/
@@ -217,6 +221,14 @@ for ((REP = 1; REP <= REPS; REP++)); do
   want floor-lua && run floor-lua p_floor "$SCR/curlfloor" -l -L -u "$URL" -c "$CONNS" -d "$DUR"
   want luaload && run luaload p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$CONNS" \
     -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload.$REP.json"
+  want quick && run quick p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
+    --summary-export "$SCR/quick.$REP.json"
+  if want quick-jwt; then
+    [[ -s $SCR/tokens.txt ]] || awk -v n="$TOKENS" 'BEGIN { srand(1); for (i = 0; i < n; i++)
+      printf "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.%08d%0120d.sig%064d\n", i, i, int(rand() * 1e9) }' >"$SCR/tokens.txt"
+    run quick-jwt p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
+      -f "$SCR/tokens.txt" --summary-export "$SCR/quick-jwt.$REP.json"
+  fi
   [[ -n $LUALOAD_BEFORE ]] && want luaload && run before p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
     -e URL="$URL" -u "$CONNS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before.$REP.json"
   if want https; then
@@ -259,7 +271,7 @@ verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2)
 
 echo
 echo "medians over $REPS reps:"
-for c in wrk floor floor-lua luaload before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
+for c in wrk floor floor-lua luaload quick quick-jwt before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
   wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 floor-h3 luaload-h3; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" "$(med "$c" 5)"
 done
@@ -269,6 +281,14 @@ for floor in floor floor-lua; do
   echo "luaload / $floor: req/s x$r1 (target >= 0.9: $(verdict "$r1" '>= 0.9')), CPU/req x$r2 (target <= 1.15: $(verdict "$r2" '<= 1.15'))"
 done
 echo "luaload / wrk: req/s x$(ratio "$L_RPS" "$(med wrk 2)"), CPU/req x$(ratio "$L_US" "$(med wrk 4)")"
+if want quick; then
+  r=$(ratio "$(med quick 2)" "$L_RPS")
+  echo "quick / luaload (a script): req/s x$r (target >= 1: $(verdict "$r" '>= 0.98')), quick / wrk: x$(ratio "$(med quick 2)" "$(med wrk 2)")"
+fi
+if want quick-jwt; then
+  r=$(ratio "$(med quick-jwt 2)" "$(med quick 2)")
+  echo "quick-jwt / quick: req/s x$r (target >= 0.9: $(verdict "$r" '>= 0.9'))"
+fi
 r=$(ratio "$(med luaload-$SCALE_VUS 4)" "$L_US")
 echo "luaload CPU/req at $SCALE_VUS VUs / at $CONNS VUs: x$r (target <= 1.5: $(verdict "$r" '<= 1.5'))"
 if [[ -n $LUALOAD_BEFORE ]]; then

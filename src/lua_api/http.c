@@ -19,6 +19,7 @@
 #include "http_cookies.h"
 #include "http_response.h"
 #include "modules.h"
+#include "http_exchange.h"
 #include "http_expected.h"
 #include "http_png.h"
 #include "redirect.h"
@@ -28,146 +29,16 @@
 
 static const char *const METHODS[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", NULL};
 
-/* ---- the metrics of a completed request ---- */
-
-/* The tags of an HTTP sample, k6's names: the request's own tags first,
- * then method, status, url, name (the URL unless tagged), proto, group,
- * expected_response and error_code. */
-typedef struct http_sample {
-    const ll_http_req *req;
-    const char *method;
-    const ll_http_res *res;
-    const ll_vu *vu;
-    int failed;                 /* not an expected status */
-    int counted;                /* a response callback is in force (k6's
-                                 * setResponseCallback(nil) turns it off) */
-} http_sample;
-
-/* Whether r is a failed request, by the request's response callback or
- * the state's (k6's default: a status from 200 to 399); *counted 0 when
- * none is in force. */
-static int http_failed(ll_vu *vu, const ll_http_req *req, const ll_http_res *r, int *counted) {
-    *counted = 1;
-    const ll_http_expected *e = req->expected ? req->expected : ll_http_expected_default(vu->w->L, counted);
-    if (e) return !ll_http_expected_has(e, r->status);
-    return r->status < 200 || r->status >= 400;
-}
-
-static const char *http_tag(const void *ctx, const char *key, char *buf, size_t len) {
-    const http_sample *h = ctx;
-    const char *user = ll_http_req_tag(h->req, key);
-    if (user) return user;
-    const ll_http_res *r = h->res;
-    if (strcmp(key, "method") == 0) return h->method;
-    if (strcmp(key, "url") == 0 || strcmp(key, "name") == 0) return h->req->url;
-    if (strcmp(key, "proto") == 0) return r->proto;
-    if (strcmp(key, "group") == 0) return h->vu->group_path;
-    if (strcmp(key, "expected_response") == 0) return !h->counted ? NULL : h->failed ? "false" : "true";
-    if (strcmp(key, "status") == 0) {
-        snprintf(buf, len, "%d", r->status);
-        return buf;
-    }
-    if (strcmp(key, "error_code") == 0 && r->error_code) {
-        snprintf(buf, len, "%d", r->error_code);
-        return buf;
-    }
-    return ll_vu_tag(h->vu, key);
-}
-
-static void http_list(const void *ctx, ll_tag_fn *fn, void *ud) {
-    static const char *const keys[] = {"method", "status", "url", "name", "proto", "group", "expected_response",
-                                       "error_code"};
-    const http_sample *h = ctx;
-    char buf[32];
-    for (int i = 0; i < h->req->ntags; i++) fn(ud, h->req->tags[2 * i], h->req->tags[2 * i + 1]);
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        if (ll_http_req_tag(h->req, keys[i])) continue;
-        const char *v = http_tag(ctx, keys[i], buf, sizeof(buf));
-        /* group "" outside groups, as k6's samples carry it */
-        if (v && (*v || strcmp(keys[i], "group") == 0)) fn(ud, keys[i], v);
-    }
-    ll_vu_tags(h->vu, fn, ud);
-}
-
-/* Requests that reached the server without a response of their own: each
- * is one failed request with error_code (no timings); bytes_sent of them
- * went out (a request cut off mid-upload) and count in data_sent. */
-static void record_lost(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r, int n,
-                        int error_code, int64_t bytes_sent) {
-    ll_http_res lost = *r;
-    lost.status = 0;
-    lost.proto = "";
-    lost.error_code = error_code;
-    http_sample h = {req, method, &lost, vu, 1, 1};
-    h.failed = http_failed(vu, req, &lost, &h.counted);
-    ll_tag_source t = {http_tag, http_list, &h, -1};
-    for (int i = 0; i < n; i++) {
-        ll_worker_count_response(vu->w, 0);
-        ll_shard_add(vu->w->shard, LL_M_HTTP_REQS, 1, &t);
-        if (h.counted) ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
-    }
-    if (bytes_sent > 0) ll_shard_add(vu->w->shard, LL_M_DATA_SENT, (double)bytes_sent, &t);
-}
-
-/* A failed request in its worker's table of errors by message (for the
- * report at the end): the transport's error, or the status. Only failed
- * requests come here. */
-static void count_failed(ll_worker *w, const ll_http_res *r) {
-    char msg[320], why[256];
-    if (r->status) {
-        snprintf(msg, sizeof(msg), "HTTP %d", r->status);
-    } else {
-        ll_errors_normalize(why, sizeof(why), *r->error ? r->error : "request failed");
-        snprintf(msg, sizeof(msg), "%s (error_code %d)", why, r->error_code);
-    }
-    ll_errors_count(&w->http_errors, msg, 1, LL_WORKER_HTTP_ERRORS_MAX);
-}
-
-static void record_metrics(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r) {
-    ll_shard *s = vu->w->shard;
-    http_sample h = {req, method, r, vu, 1, 1};
-    int failed = h.failed = http_failed(vu, req, r, &h.counted);
-    ll_tag_source t = {http_tag, http_list, &h, -1};
-    ll_worker_count_response(vu->w, r->status);
-    ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
-    ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration, &t);
-    ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked, &t);
-    ll_shard_trend(s, LL_M_HTTP_REQ_CONNECTING, r->t.connecting, &t);
-    ll_shard_trend(s, LL_M_HTTP_REQ_TLS_HANDSHAKING, r->t.tls_handshaking, &t);
-    ll_shard_trend(s, LL_M_HTTP_REQ_SENDING, r->t.sending, &t);
-    ll_shard_trend(s, LL_M_HTTP_REQ_WAITING, r->t.waiting, &t);
-    ll_shard_trend(s, LL_M_HTTP_REQ_RECEIVING, r->t.receiving, &t);
-    if (h.counted) ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, failed, &t);
-    ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
-    ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
-    if (failed && (h.counted || r->status == 0)) count_failed(vu->w, r);
-    /* attempts the transport sent again on a fresh connection after the
-     * server closed the reused one: k6's 1220, connection reset */
-    if (!r->retries) return;
-    record_lost(vu, req, method, r, r->retries, 1220, 0);
-    ll_errors_count(&vu->w->http_errors,
-                    "the server closed a reused connection before the response; sent again (error_code 1220)",
-                    r->retries, LL_WORKER_HTTP_ERRORS_MAX);
-}
-
 /* ---- making requests ---- */
 
 static void on_done(ll_transfer *x, const ll_http_res *r, void *ud);
 
-/* Sends the next hop when r, the response to req, is a redirect the
- * request may still follow; 1 when it went. */
-static int follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req, const char *method,
-                  const ll_http_res *r) {
-    if (!ll_redirect_status(r->status) || call->redirects_left <= 0) return 0;
-    ll_http_req *next = ll_http_vu_hop(call, req);
-    const char *m = NULL, *err = NULL;
-    if (ll_redirect_next(req, method, r, next, &m) <= 0) return 0; /* no Location: the 3xx is the answer */
-    call->redirects_left--;
-    x->tp->ops->release(x);
-    const char *cookie = ll_http_vu_cookie(&vu->http, next, (int64_t)time(NULL));
-    if (x->tp->ops->start(x, next, m, cookie, on_done, call, &err) < 0) return 0;
-    call->x = x;
-    return 1;
+/* How the state judges req's responses: its own response callback, else
+ * the state's (http.set_response_callback). */
+static ll_http_judge judge(ll_vu *vu, const ll_http_req *req) {
+    ll_http_judge j = {req->expected, 1};
+    if (!j.expected) j.expected = ll_http_expected_default(vu->w->L, &j.counted);
+    return j;
 }
 
 void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req, const ll_http_res *r) {
@@ -188,9 +59,10 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     const ll_http_req *req = x->req;
     const char *method = x->method;
     call->x = NULL;
-    record_metrics(vu, req, method, r);
+    ll_http_judge j = judge(vu, req);
+    ll_http_exchange_record(vu, req, method, r, &j);
     ll_http_vu_store_cookies(&vu->http, req->url, r, (int64_t)time(NULL));
-    if (follow(vu, call, x, req, method, r)) return; /* each hop is its own sample, as in k6 */
+    if (ll_http_exchange_follow(vu, call, x, req, method, r, on_done)) return; /* each hop is its own sample, as in k6 */
     if (call->index) { /* one of an http.batch */
         ll_http_batch_done(vu, call, x, r);
         return;
@@ -236,7 +108,8 @@ void ll_http_call_cancel(ll_vu *vu, ll_http_call *call) {
     ll_http_res none;
     memset(&none, 0, sizeof(none));
     none.proto = none.error = none.tls_version = none.tls_cipher_suite = "";
-    record_lost(vu, x->req, x->method, &none, sent, 1000, bytes); /* what went out counts in data_sent */
+    ll_http_judge j = judge(vu, x->req);
+    ll_http_exchange_lost(vu, x->req, x->method, &none, sent, 1000, bytes, &j); /* what went out counts in data_sent */
     ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
                     LL_WORKER_HTTP_ERRORS_MAX);
 }

@@ -82,6 +82,8 @@ for v in "--http 1.1:HTTP/1.1" "--http 2:HTTP/2.0" "--client fasthttp-1:HTTP/1.1
   run_ll run "$S/proxy/echo" -c 1 -r 3 -q --skip-verify ${v%%:*} -o json="$T/p.json"
   expect_eq "${v%%:*}: ${v##*:}" "$(jq -r 'select(.type == "Point" and .metric == "http_reqs") | .data.tags.proto' "$T/p.json" | sort -u)" "${v##*:}"
 done
+run_ll run "$S/redirect/3" -c 1 -r 2 -q --skip-verify --summary-export "$T/r.json"
+expect_eq "redirects are followed hop by hop, each a request (3 hops + /echo, twice)" "$(jqv "$T/r.json" .metrics.http_reqs.count)" 8
 M=https://127.0.0.1:$NGINX_MTLS_PORT
 run_ll run "$M/mtls" -c 1 -r 2 -q --skip-verify --summary-export "$T/m.json"
 expect_eq "mTLS port without a certificate: 400s" "$(jqv "$T/m.json" .metrics.http_req_failed.passes)" 2

@@ -24,6 +24,7 @@
 #include "transport.h"
 #include "lifecycle.h"
 #include "options_json.h"
+#include "quick_native.h"
 #include "quick_report.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -474,7 +475,9 @@ int ll_engine_run(ll_config *cfg) {
     run.reg = ll_registry_new(3);
     run.transport = ll_transport_default();
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
-    char *quick = cfg->quick_url ? ll_quick_script(cfg) : NULL;
+    int native = cfg->quick_url && ll_quick_native_ok(&cfg->quick) && !getenv("LUALOAD_QUICK_LUA");
+    char *quick = cfg->quick_url ? ll_quick_script(cfg, native) : NULL;
+    ll_quick_plan *plan = NULL;
     run.script_source = quick;
 
     int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0, outputs_stopped = 0;
@@ -498,6 +501,12 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
+    if (native && !(plan = ll_quick_plan_new(cfg, err, sizeof(err)))) {
+        fprintf(stderr, "luaload: %s\n", err);
+        rc = LL_EXIT_CONFIG;
+        goto done;
+    }
+    run.quick_plan = plan;
     run.verbose = cfg->verbose;
     if (cfg->console_output && !(run.console = fopen(cfg->console_output, "w"))) {
         fprintf(stderr, "luaload: --console-output: cannot write %s: %s\n", cfg->console_output, strerror(errno));
@@ -737,5 +746,6 @@ done:
     pthread_cond_destroy(&run.cv);
     pthread_mutex_destroy(&run.mu);
     free(quick);
+    ll_quick_plan_free(plan);
     return rc;
 }

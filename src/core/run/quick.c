@@ -412,12 +412,16 @@ static void tokens(ll_buf *b, const ll_config *cfg) {
     ll_buf_puts(b, "}\n");
 }
 
-char *ll_quick_script(const ll_config *cfg) {
+char *ll_quick_script(const ll_config *cfg, int native) {
     const ll_quick *q = &cfg->quick;
     ll_buf b = {0};
     int jwt = q->jwt_key || q->jwt_secret || q->jwts_file;
     ll_buf_puts(&b, "local http = require(\"luaload.http\")\nlocal ll = require(\"luaload\")\n");
     scenario(&b, q);
+    if (native) { /* the iterations run in C (quick_native.c): options only */
+        ll_buf_puts(&b, "function default() end\n");
+        return b.failed ? (ll_buf_free(&b), NULL) : b.p;
+    }
     client(&b, q);
     ll_buf_puts(&b, "local params = { response_type = \"none\", ");
     if (q->method) field(&b, "method", q->method);

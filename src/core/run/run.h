@@ -14,6 +14,7 @@
 #include "transport.h"
 
 typedef struct ll_worker ll_worker;
+typedef struct ll_quick_plan ll_quick_plan;
 
 typedef struct ll_run {
     const char *script_path;    /* NULL in quick mode */
@@ -40,6 +41,8 @@ typedef struct ll_run {
                                  * NULL: stderr */
     int verbose;                /* -v: console.debug lines show */
     char *options_json;         /* the consolidated options (test.options) */
+    const ll_quick_plan *quick_plan; /* quick mode without Lua per request
+                                 * (quick_native.c), or NULL */
     ll_registry *reg;
     const ll_transport_ops *transport; /* what a new http.Client uses */
     char *setup_json;           /* setup()'s return value, NULL when none */

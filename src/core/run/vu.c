@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "quick_native.h"
 #include "script.h"
 #include "worker.h"
 
@@ -110,7 +111,6 @@ static void run(ll_vu *vu, int nargs) {
 
 void ll_vu_start_iteration(ll_vu *vu) {
     ll_worker *w = vu->w;
-    int nargs = ll_script_vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
     vu->in_iteration = 1;
     vu->yielded = 0;
     vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_loop_now_ns();
@@ -118,7 +118,18 @@ void ll_vu_start_iteration(ll_vu *vu) {
     /* numbered in start order when the script may ask (luaload.execution) */
     if (atomic_load_explicit(&w->run->number_iters, memory_order_relaxed)) ll_vu_scenario_iteration(vu);
     ll_http_vu_new_iteration(&vu->http); /* k6 empties the jar at each iteration */
+    if (w->run->quick_plan && vu->executor) { /* quick mode: no Lua per iteration */
+        ll_quick_native_start(vu);
+        return;
+    }
+    int nargs = ll_script_vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
     run(vu, nargs);
+}
+
+void ll_vu_native_done(ll_vu *vu) {
+    vu->cancel = NULL;
+    vu->cancel_ud = NULL;
+    end_iteration(vu, 1);
 }
 
 int64_t ll_vu_scenario_iteration(ll_vu *vu) {

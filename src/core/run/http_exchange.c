@@ -1,0 +1,147 @@
+/* http_exchange.c -- one HTTP request of a VU on the wire, whoever made
+ * it (a script's http call, quick mode's native loop): k6's HTTP metrics
+ * of each response with their tags (and a failed request counted by
+ * message in its worker's table), and the next hop of a redirect. */
+#include "http_exchange.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "redirect.h"
+#include "worker.h"
+
+/* The tags of an HTTP sample, k6's names: the request's own tags first,
+ * then method, status, url, name (the URL unless tagged), proto, group,
+ * expected_response and error_code. */
+typedef struct http_sample {
+    const ll_http_req *req;
+    const char *method;
+    const ll_http_res *res;
+    const ll_vu *vu;
+    int failed;                 /* not an expected status */
+    int counted;                /* a response callback is in force (k6's
+                                 * setResponseCallback(nil) turns it off) */
+} http_sample;
+
+/* Whether r is a failed request: outside e's statuses, or without e
+ * k6's default (a status from 200 to 399). */
+static int http_failed(const ll_http_expected *e, const ll_http_res *r) {
+    if (e) return !ll_http_expected_has(e, r->status);
+    return r->status < 200 || r->status >= 400;
+}
+
+static const char *http_tag(const void *ctx, const char *key, char *buf, size_t len) {
+    const http_sample *h = ctx;
+    const char *user = ll_http_req_tag(h->req, key);
+    if (user) return user;
+    const ll_http_res *r = h->res;
+    if (strcmp(key, "method") == 0) return h->method;
+    if (strcmp(key, "url") == 0 || strcmp(key, "name") == 0) return h->req->url;
+    if (strcmp(key, "proto") == 0) return r->proto;
+    if (strcmp(key, "group") == 0) return h->vu->group_path;
+    if (strcmp(key, "expected_response") == 0) return !h->counted ? NULL : h->failed ? "false" : "true";
+    if (strcmp(key, "status") == 0) {
+        snprintf(buf, len, "%d", r->status);
+        return buf;
+    }
+    if (strcmp(key, "error_code") == 0 && r->error_code) {
+        snprintf(buf, len, "%d", r->error_code);
+        return buf;
+    }
+    return ll_vu_tag(h->vu, key);
+}
+
+static void http_list(const void *ctx, ll_tag_fn *fn, void *ud) {
+    static const char *const keys[] = {"method", "status", "url", "name", "proto", "group", "expected_response",
+                                       "error_code"};
+    const http_sample *h = ctx;
+    char buf[32];
+    for (int i = 0; i < h->req->ntags; i++) fn(ud, h->req->tags[2 * i], h->req->tags[2 * i + 1]);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        if (ll_http_req_tag(h->req, keys[i])) continue;
+        const char *v = http_tag(ctx, keys[i], buf, sizeof(buf));
+        /* group "" outside groups, as k6's samples carry it */
+        if (v && (*v || strcmp(keys[i], "group") == 0)) fn(ud, keys[i], v);
+    }
+    ll_vu_tags(h->vu, fn, ud);
+}
+
+/* Requests that reached the server without a response of their own: each
+ * is one failed request with error_code (no timings); bytes_sent of them
+ * went out (a request cut off mid-upload) and count in data_sent. */
+void ll_http_exchange_lost(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r, int n,
+                           int error_code, int64_t bytes_sent, const ll_http_judge *j) {
+    ll_http_res lost = *r;
+    lost.status = 0;
+    lost.proto = "";
+    lost.error_code = error_code;
+    http_sample h = {req, method, &lost, vu, 1, j->counted};
+    h.failed = http_failed(j->expected, &lost);
+    ll_tag_source t = {http_tag, http_list, &h, -1};
+    for (int i = 0; i < n; i++) {
+        ll_worker_count_response(vu->w, 0);
+        ll_shard_add(vu->w->shard, LL_M_HTTP_REQS, 1, &t);
+        if (h.counted) ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
+    }
+    if (bytes_sent > 0) ll_shard_add(vu->w->shard, LL_M_DATA_SENT, (double)bytes_sent, &t);
+}
+
+/* A failed request in its worker's table of errors by message (for the
+ * report at the end): the transport's error, or the status. Only failed
+ * requests come here. */
+static void count_failed(ll_worker *w, const ll_http_res *r) {
+    char msg[320], why[256];
+    if (r->status) {
+        snprintf(msg, sizeof(msg), "HTTP %d", r->status);
+    } else {
+        ll_errors_normalize(why, sizeof(why), *r->error ? r->error : "request failed");
+        snprintf(msg, sizeof(msg), "%s (error_code %d)", why, r->error_code);
+    }
+    ll_errors_count(&w->http_errors, msg, 1, LL_WORKER_HTTP_ERRORS_MAX);
+}
+
+void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r,
+                             const ll_http_judge *j) {
+    ll_shard *s = vu->w->shard;
+    http_sample h = {req, method, r, vu, 1, j->counted};
+    int failed = h.failed = http_failed(j->expected, r);
+    ll_tag_source t = {http_tag, http_list, &h, -1};
+    ll_worker_count_response(vu->w, r->status);
+    ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_CONNECTING, r->t.connecting, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_TLS_HANDSHAKING, r->t.tls_handshaking, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_SENDING, r->t.sending, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_WAITING, r->t.waiting, &t);
+    ll_shard_trend(s, LL_M_HTTP_REQ_RECEIVING, r->t.receiving, &t);
+    if (h.counted) ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, failed, &t);
+    ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
+    ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
+    if (failed && (h.counted || r->status == 0)) count_failed(vu->w, r);
+    /* attempts the transport sent again on a fresh connection after the
+     * server closed the reused one: k6's 1220, connection reset */
+    if (!r->retries) return;
+    ll_http_exchange_lost(vu, req, method, r, r->retries, 1220, 0, j);
+    ll_errors_count(&vu->w->http_errors,
+                    "the server closed a reused connection before the response; sent again (error_code 1220)",
+                    r->retries, LL_WORKER_HTTP_ERRORS_MAX);
+}
+
+/* Sends the next hop when r, the response to req, is a redirect the
+ * request may still follow; 1 when it went. */
+int ll_http_exchange_follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req,
+                            const char *method, const ll_http_res *r, ll_transfer_done_fn *on_done) {
+    if (!ll_redirect_status(r->status) || call->redirects_left <= 0) return 0;
+    ll_http_req *next = ll_http_vu_hop(call, req);
+    const char *m = NULL, *err = NULL;
+    if (ll_redirect_next(req, method, r, next, &m) <= 0) return 0; /* no Location: the 3xx is the answer */
+    call->redirects_left--;
+    x->tp->ops->release(x);
+    const char *cookie = ll_http_vu_cookie(&vu->http, next, (int64_t)time(NULL));
+    if (x->tp->ops->start(x, next, m, cookie, on_done, call, &err) < 0) return 0;
+    call->x = x;
+    return 1;
+}
+

@@ -1,0 +1,36 @@
+/* http_exchange.h -- one HTTP request of a VU on the wire, whoever made
+ * it: the metrics of its responses and its redirect hops (http_exchange.c). */
+#ifndef LL_HTTP_EXCHANGE_H
+#define LL_HTTP_EXCHANGE_H
+
+#include <stdint.h>
+
+#include "http_req.h"
+#include "http_vu.h"
+#include "transport.h"
+#include "vu.h"
+
+/* How a response is judged: expected (NULL: k6's default, 200 to 399)
+ * and whether any judgement is made (0 after setResponseCallback(nil): no
+ * http_req_failed sample, no expected_response tag). */
+typedef struct ll_http_judge {
+    const ll_http_expected *expected;
+    int counted;
+} ll_http_judge;
+
+/* Records k6's HTTP metrics of r, the response to req sent with method,
+ * with their tags; a failed request is also counted by message in the
+ * worker's table; the transport's retries count as lost requests. */
+void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r,
+                             const ll_http_judge *j);
+/* n requests that reached the server without a response of their own:
+ * each a failed request with error_code (no timings); bytes_sent of them
+ * went out and count in data_sent. */
+void ll_http_exchange_lost(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r, int n,
+                           int error_code, int64_t bytes_sent, const ll_http_judge *j);
+/* Sends the next hop on x (done: on_done with call) when r, the response
+ * to req, is a redirect the call may still follow; 1 when it went. */
+int ll_http_exchange_follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req,
+                            const char *method, const ll_http_res *r, ll_transfer_done_fn *on_done);
+
+#endif

@@ -1,0 +1,202 @@
+/* quick_native.c -- quick mode's native iterations: each iteration of a
+ * VU sends the next URL's prepared request straight on the transport,
+ * records k6's metrics of every hop (http_exchange.c), waits the think
+ * time on the VU's timer and ends, with no Lua at all. The requests and
+ * the client options are made once from the flags (ll_quick_plan_new) and
+ * read by every worker; each VU has its own connection, as a script's
+ * http.Client gives it. The flags that need Lua per request (the JWT
+ * ones) keep quick mode on its generated script (quick.c). */
+#include "quick_native.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "http_exchange.h"
+#include "redirect.h"
+#include "worker.h"
+
+/* the uid of quick mode's one client in every VU's connection slots (the
+ * script's Clients count up from 1 and never reach it) */
+#define QUICK_CLIENT_UID UINT64_MAX
+
+struct ll_quick_plan {
+    ll_http_req *reqs;
+    int n;
+    ll_client_opts opts;
+    uint64_t think_min_us, think_max_us;
+    int body_fd;                /* --body-file, or -1 */
+};
+
+int ll_quick_native_ok(const ll_quick *q) { return !q->jwt_key && !q->jwt_secret && !q->jwts_file; }
+
+static int version_of(const char *v) {
+    if (!v) return LL_HTTP_DEFAULT;
+    return strcmp(v, "1.1") == 0 ? LL_HTTP_1_1 : strcmp(v, "2") == 0 ? LL_HTTP_2 : LL_HTTP_3;
+}
+
+/* the request for url, from the flags (-m, -H, -b, --body-file) */
+static int make_request(ll_http_req *r, const char *url, const ll_quick *q, int body_fd, uint64_t body_len) {
+    ll_http_req_init(r);
+    const char *method = q->method ? q->method : (q->body || q->body_file) ? "POST" : "GET";
+    if (ll_http_req_set_url(r, url) < 0 || ll_http_req_set_method(r, method) < 0) return -1;
+    for (int i = 0; i < q->nheaders; i++) {
+        const char *h = q->headers[i], *colon = strchr(h, ':'), *value = colon + 1;
+        char name[256];
+        snprintf(name, sizeof(name), "%.*s", (int)(colon - h), h);
+        while (*value == ' ' || *value == '\t') value++;
+        if (ll_http_req_add_header(r, name, value) < 0) return -1;
+    }
+    if (q->body && ll_body_set_memory(&r->body, q->body, strlen(q->body)) < 0) return -1;
+    if (body_fd >= 0) ll_body_set_file(&r->body, body_fd, 0, body_len);
+    r->response_type = LL_RESPONSE_NONE;
+    r->http_version = -1; /* the client's */
+    r->max_redirects = -1;
+    return 0;
+}
+
+ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, char *err, size_t errlen) {
+    const ll_quick *q = &cfg->quick;
+    ll_quick_plan *p = calloc(1, sizeof(*p));
+    if (!p) goto oom;
+    p->body_fd = -1;
+    uint64_t body_len = 0;
+    if (q->body_file) {
+        struct stat st;
+        p->body_fd = open(q->body_file, O_RDONLY | O_CLOEXEC);
+        if (p->body_fd < 0 || fstat(p->body_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            snprintf(err, errlen, "--body-file: cannot read %s: %s", q->body_file,
+                     p->body_fd < 0 ? strerror(errno) : "not a regular file");
+            ll_quick_plan_free(p);
+            return NULL;
+        }
+        body_len = (uint64_t)st.st_size;
+    }
+    p->reqs = calloc((size_t)q->nurls, sizeof(*p->reqs));
+    if (!p->reqs) goto oom;
+    for (; p->n < q->nurls; p->n++)
+        if (make_request(&p->reqs[p->n], q->urls[p->n], q, p->body_fd, body_len) < 0) goto oom;
+    ll_client_opts *o = &p->opts;
+    o->timeout_ms = 60000; /* k6's default; --read/--write-timeout: the larger */
+    uint64_t t = q->read_timeout_us > q->write_timeout_us ? q->read_timeout_us : q->write_timeout_us;
+    if (t) o->timeout_ms = (long)((t + 999) / 1000);
+    o->max_redirects = LL_REDIRECTS_DEFAULT;
+    o->http_version = version_of(q->http_version);
+    o->multiplex = q->multiplex;
+    o->disable_keep_alive = q->disable_keep_alive;
+    o->insecure_skip_verify = q->insecure;
+    o->discard_bodies = LL_RESPONSE_NONE;
+    if (q->mtls_cert && (!(o->certificate = strdup(q->mtls_cert)) || !(o->private_key = strdup(q->mtls_key))))
+        goto oom;
+    p->think_min_us = q->think_min_us;
+    p->think_max_us = q->think_max_us;
+    return p;
+oom:
+    snprintf(err, errlen, "out of memory");
+    ll_quick_plan_free(p);
+    return NULL;
+}
+
+void ll_quick_plan_free(ll_quick_plan *p) {
+    if (!p) return;
+    for (int i = 0; i < p->n; i++) ll_http_req_clear(&p->reqs[i]);
+    free(p->reqs);
+    free(p->opts.certificate);
+    free(p->opts.private_key);
+    if (p->body_fd >= 0) close(p->body_fd);
+    free(p);
+}
+
+/* ---- an iteration ---- */
+
+static const ll_http_judge K6_JUDGE = {NULL, 1}; /* 200 to 399 are expected */
+
+static void on_done(ll_transfer *x, const ll_http_res *r, void *ud);
+
+/* splitmix64 on the VU's generator state (seeded from the run's seed; no
+ * Lua draws from it in quick mode) */
+static uint64_t next_draw(ll_vu *vu) {
+    uint64_t z = (vu->rng[0] += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void think_over(ll_loop *loop, void *ud) {
+    ll_vu *vu = ud;
+    ll_loop_timer_stop(loop, &vu->timer);
+    ll_vu_native_done(vu);
+}
+
+static void cancel_think(void *ud) {
+    ll_vu *vu = ud;
+    ll_loop_timer_stop(vu->w->loop, &vu->timer);
+}
+
+/* the request cut off by the end of the test: counted as k6 counts it */
+static void cancel_request(void *ud) {
+    ll_vu *vu = ud;
+    ll_http_call *call = &vu->http.call;
+    ll_transfer *x = call->x;
+    if (!x) return;
+    call->x = NULL;
+    int64_t bytes = 0;
+    int sent = x->tp->ops->cancel(x, &bytes);
+    if (sent <= 0) return;
+    ll_http_res none;
+    memset(&none, 0, sizeof(none));
+    none.proto = none.error = none.tls_version = none.tls_cipher_suite = "";
+    ll_http_exchange_lost(vu, x->req, x->method, &none, sent, 1000, bytes, &K6_JUDGE);
+    ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
+                    LL_WORKER_HTTP_ERRORS_MAX);
+}
+
+static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
+    ll_http_call *call = ud;
+    ll_vu *vu = call->owner;
+    const ll_quick_plan *p = vu->w->run->quick_plan;
+    call->x = NULL;
+    ll_http_exchange_record(vu, x->req, x->method, r, &K6_JUDGE);
+    ll_http_vu_store_cookies(&vu->http, x->req->url, r, (int64_t)time(NULL));
+    if (ll_http_exchange_follow(vu, call, x, x->req, x->method, r, on_done)) return;
+    x->tp->ops->release(x);
+    if (!p->think_max_us) {
+        ll_vu_native_done(vu);
+        return;
+    }
+    uint64_t span = p->think_max_us - p->think_min_us;
+    uint64_t wait = p->think_min_us + (span ? next_draw(vu) % (span + 1) : 0);
+    vu->timer.fn = think_over;
+    ll_loop_timer_start(vu->w->loop, &vu->timer, wait);
+    ll_vu_wait(vu, cancel_think, vu);
+}
+
+void ll_quick_native_start(ll_vu *vu) {
+    ll_worker *w = vu->w;
+    const ll_quick_plan *p = w->run->quick_plan;
+    const ll_http_req *req = &p->reqs[(uint64_t)(vu->id - 1 + vu->iteration) % (uint64_t)p->n]; /* round-robin */
+    ll_transport *tp = ll_http_worker_transport(&w->http, w->run->transport);
+    ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, 0, 0, QUICK_CLIENT_UID, -1, &p->opts) : NULL;
+    const char *err = "cannot make a connection slot";
+    ll_http_call *call = &vu->http.call;
+    call->owner = vu;
+    call->lane = 0;
+    call->index = 0;
+    call->redirects_left = LL_REDIRECTS_DEFAULT;
+    call->discard = 1;
+    const char *cookie = ll_http_vu_cookie(&vu->http, req, (int64_t)time(NULL));
+    if (x && tp->ops->start(x, req, req->method, cookie, on_done, call, &err) == 0) {
+        call->x = x;
+        vu->yielded = 1; /* it waits: its next iteration may start at once */
+        ll_vu_wait(vu, cancel_request, vu);
+        return;
+    }
+    ll_errors_add(&w->errors, err, LL_WORKER_SCRIPT_ERRORS_MAX); /* as a script error: the iteration fails */
+    ll_vu_native_done(vu);
+}
