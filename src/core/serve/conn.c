@@ -8,10 +8,11 @@
  * order (parsing is request.c's, responses routes.c's, faulted responses
  * faults.c's). A delayed request stops processing until its timer fires,
  * which keeps pipelined responses in order. Also owns the per-request
- * accounting (the worker's counters, the --faults draw), pacing the output
- * queue for the slow faults, the RST close (reset fault) and the stalled
- * connection that only drops input (stall fault). A connection's upload
- * state (upload.c's) goes with it. */
+ * accounting (the worker's counters, the --faults draw, --echo-header's
+ * counts through headers.c), pacing the output queue for the slow faults,
+ * the RST close (reset fault) and the stalled connection that only drops
+ * input (stall fault). A connection's upload state (upload.c's) goes with
+ * it. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -206,15 +207,22 @@ static void pace_tick(conn *c) {
 
 /* ---- answering requests ---- */
 
-/* Counts a complete request and, with --faults, draws its fault (never for
- * /fault/NAME, which has its own, or /stats): once per request, before a
- * delayed one waits. */
+/* Counts a complete request (its route; unless it is /stats, its method,
+ * whether its connection was reused, and --echo-header's names) and, with
+ * --faults, draws its fault (never for /fault/NAME, which has its own, or
+ * /stats): once per request, before a delayed one waits. */
 static void account(conn *c) {
     request *r = &c->req;
     worker *w = c->w;
+    int reused = c->used;
+    c->used = 1;
     if (w->cfg->faults_on && r->route != ROUTE_FAULT && r->route != ROUTE_STATS) r->fault = ll_faults_draw(w);
     ll_stats_add(&w->stats.routes[r->route], 1);
     if (r->fault) ll_stats_add(&w->stats.faults[r->fault], 1);
+    if (r->route == ROUTE_STATS) return;
+    ll_stats_add(&w->stats.methods[r->method], 1);
+    if (reused) ll_stats_add(&w->stats.reused, 1);
+    if (w->cfg->nhdr) ll_headers_account(c);
 }
 
 /* Answers every complete request in rbuf, in order, until one is delayed,
@@ -405,6 +413,7 @@ static void on_conn_timer(ll_loop *loop, void *ud) {
 void ll_conn_open(worker *w, int fd) {
     int one = 1;
     conn *c = ll_xcalloc(1, sizeof(*c));
+    ll_stats_add(&w->stats.connections, 1);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     c->fd = fd;
     c->w = w;

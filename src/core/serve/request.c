@@ -8,7 +8,9 @@
  * /echo and, after its kept header lines, for the demo application, passed
  * on to upload.c as it arrives for /sha256 and /multipart, dropped as it
  * arrives otherwise: a body of any size costs no memory), the limits on
- * them, and the decimal parser serve.c, routes.c and app.c share. */
+ * them, the decimal parser serve.c, routes.c and app.c share, the method
+ * names /stats uses, and handing each header line to headers.c when
+ * --echo-header names some. */
 #include "serve_internal.h"
 
 #include <stdint.h>
@@ -36,7 +38,7 @@ int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out) {
 
 /* ---- head ---- */
 
-static int is_tchar(unsigned char ch) {
+int ll_request_is_tchar(unsigned char ch) {
     if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) return 1;
     switch (ch) {
     case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
@@ -47,13 +49,16 @@ static int is_tchar(unsigned char ch) {
     }
 }
 
+static const char *const method_names[METHOD_COUNT] = {
+    "other", "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT",
+};
+
+const char *ll_request_method_name(int method) { return method_names[method]; }
+
+/* Methods are case-sensitive: "get" is METHOD_OTHER. */
 static int method_of(const char *p, size_t n) {
-    static const struct { const char *name; int method; } methods[] = {
-        {"GET", METHOD_GET}, {"HEAD", METHOD_HEAD}, {"POST", METHOD_POST}, {"PUT", METHOD_PUT},
-        {"DELETE", METHOD_DELETE},
-    };
-    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-        if (strlen(methods[i].name) == n && memcmp(p, methods[i].name, n) == 0) return methods[i].method;
+    for (int m = METHOD_OTHER + 1; m < METHOD_COUNT; m++)
+        if (strlen(method_names[m]) == n && memcmp(p, method_names[m], n) == 0) return m;
     return METHOD_OTHER;
 }
 
@@ -62,7 +67,7 @@ static int parse_request_line(request *r, const serve_cfg *cfg, const char *p, c
     const char *sp = memchr(p, ' ', (size_t)(eol - p));
     if (!sp || sp == p) return -1;
     for (const char *q = p; q < sp; q++)
-        if (!is_tchar((unsigned char)*q)) return -1;
+        if (!ll_request_is_tchar((unsigned char)*q)) return -1;
     r->method = method_of(p, (size_t)(sp - p));
     r->head = r->method == METHOD_HEAD;
     const char *t = sp + 1;
@@ -128,13 +133,14 @@ static int parse_header(conn *c, const char *p, const char *eol) {
     const char *colon = memchr(p, ':', (size_t)(eol - p));
     if (!colon || colon == p) return -1;
     for (const char *q = p; q < colon; q++)
-        if (!is_tchar((unsigned char)*q)) return -1;
+        if (!ll_request_is_tchar((unsigned char)*q)) return -1;
     size_t nlen = (size_t)(colon - p);
     const char *v = colon + 1, *ve = eol;
     while (v < ve && (*v == ' ' || *v == '\t')) v++;
     while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t')) ve--;
     size_t vlen = (size_t)(ve - v);
     uint64_t cl;
+    if (c->w->cfg->nhdr) ll_headers_seen(c, p, nlen, v, vlen);
     if (header_is(p, nlen, "content-length")) {
         if (ll_request_parse_u64n(v, vlen, &cl) < 0 || cl > (1ull << 62)) return -1;
         if (r->has_cl && cl != r->content_length) return -1;

@@ -7,7 +7,7 @@
  * starts the threads, stops them on SIGINT/SIGTERM or --die-after's SIGALRM,
  * prints the stats line and frees everything. Connections are conn.c's,
  * request parsing request.c's, responses routes.c's, faults faults.c's,
- * the counters' JSON stats.c's. */
+ * --echo-header's counting headers.c's, the counters' JSON stats.c's. */
 #include "serve.h"
 #include "xmalloc.h"
 #include "duration.h"
@@ -90,6 +90,14 @@ static int set_seed(serve_cfg *cfg, const char *v) {
     return parse_u64(v, &cfg->seed);
 }
 
+static int set_echo_header(serve_cfg *cfg, const char *v) {
+    return ll_headers_add_name(cfg, v, flag_why, sizeof(flag_why));
+}
+
+static int set_echo_header_limit(serve_cfg *cfg, const char *v) {
+    return parse_u64(v, &cfg->hdr_limit) < 0 || cfg->hdr_limit > 1000000000 ? -1 : 0;
+}
+
 static int set_die_after(serve_cfg *cfg, const char *v) {
     if (ll_duration_parse(v, &cfg->die_after_us) < 0 || cfg->die_after_us == 0) return -1;
     return 0;
@@ -109,6 +117,8 @@ static const struct flag {
     {"--faults", "NAME=PERCENT items such as reset=1%,stall=0.5%", set_faults},
     {"--seed", "an integer from 0 to 18446744073709551615", set_seed},
     {"--die-after", "a duration above 0 such as 500ms, 2s or 1m", set_die_after},
+    {"--echo-header", "a header name such as Authorization", set_echo_header},
+    {"--echo-header-limit", "an integer from 0 to 1000000000", set_echo_header_limit},
 };
 
 static void usage(FILE *f) {
@@ -131,6 +141,11 @@ static void usage(FILE *f) {
           "                     slow-headers, slow-body, stall, huge-headers, early-hints\n"
           "  --seed N           seed of the fault draw (default: from the time and pid)\n"
           "  --die-after DUR    exit by itself DUR after it starts listening (e.g. 2s)\n"
+          "  --echo-header NAME count the requests with header NAME (any case) and its\n"
+          "                     distinct values, in /stats' \"headers\" (up to 8 names)\n"
+          "  --echo-header-limit N\n"
+          "                     values each name's exact set holds (default 4000000);\n"
+          "                     past it \"distinct\" is an estimate\n"
           "  -h, --help         show this help\n"
           "\n"
           "Routes (the query string is ignored):\n"
@@ -144,7 +159,8 @@ static void usage(FILE *f) {
           "  /api/login, /api/items[/ID]   the demo application's JSON API (token auth)\n"
           "  /login, /welcome              its form login (CSRF token, session cookie)\n"
           "  /fault/NAME   the fault NAME (see --faults), whatever --faults says\n"
-          "  /stats        JSON counts of requests, bytes, routes and faults so far\n"
+          "  /stats        JSON counts of requests, bytes, routes, faults, methods,\n"
+          "                connections and --echo-header's headers so far\n"
           "                (not counted itself; never faulted)\n"
           "  anything else the default route (--status, --body-size, --delay)\n",
           f);
@@ -159,6 +175,7 @@ static int parse_args(serve_cfg *cfg, int argc, char **argv) {
     cfg->threads = ncpu < 1 ? 1 : ncpu > MAX_THREADS ? MAX_THREADS : (int)ncpu;
     cfg->status = 200;
     cfg->body_size = 12;
+    cfg->hdr_limit = HEADERS_LIMIT_DEFAULT;
     flag_why[0] = '\0';
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -248,6 +265,7 @@ int ll_serve_main(int argc, char **argv) {
         ws[i].lfd = -1;
         ll_faults_seed(&ws[i], cfg.seed, i);
     }
+    if (ll_headers_init(&cfg) < 0) goto out;
     if (cfg.port != 0 && ll_listener_probe_port(&cfg) < 0) goto out;
     port = cfg.port;
     for (int i = 0; i < cfg.threads; i++)
@@ -291,6 +309,7 @@ out:
     for (int i = 0; i < cfg.threads; i++) ll_listener_free(&ws[i]);
     free(ws);
     free(cfg.fast);
+    ll_headers_free(&cfg);
     ll_app_free();
     return code;
 }

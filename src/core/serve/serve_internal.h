@@ -11,6 +11,8 @@
  *   multipart.c streaming multipart/form-data parser (multipart.h)
  *   faults.c    fault injection: --faults, the seeded draw, each fault's bytes
  *   stats.c     request accounting: the per-thread counters' JSON (/stats)
+ *   headers.c   --echo-header: the named headers' requests, missing, distinct
+ *   distinct.c  the distinct-values set the threads share (hash, HyperLogLog)
  *   app.c       the demo application: /api/login, /api/items, /login, /welcome
  *
  * Data flow per connection: conn.c reads into rbuf; request.c parses as many
@@ -41,6 +43,9 @@
 #define BUF_INIT 4096
 #define BUF_KEEP (1024 * 1024)          /* free idle buffers bigger than this */
 #define FILL_INLINE 8192                /* fill bodies up to this are copied */
+#define HEADERS_MAX 8                   /* --echo-header names */
+#define HEADER_NAME_MAX 128
+#define HEADERS_LIMIT_DEFAULT 4000000   /* --echo-header-limit */
 
 /* ---- routes and faults (their names: ll_routes_name, ll_faults_name) ---- */
 
@@ -53,8 +58,12 @@ enum {
     ROUTE_MULTIPART, ROUTE_ERROR, ROUTE_FAULT, ROUTE_STATS, ROUTE_API, ROUTE_LOGIN, ROUTE_MALFORMED,
     ROUTE_COUNT
 };
-/* The request methods the demo application tells apart. */
-enum { METHOD_OTHER, METHOD_GET, METHOD_HEAD, METHOD_POST, METHOD_PUT, METHOD_DELETE };
+/* The request methods the demo application tells apart, and those /stats
+ * counts by name (ll_request_method_name). */
+enum {
+    METHOD_OTHER, METHOD_GET, METHOD_HEAD, METHOD_POST, METHOD_PUT, METHOD_DELETE, METHOD_PATCH,
+    METHOD_OPTIONS, METHOD_TRACE, METHOD_CONNECT, METHOD_COUNT
+};
 enum {
     FAULT_NONE, FAULT_RESET, FAULT_CLOSE_HEADERS, FAULT_CLOSE_BODY, FAULT_GARBAGE, FAULT_SLOW_HEADERS,
     FAULT_SLOW_BODY, FAULT_STALL, FAULT_HUGE_HEADERS, FAULT_EARLY_HINTS, FAULT_COUNT
@@ -62,6 +71,7 @@ enum {
 
 typedef struct worker worker;
 typedef struct upload upload; /* upload.c's */
+typedef struct distinct distinct; /* distinct.c's */
 
 /* ---- configuration (serve.c fills it; read-only once serving) ---- */
 
@@ -82,6 +92,11 @@ typedef struct serve_cfg {
     uint64_t seed;
     int seed_set;
     uint64_t die_after_us; /* 0: serve until a signal */
+    int nhdr;         /* --echo-header names (0: no header counting) */
+    char hdr_names[HEADERS_MAX][HEADER_NAME_MAX + 1]; /* lowercase */
+    size_t hdr_lens[HEADERS_MAX];
+    uint64_t hdr_limit; /* --echo-header-limit: values each set holds */
+    distinct *hdr_sets[HEADERS_MAX]; /* shared by the threads (locks inside) */
     worker *workers;  /* all of them, for /stats */
 } serve_cfg;
 
@@ -108,6 +123,7 @@ typedef struct request {
     int app_page;         /* ROUTE_API, ROUTE_LOGIN: which page (app.c's APP_*) */
     uint64_t app_id;      /* /api/items/ID */
     size_t app_hdr_len;   /* the kept header lines at the start of body */
+    unsigned hdr_seen;    /* bit k: the --echo-header name k was in the head */
     int has_cl, chunked, te_seen;
     int conn_close, conn_ka, expect_continue;
     int http10, head, keep_alive, delay_done;
@@ -126,6 +142,7 @@ typedef struct conn {
     int reset;            /* close with RST once the output is sent (reset fault) */
     int stalled;          /* never answer again; drop input until EOF (stall fault) */
     int pacing;           /* the output queue is released a step per timer tick */
+    int used;             /* a request was counted on it (stats: reused) */
     worker *w;
     struct conn *prev, *next;
     ll_timer timer;       /* delayed response, or lingering close */
@@ -135,6 +152,7 @@ typedef struct conn {
     char *body;           /* /echo request body; the demo application's header lines and body */
     size_t blen, bcap;
     upload *up;           /* /sha256 and /multipart: upload.c's state, NULL before the first */
+    uint64_t hdr_hash[HEADERS_MAX][2]; /* the value's hash where req.hdr_seen has bit k */
     char *wbuf;
     size_t wlen, wcap;
     seg *segs;
@@ -149,12 +167,18 @@ typedef struct conn {
  * relaxed load and store, no locked instruction); /stats and the exit line
  * read every thread's with relaxed loads. A request bumps one route counter
  * (the total is their sum; /stats counts in routes[ROUTE_STATS], which the
- * JSON leaves out) and, when it faults, one fault counter. The pad keeps
- * the next worker's fields off the last cache line. */
+ * JSON leaves out) and, when it faults, one fault counter; a complete
+ * request other than /stats one method counter, reused when its
+ * connection had carried a request before, and with --echo-header one of
+ * hdr_requests[k] or hdr_missing[k] per name. connections counts accepts.
+ * The pad keeps the next worker's fields off the last cache line. */
 typedef struct serve_stats {
     _Atomic uint64_t bytes_received, bytes_sent;
     _Atomic uint64_t routes[ROUTE_COUNT];
     _Atomic uint64_t faults[FAULT_COUNT];
+    _Atomic uint64_t methods[METHOD_COUNT];
+    _Atomic uint64_t connections, reused;
+    _Atomic uint64_t hdr_requests[HEADERS_MAX], hdr_missing[HEADERS_MAX];
     char pad[64];
 } serve_stats;
 
@@ -218,6 +242,10 @@ int ll_request_parse(conn *c);
 void ll_request_reset(conn *c);
 /* n decimal digits into *out (no sign, no overflow). 0 or -1. */
 int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out);
+/* A character of an HTTP token (method, header name). */
+int ll_request_is_tchar(unsigned char ch);
+/* "GET", ..., "CONNECT"; "other" for METHOD_OTHER. */
+const char *ll_request_method_name(int method);
 
 /* ---- routes.c ---- */
 
@@ -296,6 +324,38 @@ int ll_app_match(request *r, const char *path, size_t len);
  * lines request.c kept and the body in c->body); the caller frees
  * a->body. */
 void ll_app_respond(const conn *c, app_reply *a);
+
+/* ---- headers.c ---- */
+
+/* --echo-header NAME: adds the name (lowercased) to cfg. 0, or -1 with a
+ * one-line reason in why (none for an empty name). */
+int ll_headers_add_name(serve_cfg *cfg, const char *name, char *why, size_t whylen);
+/* The names' distinct sets; once, before any thread serves. 0, or -1
+ * after a message. ll_headers_free frees them after the threads are done. */
+int ll_headers_init(serve_cfg *cfg);
+void ll_headers_free(serve_cfg *cfg);
+/* A header line of c's request is being parsed (value in rbuf; only while
+ * cfg->nhdr): notes and hashes it when it is one of the names. */
+void ll_headers_seen(conn *c, const char *name, size_t nlen, const char *v, size_t vlen);
+/* The complete request c->req is counted (not /stats; only while
+ * cfg->nhdr): present or missing per name, and the values' sets. */
+void ll_headers_account(conn *c);
+/* Appends the "headers" object: {"name":{"requests":N,"distinct":N,
+ * "missing":N,"distinct_exact":true},...}, {} without --echo-header. */
+void ll_headers_json(ll_buf *b, const worker *ws, int n);
+
+/* ---- distinct.c ---- */
+
+/* The 128-bit hash of n bytes (never {0, 0}). */
+void ll_distinct_hash(const void *p, size_t n, uint64_t h[2]);
+/* A set that holds up to limit hashes exactly; NULL out of memory. */
+distinct *ll_distinct_new(uint64_t limit);
+void ll_distinct_free(distinct *d);
+/* Adds a hash; from any thread. */
+void ll_distinct_add(distinct *d, const uint64_t h[2]);
+/* The distinct hashes added: exact (*exact 1) until one could not be
+ * stored (the limit, or out of memory), then an estimate (*exact 0). */
+uint64_t ll_distinct_count(distinct *d, int *exact);
 
 /* ---- stats.c ---- */
 

@@ -4,9 +4,11 @@
  * thread bumps with ll_stats_add) with relaxed loads, and the JSON object
  * GET /stats returns and the exit line prints:
  *   {"requests":N,"bytes_received":N,"bytes_sent":N,
- *    "routes":{"default":N,...},"faults":{"reset":N,...}}
- * with only the nonzero routes and faults listed. requests is the sum of
- * the routes; /stats itself is in neither. */
+ *    "routes":{"default":N,...},"faults":{"reset":N,...},
+ *    "methods":{"GET":N,...},"connections":N,"reused":N,"headers":{...}}
+ * with only the nonzero routes, faults and methods listed. requests is the
+ * sum of the routes; /stats itself is in none of them. The "headers"
+ * object is headers.c's. */
 #include "serve_internal.h"
 
 #include <inttypes.h>
@@ -18,6 +20,8 @@ typedef struct stats_sum {
     uint64_t requests, bytes_received, bytes_sent;
     uint64_t routes[ROUTE_COUNT];
     uint64_t faults[FAULT_COUNT];
+    uint64_t methods[METHOD_COUNT];
+    uint64_t connections, reused;
 } stats_sum;
 
 static uint64_t load(const _Atomic uint64_t *counter) {
@@ -32,6 +36,9 @@ static void sum_workers(stats_sum *s, const worker *ws, int n) {
         s->bytes_sent += load(&st->bytes_sent);
         for (int r = 0; r < ROUTE_COUNT; r++) s->routes[r] += load(&st->routes[r]);
         for (int f = 0; f < FAULT_COUNT; f++) s->faults[f] += load(&st->faults[f]);
+        for (int m = 0; m < METHOD_COUNT; m++) s->methods[m] += load(&st->methods[m]);
+        s->connections += load(&st->connections);
+        s->reused += load(&st->reused);
     }
     s->routes[ROUTE_STATS] = 0;
     for (int r = 0; r < ROUTE_COUNT; r++) s->requests += s->routes[r];
@@ -69,5 +76,18 @@ void ll_stats_json(ll_buf *b, const worker *ws, int n) {
         put_count(b, first, ll_faults_name(f), s.faults[f]);
         first = 0;
     }
-    ll_buf_puts(b, "}}");
+    ll_buf_puts(b, "},\"methods\":{");
+    first = 1;
+    for (int i = 1; i <= METHOD_COUNT; i++) { /* METHOD_OTHER ("other") last */
+        int m = i % METHOD_COUNT;
+        if (s.methods[m] == 0) continue;
+        put_count(b, first, ll_request_method_name(m), s.methods[m]);
+        first = 0;
+    }
+    ll_buf_puts(b, "}");
+    put_count(b, 0, "connections", s.connections);
+    put_count(b, 0, "reused", s.reused);
+    ll_buf_puts(b, ",\"headers\":");
+    ll_headers_json(b, ws, n);
+    ll_buf_puts(b, "}");
 }
