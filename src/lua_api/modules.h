@@ -17,6 +17,7 @@ int luaopen_luaload_data(lua_State *L);
 void ll_console_install(lua_State *L);
 int luaopen_luaload_encoding(lua_State *L);
 int luaopen_luaload_crypto(lua_State *L);
+int luaopen_luaload_jwt(lua_State *L);
 int luaopen_luaload_html(lua_State *L);
 int luaopen_luaload_execution(lua_State *L);
 

@@ -178,6 +178,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.data", luaopen_luaload_data);
     preload(L, "luaload.encoding", luaopen_luaload_encoding);
     preload(L, "luaload.crypto", luaopen_luaload_crypto);
+    preload(L, "luaload.jwt", luaopen_luaload_jwt);
     preload(L, "luaload.html", luaopen_luaload_html);
     preload(L, "luaload.execution", luaopen_luaload_execution);
     set_env(L, run);
