@@ -475,7 +475,7 @@ int ll_engine_run(ll_config *cfg) {
     run.reg = ll_registry_new(3);
     run.transport = ll_transport_default();
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
-    int native = cfg->quick_url && ll_quick_native_ok(&cfg->quick) && !getenv("LUALOAD_QUICK_LUA");
+    int native = cfg->quick_url && !getenv("LUALOAD_QUICK_LUA"); /* the variable: the script path, to compare */
     char *quick = cfg->quick_url ? ll_quick_script(cfg, native) : NULL;
     ll_quick_plan *plan = NULL;
     run.script_source = quick;
@@ -501,7 +501,7 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
-    if (native && !(plan = ll_quick_plan_new(cfg, err, sizeof(err)))) {
+    if (native && !(plan = ll_quick_plan_new(cfg, &run.interrupt, err, sizeof(err)))) {
         fprintf(stderr, "luaload: %s\n", err);
         rc = LL_EXIT_CONFIG;
         goto done;
@@ -703,6 +703,7 @@ summarize:
     }
     if (cfg->quick_url && !cfg->no_summary && workers) { /* gopayloader's table too */
         ll_quick_report_print(&qr, workers, nworkers, data, stdout);
+        ll_quick_plan_report(plan, stdout);
         fflush(stdout);
     }
     interrupted = atomic_load(&run.interrupt); /* a signal during the summary */

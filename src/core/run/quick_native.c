@@ -4,8 +4,14 @@
  * time on the VU's timer and ends, with no Lua at all. The requests and
  * the client options are made once from the flags (ll_quick_plan_new) and
  * read by every worker; each VU has its own connection, as a script's
- * http.Client gives it. The flags that need Lua per request (the JWT
- * ones) keep quick mode on its generated script (quick.c). */
+ * http.Client gives it.
+ *
+ * JWTs (--jwt-key/--jwt-secret, -f): every request takes the next token
+ * of a token stream (token_stream.h) through its worker's cursor, into the
+ * VU's own copy of the request: from the cache when the count is known
+ * (-r, -i: pre-generated on every core before the test, jwt_cache.h),
+ * signed ahead by a background thread otherwise, or from the user's
+ * file. A file that runs out stops the test, saying so. */
 #include "quick_native.h"
 
 #include <errno.h>
@@ -13,13 +19,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "duration.h"
 #include "http_exchange.h"
+#include "jwt_cache.h"
 #include "redirect.h"
+#include "token_stream.h"
 #include "worker.h"
 
 /* the uid of quick mode's one client in every VU's connection slots (the
@@ -32,9 +42,48 @@ struct ll_quick_plan {
     ll_client_opts opts;
     uint64_t think_min_us, think_max_us;
     int body_fd;                /* --body-file, or -1 */
+    ll_jwt_gen *gen;            /* --jwt-key / --jwt-secret, or NULL */
+    ll_token_stream *tokens;    /* a JWT per request, or NULL */
+    const char *token_file;     /* the user's file it reads, or NULL */
+    int from_cache;             /* it reads the JWT cache (pre-generated) */
+    char *token_name;           /* the header it goes in */
+    int bearer;                 /* "Bearer " before it (Authorization) */
 };
 
-int ll_quick_native_ok(const ll_quick *q) { return !q->jwt_key && !q->jwt_secret && !q->jwts_file; }
+/* The token stream of the --jwt-* flags or -f: the user's file, the cache
+ * (n known: pre-generated now), or live signing threads. */
+static int open_tokens(ll_quick_plan *p, const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen) {
+    const ll_quick *q = &cfg->quick;
+    char why[512], path[4096];
+    if (q->jwts_file) {
+        p->token_file = q->jwts_file;
+        p->tokens = ll_token_stream_open(q->jwts_file, why, sizeof(why));
+        if (!p->tokens) snprintf(err, errlen, "-f: %s", why);
+        return p->tokens ? 0 : -1;
+    }
+    uint64_t exp_us = 0;
+    if (q->jwt_exp && ll_duration_parse(q->jwt_exp, &exp_us) != 0) exp_us = 0;
+    ll_jwt_settings st = {q->jwt_key, q->jwt_secret, q->jwt_secret ? strlen(q->jwt_secret) : 0, q->jwt_alg,
+                          q->jwt_kid, q->jwt_sub, q->jwt_aud, q->jwt_iss, (int64_t)(exp_us / 1000000), q->jwt_claims, 0};
+    if (!(p->gen = ll_jwt_gen_new(&st, why, sizeof(why)))) {
+        snprintf(err, errlen, "--jwt-%s: %s", q->jwt_key ? "key" : "secret", why);
+        return -1;
+    }
+    int64_t n = q->requests ? q->requests : cfg->iterations_set ? cfg->iterations : 0;
+    if (n > 0) { /* as gopayloader: all of them ahead, from the cache when it has them */
+        ll_jwt_cache_opts o = {q->jwt_cache, 0, 0, stop};
+        if (ll_jwt_cache_ensure(p->gen, (uint64_t)n, &o, path, sizeof(path), why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "jwt: %s", why);
+            return -1;
+        }
+        p->from_cache = 1;
+        p->tokens = ll_token_stream_open(path, why, sizeof(why));
+    } else {
+        p->tokens = ll_token_stream_live(p->gen, 65536, 1, why, sizeof(why));
+    }
+    if (!p->tokens) snprintf(err, errlen, "jwt: %s", why);
+    return p->tokens ? 0 : -1;
+}
 
 static int version_of(const char *v) {
     if (!v) return LL_HTTP_DEFAULT;
@@ -61,7 +110,7 @@ static int make_request(ll_http_req *r, const char *url, const ll_quick *q, int 
     return 0;
 }
 
-ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, char *err, size_t errlen) {
+ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen) {
     const ll_quick *q = &cfg->quick;
     ll_quick_plan *p = calloc(1, sizeof(*p));
     if (!p) goto oom;
@@ -96,11 +145,34 @@ ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, char *err, size_t errlen)
         goto oom;
     p->think_min_us = q->think_min_us;
     p->think_max_us = q->think_max_us;
+    if (q->jwt_key || q->jwt_secret || q->jwts_file) {
+        const char *name = q->jwt_header ? q->jwt_header : "Authorization";
+        p->bearer = strcasecmp(name, "Authorization") == 0;
+        if (!(p->token_name = strdup(name))) goto oom;
+        if (open_tokens(p, cfg, stop, err, errlen) != 0) {
+            ll_quick_plan_free(p);
+            return NULL;
+        }
+    }
     return p;
 oom:
     snprintf(err, errlen, "out of memory");
     ll_quick_plan_free(p);
     return NULL;
+}
+
+void ll_quick_plan_report(const ll_quick_plan *p, FILE *f) {
+    if (!p || !p->tokens) return;
+    unsigned long long sent = (unsigned long long)ll_token_stream_handed(p->tokens);
+    if (p->token_file || p->from_cache) {
+        fprintf(f, "     jwt tokens.....................: %llu from %s\n\n", sent,
+                p->token_file ? p->token_file : "the cache (made ahead)");
+        return;
+    }
+    unsigned long long behind = (unsigned long long)ll_token_stream_fell_behind(p->tokens);
+    fprintf(f, "     jwt tokens.....................: %llu signed during the run, %s\n\n", sent,
+            behind ? "the signer fell behind" : "the signer kept ahead");
+    if (behind) fprintf(f, "     (%llu requests waited for a token to be signed)\n\n", behind);
 }
 
 void ll_quick_plan_free(ll_quick_plan *p) {
@@ -110,6 +182,9 @@ void ll_quick_plan_free(ll_quick_plan *p) {
     free(p->opts.certificate);
     free(p->opts.private_key);
     if (p->body_fd >= 0) close(p->body_fd);
+    if (p->tokens) ll_token_stream_close(p->tokens);
+    ll_jwt_gen_free(p->gen);
+    free(p->token_name);
     free(p);
 }
 
@@ -177,10 +252,69 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_vu_wait(vu, cancel_think, vu);
 }
 
+/* req with the next token, in the VU's own copy (a fresh id, so the
+ * transport takes its headers again); NULL when there is none: *why (or
+ * err) says why, *out when the file ran out */
+static const ll_http_req *with_token(ll_vu *vu, const ll_quick_plan *p, const ll_http_req *req, const char **why,
+                                     int *out, char *err, size_t errlen) {
+    ll_worker *w = vu->w;
+    const char *tok;
+    size_t len;
+    *out = 0;
+    if (!w->tokens && !(w->tokens = ll_token_stream_cursor(p->tokens))) {
+        *why = "out of memory";
+        return NULL;
+    }
+    int rc = ll_token_stream_next(w->tokens, &tok, &len, err, errlen);
+    if (rc <= 0) {
+        *out = rc == 0;
+        *why = rc == 0 ? "no token left" : err;
+        return NULL;
+    }
+    ll_http_req *r = vu->quick_req;
+    if (!r || r->url == NULL || strcmp(r->url, req->url) != 0) { /* a new copy when the URL changes */
+        if (!r && !(r = vu->quick_req = calloc(1, sizeof(*r)))) goto oom;
+        ll_http_req_clear(r);
+        ll_http_req_init(r);
+        if (ll_http_req_copy(r, req) < 0 || ll_http_req_add_header(r, p->token_name, "") < 0) goto oom;
+    }
+    ll_header *h = &r->headers[r->nheaders - 1];
+    char *v = malloc(len + 8);
+    if (!v) goto oom;
+    memcpy(v, "Bearer ", p->bearer ? 7 : 0);
+    memcpy(v + (p->bearer ? 7 : 0), tok, len);
+    v[len + (p->bearer ? 7 : 0)] = 0;
+    free(h->value);
+    h->value = v;
+    r->id = ll_http_req_next_id();
+    return r;
+oom:
+    *why = "out of memory";
+    return NULL;
+}
+
 void ll_quick_native_start(ll_vu *vu) {
     ll_worker *w = vu->w;
     const ll_quick_plan *p = w->run->quick_plan;
     const ll_http_req *req = &p->reqs[(uint64_t)(vu->id - 1 + vu->iteration) % (uint64_t)p->n]; /* round-robin */
+    if (p->tokens) {
+        const char *why = NULL;
+        char err[256];
+        int out = 0;
+        req = with_token(vu, p, req, &why, &out, err, sizeof(err));
+        if (!req && out) { /* every token was used: the test cannot go on as asked */
+            char msg[300];
+            unsigned long long n = (unsigned long long)ll_token_stream_handed(p->tokens);
+            if (p->token_file) snprintf(msg, sizeof(msg), "-f %s: every token was used (%llu)", p->token_file, n);
+            else snprintf(msg, sizeof(msg), "jwt: the %llu pre-generated tokens were all used", n);
+            ll_run_abort(w->run, msg);
+        }
+        if (!req) {
+            ll_errors_add(&w->errors, why, LL_WORKER_SCRIPT_ERRORS_MAX);
+            ll_vu_native_done(vu);
+            return;
+        }
+    }
     ll_transport *tp = ll_http_worker_transport(&w->http, w->run->transport);
     ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, 0, 0, QUICK_CLIENT_UID, -1, &p->opts) : NULL;
     const char *err = "cannot make a connection slot";

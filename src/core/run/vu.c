@@ -36,6 +36,8 @@ void ll_vu_free(ll_vu *vu) {
     ll_http_vu_free(&vu->http);
     ll_script_vu_close(vu);
     ll_script_unref(vu->w, vu->result_ref);
+    if (vu->quick_req) ll_http_req_clear(vu->quick_req);
+    free(vu->quick_req);
     for (int i = 0; i < vu->ntags; i++) {
         free(vu->tags[i].key);
         free(vu->tags[i].value);

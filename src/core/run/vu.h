@@ -55,6 +55,7 @@ struct ll_vu {
     int result_ref;             /* single-call mode: return value */
     const char *last_error;     /* message of the last failed iteration */
     uint64_t rng[4];            /* its math.random generator (lua_api/random.c) */
+    ll_http_req *quick_req;     /* quick mode's JWTs: its request with a token */
     ll_tag *tags;               /* its own tags (exec.vu.tags), on all its
                                  * samples from then on, over its scenario's */
     int ntags, cap_tags;

@@ -10,6 +10,7 @@
 
 #include "xmalloc.h"
 #include "script.h"
+#include "token_stream.h"
 
 int ll_worker_init(ll_worker *w, ll_run *run, int index) {
     memset(w, 0, sizeof(*w));
@@ -53,6 +54,7 @@ void ll_worker_free(ll_worker *w) {
     pthread_mutex_destroy(&w->pub_mu);
     ll_errors_free(&w->errors);
     ll_errors_free(&w->http_errors);
+    if (w->tokens) ll_token_stream_cursor_free(w->tokens);
     memset(w, 0, sizeof(*w));
 }
 

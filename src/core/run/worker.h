@@ -66,6 +66,7 @@ struct ll_worker {
     int abandoned;              /* it did not stop: never touch it again */
     atomic_int halted;          /* its Lua code was asked to stop: no more
                                  * iterations (set from the main thread) */
+    struct ll_token_cursor *tokens; /* quick mode's JWTs: this thread's cursor */
     int rc;                     /* exit code on failure (LL_EXIT_*) */
     char errmsg[1024];
 };
