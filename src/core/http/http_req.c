@@ -52,6 +52,7 @@ void ll_http_req_init(ll_http_req *req) {
     req->max_redirects = -1;
     req->http_version = -1;
     req->body.fd = -1;
+    req->dyn_header = -1;
 }
 
 void ll_http_req_clear(ll_http_req *req) {

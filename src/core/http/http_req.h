@@ -54,6 +54,11 @@ typedef struct ll_http_req {
     int nreplace_cookies;
     const ll_http_expected *expected; /* its responseCallback (owned by a Lua
                                 * object its Request keeps); NULL: the state's */
+    int dyn_header;            /* the header whose value changes from one send
+                                * to the next (quick mode's token), -1: none */
+    uint64_t dyn_gen;          /* bumped at each change of that value: a
+                                * transport may then replace that one header
+                                * instead of taking the request again */
 } ll_http_req;
 
 /* Phases in microseconds, with k6's meanings. */

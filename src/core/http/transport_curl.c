@@ -106,6 +106,8 @@ typedef struct curl_transfer {
                                 * a body (k6 sends no Content-Type the script
                                 * did not set; libcurl would add form-urlencoded) */
     struct curl_slist *hlist;  /* the request's headers plus the User-Agent */
+    struct curl_slist *dyn_node; /* its line of the request's dyn_header, or NULL */
+    uint64_t dyn_gen;          /* the dyn_gen that line holds */
     int version_default;       /* the client's http_version */
     int no_reuse;              /* the client's disable_keep_alive */
     int discard;               /* the client's discard_bodies */
@@ -780,6 +782,7 @@ static int add_header(curl_transfer *x, const char *name, const char *value, con
 static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req, const char *cookie) {
     curl_slist_free_all(x->hlist);
     x->hlist = NULL;
+    x->dyn_node = NULL;
     int has_body = req->body.kind != LL_BODY_NONE, form = req->body.kind == LL_BODY_FORM;
     if (req->nheaders == 0 && !cookie && !x->server_name && !form) return has_body ? x->ua_body : x->ua;
     int has_ua = 0, has_expect = 0, has_ae = 0, has_cookie = 0, has_host = 0, has_type = 0;
@@ -801,7 +804,29 @@ static struct curl_slist *build_headers(curl_transfer *x, const ll_http_req *req
     if (!has_type && has_body && !form && add_line(x, "Content-Type:") < 0) return NULL;
     if (!has_ae && add_line(x, "Accept-Encoding:") < 0) return NULL;
     if (x->server_name && !has_host && add_line(x, x->sni_host) < 0) return NULL;
+    /* the request's headers are the list's first lines, in order */
+    x->dyn_node = NULL;
+    if (req->dyn_header >= 0 && req->dyn_header < req->nheaders) {
+        x->dyn_node = x->hlist;
+        for (int i = 0; i < req->dyn_header && x->dyn_node; i++) x->dyn_node = x->dyn_node->next;
+        x->dyn_gen = req->dyn_gen;
+    }
     return x->hlist;
+}
+
+/* The request's dyn_header changed since it was applied: its line alone
+ * is written again (libcurl reads the list at each transfer). -1 when out
+ * of memory. */
+static int update_dyn_header(curl_transfer *x, const ll_http_req *req) {
+    const ll_header *h = &req->headers[req->dyn_header];
+    size_t n = strlen(h->name) + strlen(h->value) + 3;
+    char *line = malloc(n);
+    if (!line) return -1;
+    snprintf(line, n, "%s: %s", h->name, h->value);
+    free(x->dyn_node->data); /* curl_slist_append's strdup: the same allocator */
+    x->dyn_node->data = line;
+    x->dyn_gen = req->dyn_gen;
+    return 0;
 }
 
 /* CURLOPT_HTTP_VERSION of an LL_HTTP_* version */
@@ -918,6 +943,11 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     }
     int changed = x->req_id != req->id || x->applied_method != method || cookie_changed(x, cookie);
     if (changed && apply_request(x, req, method, cookie) < 0) {
+        x->req_id = 0;
+        *err = "out of memory building the request headers";
+        return -1;
+    }
+    if (!changed && x->dyn_node && x->dyn_gen != req->dyn_gen && update_dyn_header(x, req) < 0) {
         x->req_id = 0;
         *err = "out of memory building the request headers";
         return -1;

@@ -252,8 +252,8 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_vu_wait(vu, cancel_think, vu);
 }
 
-/* req with the next token, in the VU's own copy (a fresh id, so the
- * transport takes its headers again); NULL when there is none: *why (or
+/* req with the next token, in the VU's own copy (its dyn_header, so the
+ * transport rewrites that line alone); NULL when there is none: *why (or
  * err) says why, *out when the file ran out */
 static const ll_http_req *with_token(ll_vu *vu, const ll_quick_plan *p, const ll_http_req *req, const char **why,
                                      int *out, char *err, size_t errlen) {
@@ -276,7 +276,8 @@ static const ll_http_req *with_token(ll_vu *vu, const ll_quick_plan *p, const ll
         if (!r && !(r = vu->quick_req = calloc(1, sizeof(*r)))) goto oom;
         ll_http_req_clear(r);
         ll_http_req_init(r);
-        if (ll_http_req_copy(r, req) < 0 || ll_http_req_add_header(r, p->token_name, "") < 0) goto oom;
+        if (ll_http_req_copy(r, req) < 0 || ll_http_req_add_header(r, p->token_name, "-") < 0) goto oom;
+        r->dyn_header = r->nheaders - 1;
     }
     ll_header *h = &r->headers[r->nheaders - 1];
     char *v = malloc(len + 8);
@@ -286,7 +287,7 @@ static const ll_http_req *with_token(ll_vu *vu, const ll_quick_plan *p, const ll
     v[len + (p->bearer ? 7 : 0)] = 0;
     free(h->value);
     h->value = v;
-    r->id = ll_http_req_next_id();
+    r->dyn_gen++; /* the transport rewrites that one header line */
     return r;
 oom:
     *why = "out of memory";
