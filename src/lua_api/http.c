@@ -99,19 +99,9 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
 }
 
 void ll_http_call_cancel(ll_vu *vu, ll_http_call *call) {
-    ll_transfer *x = call->x;
-    if (!x) return;
-    call->x = NULL;
-    int64_t bytes = 0;
-    int sent = x->tp->ops->cancel(x, &bytes);
-    if (sent <= 0) return;
-    ll_http_res none;
-    memset(&none, 0, sizeof(none));
-    none.proto = none.error = none.tls_version = none.tls_cipher_suite = "";
-    ll_http_judge j = judge(vu, x->req);
-    ll_http_exchange_lost(vu, x->req, x->method, &none, sent, 1000, bytes, &j); /* what went out counts in data_sent */
-    ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
-                    LL_WORKER_HTTP_ERRORS_MAX);
+    if (!call->x) return;
+    ll_http_judge j = judge(vu, call->x->req);
+    ll_http_exchange_cancel(vu, call, &j);
 }
 
 static const char *known_method(const char *m) {

@@ -15,7 +15,7 @@ static void good(const char *s, uint64_t want_us) {
 static void shown(uint64_t us, const char *want) {
     char buf[64];
     ll_duration_format(us, buf, sizeof(buf));
-    tu_check(strcmp(buf, want) == 0, want);
+    tu_check(strcmp(buf, want) == 0, "%llu us shows as %s (got %s)", (unsigned long long)us, want, buf);
     uint64_t back;
     tu_check(ll_duration_parse(buf, &back) == 0 && back == us, "formatted duration parses back");
 }

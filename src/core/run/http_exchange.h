@@ -28,6 +28,10 @@ void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *meth
  * went out and count in data_sent. */
 void ll_http_exchange_lost(ll_vu *vu, const ll_http_req *req, const char *method, const ll_http_res *r, int n,
                            int error_code, int64_t bytes_sent, const ll_http_judge *j);
+/* Cancels call's request in flight, if any; what already went out is
+ * counted as k6 counts a request cut off at the end of the test (lost,
+ * error_code 1000, in data_sent). */
+void ll_http_exchange_cancel(ll_vu *vu, ll_http_call *call, const ll_http_judge *j);
 /* Sends the next hop on x (done: on_done with call) when r, the response
  * to req, is a redirect the call may still follow; 1 when it went. */
 int ll_http_exchange_follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req,

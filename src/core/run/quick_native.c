@@ -217,19 +217,7 @@ static void cancel_think(void *ud) {
 /* the request cut off by the end of the test: counted as k6 counts it */
 static void cancel_request(void *ud) {
     ll_vu *vu = ud;
-    ll_http_call *call = &vu->http.call;
-    ll_transfer *x = call->x;
-    if (!x) return;
-    call->x = NULL;
-    int64_t bytes = 0;
-    int sent = x->tp->ops->cancel(x, &bytes);
-    if (sent <= 0) return;
-    ll_http_res none;
-    memset(&none, 0, sizeof(none));
-    none.proto = none.error = none.tls_version = none.tls_cipher_suite = "";
-    ll_http_exchange_lost(vu, x->req, x->method, &none, sent, 1000, bytes, &K6_JUDGE);
-    ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
-                    LL_WORKER_HTTP_ERRORS_MAX);
+    ll_http_exchange_cancel(vu, &vu->http.call, &K6_JUDGE);
 }
 
 static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
