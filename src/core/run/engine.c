@@ -475,8 +475,7 @@ int ll_engine_run(ll_config *cfg) {
     run.reg = ll_registry_new(3);
     run.transport = ll_transport_default();
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
-    int native = cfg->quick_url && !getenv("LUALOAD_QUICK_LUA"); /* the variable: the script path, to compare */
-    char *quick = cfg->quick_url ? ll_quick_script(cfg, native) : NULL;
+    char *quick = cfg->quick_url ? ll_quick_script(cfg) : NULL;
     ll_quick_plan *plan = NULL;
     run.script_source = quick;
 
@@ -501,7 +500,7 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
-    if (native && !(plan = ll_quick_plan_new(cfg, &run.interrupt, err, sizeof(err)))) {
+    if (cfg->quick_url && !(plan = ll_quick_plan_new(cfg, &run.interrupt, err, sizeof(err)))) {
         fprintf(stderr, "luaload: %s\n", err);
         rc = LL_EXIT_CONFIG;
         goto done;

@@ -3,10 +3,9 @@
  * Owns: the quick-mode flag table (gopayloader's long names, hey's and
  * gobench's where they differ), the checks of their values and of their
  * combination, the URL list (a,b,c or @file), turning -r/--rate into a
- * scenario, and writing the Lua script that runs it: one prepared Request
- * per URL on one Client, used round-robin, so that a plain URL test sends
- * each request without building anything per request. The flags every
- * run has (-c, -d, -i, --out, ...) are cli.c's. */
+ * scenario, and the script of options that scenario needs. What the flags
+ * send is quick_native.c's. The flags every run has (-c, -d, -i, --out,
+ * ...) are cli.c's. */
 #include "quick.h"
 
 #include <errno.h>
@@ -14,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -318,163 +316,19 @@ int ll_quick_finish(ll_config *cfg) {
     return 0;
 }
 
-/* Appends s as a Lua string literal: "..." with every byte outside
- * printable ASCII (and " and \) as \ddd. */
-static void quote(ll_buf *b, const char *s) {
-    ll_buf_puts(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') {
-            ll_buf_append(b, p, 1);
-            continue;
-        }
-        snprintf(esc, sizeof(esc), "\\%03u", *p);
-        ll_buf_puts(b, esc);
-    }
-    ll_buf_puts(b, "\"");
-}
-
-static void field(ll_buf *b, const char *key, const char *value) {
-    if (!value) return;
-    ll_buf_puts(b, key);
-    ll_buf_puts(b, " = ");
-    quote(b, value);
-    ll_buf_puts(b, ", ");
-}
-
-static void field_us(ll_buf *b, const char *key, uint64_t us) {
-    char num[64];
-    if (!us) return;
-    snprintf(num, sizeof(num), "%s = %.3f, ", key, (double)us / 1000.0); /* milliseconds */
-    ll_buf_puts(b, num);
-}
-
-/* options: the open model of -r with -d, or --rate */
-static void scenario(ll_buf *b, const ll_quick *q) {
+/* The script of a quick run: its options (the open model's scenario, if
+ * any) and an empty default; the iterations are quick_native.c's. */
+char *ll_quick_script(const ll_config *cfg) {
+    const ll_quick *q = &cfg->quick;
     char s[512];
-    if (q->open_rate <= 0) return;
-    snprintf(s, sizeof(s),
-             "options = { scenarios = { default = { executor = \"constant-arrival-rate\", rate = %.9g, "
-             "timeUnit = \"1s\", duration = %.3f, preAllocatedVUs = %lld, maxVUs = %lld } } }\n",
-             q->open_rate, q->open_secs * 1000.0, (long long)q->open_vus, (long long)q->open_vus);
-    ll_buf_puts(b, s);
-}
-
-static void client(ll_buf *b, const ll_quick *q) {
-    ll_buf_puts(b, "local client = http.Client{ ");
-    field(b, "http_version", q->http_version);
-    if (q->multiplex) ll_buf_puts(b, "multiplex = true, ");
-    if (q->disable_keep_alive) ll_buf_puts(b, "disable_keep_alive = true, ");
-    field_us(b, "read_timeout", q->read_timeout_us);
-    field_us(b, "write_timeout", q->write_timeout_us);
-    if (q->insecure || q->mtls_cert) {
-        ll_buf_puts(b, "tls = { ");
-        if (q->insecure) ll_buf_puts(b, "insecure_skip_verify = true, ");
-        field(b, "certificate", q->mtls_cert);
-        field(b, "private_key", q->mtls_key);
-        ll_buf_puts(b, "}, ");
-    }
-    ll_buf_puts(b, "}\n");
-}
-
-/* the token source of the --jwt-* flags or -f: src:token() per request */
-static void tokens(ll_buf *b, const ll_config *cfg) {
-    const ll_quick *q = &cfg->quick;
-    if (q->jwts_file) {
-        ll_buf_puts(b, "local jwt = require(\"luaload.jwt\")\nlocal src = jwt.stream(");
-        quote(b, q->jwts_file);
-        ll_buf_puts(b, ")\n");
-        return;
-    }
-    ll_buf_puts(b, "local jwt = require(\"luaload.jwt\")\nlocal json = require(\"luaload.json\")\n"
-                   "local src = jwt.Generator{ ");
-    field(b, "key", q->jwt_key);
-    field(b, "secret", q->jwt_secret);
-    field(b, "alg", q->jwt_alg);
-    field(b, "kid", q->jwt_kid);
-    field(b, "sub", q->jwt_sub);
-    field(b, "aud", q->jwt_aud);
-    field(b, "iss", q->jwt_iss);
-    field(b, "exp_in", q->jwt_exp);
-    field(b, "cache_dir", q->jwt_cache);
-    if (q->jwt_claims) {
-        ll_buf_puts(b, "claims = json.decode(");
-        quote(b, q->jwt_claims);
-        ll_buf_puts(b, "), ");
-    }
-    /* a known count is generated ahead (and cached); otherwise signed as it goes */
-    int64_t n = q->requests ? q->requests : cfg->iterations_set ? cfg->iterations : 0;
-    if (n > 0) {
-        char num[64];
-        snprintf(num, sizeof(num), "pregenerate = %lld, ", (long long)n);
-        ll_buf_puts(b, num);
-    }
-    ll_buf_puts(b, "}\n");
-}
-
-char *ll_quick_script(const ll_config *cfg, int native) {
-    const ll_quick *q = &cfg->quick;
-    ll_buf b = {0};
-    int jwt = q->jwt_key || q->jwt_secret || q->jwts_file;
-    ll_buf_puts(&b, "local http = require(\"luaload.http\")\nlocal ll = require(\"luaload\")\n");
-    scenario(&b, q);
-    if (native) { /* the iterations run in C (quick_native.c): options only */
-        ll_buf_puts(&b, "function default() end\n");
-        return b.failed ? (ll_buf_free(&b), NULL) : b.p;
-    }
-    client(&b, q);
-    ll_buf_puts(&b, "local params = { response_type = \"none\", ");
-    if (q->method) field(&b, "method", q->method);
-    else if (q->body || q->body_file) ll_buf_puts(&b, "method = \"POST\", ");
-    if (q->body) field(&b, "body", q->body);
-    if (q->body_file) {
-        ll_buf_puts(&b, "body = http.FileStream(");
-        quote(&b, q->body_file);
-        ll_buf_puts(&b, "), ");
-    }
-    ll_buf_puts(&b, "headers = { ");
-    for (int i = 0; i < q->nheaders; i++) {
-        const char *h = q->headers[i], *colon = strchr(h, ':');
-        char name[256];
-        snprintf(name, sizeof(name), "%.*s", (int)(colon - h), h);
-        const char *value = colon + 1;
-        while (*value == ' ' || *value == '\t') value++;
-        ll_buf_puts(&b, "[");
-        quote(&b, name);
-        ll_buf_puts(&b, "] = ");
-        quote(&b, value);
-        ll_buf_puts(&b, ", ");
-    }
-    ll_buf_puts(&b, "} }\nlocal reqs = {}\n");
-    for (int i = 0; i < q->nurls; i++) {
-        ll_buf_puts(&b, "reqs[#reqs + 1] = http.Request(");
-        quote(&b, q->urls[i]);
-        ll_buf_puts(&b, ", params)\n");
-    }
-    if (jwt) {
-        tokens(&b, cfg);
-        const char *name = q->jwt_header ? q->jwt_header : "Authorization";
-        int bearer = strcasecmp(name, "Authorization") == 0;
-        ll_buf_puts(&b, "local auth = { headers = {} }\nlocal function send(req)\n  auth.headers[");
-        quote(&b, name);
-        ll_buf_puts(&b, bearer ? "] = \"Bearer \" .. src:token()\n" : "] = src:token()\n");
-        ll_buf_puts(&b, "  return client:request(req, auth)\nend\n");
-    } else {
-        ll_buf_puts(&b, "local function send(req) return client:request(req) end\n");
-    }
-    ll_buf_puts(&b, "local n, i = #reqs, 0\nfunction default()\n  i = i % n + 1\n  send(reqs[i])\n");
-    if (q->think_max_us) {
-        char s[160];
-        snprintf(s, sizeof(s), "  ll.sleep(%.6f + math.random() * %.6f)\n", (double)q->think_min_us / 1e6,
-                 (double)(q->think_max_us - q->think_min_us) / 1e6);
-        ll_buf_puts(&b, s);
-    }
-    ll_buf_puts(&b, "end\n");
-    if (b.failed) {
-        ll_buf_free(&b);
-        return NULL;
-    }
-    return b.p;
+    size_t n = 0;
+    if (q->open_rate > 0)
+        n = (size_t)snprintf(s, sizeof(s),
+                             "options = { scenarios = { default = { executor = \"constant-arrival-rate\", rate = %.9g, "
+                             "timeUnit = \"1s\", duration = %.3f, preAllocatedVUs = %lld, maxVUs = %lld } } }\n",
+                             q->open_rate, q->open_secs * 1000.0, (long long)q->open_vus, (long long)q->open_vus);
+    snprintf(s + n, sizeof(s) - n, "function default() end\n");
+    return strdup(s);
 }
 
 void ll_quick_free(ll_quick *q) {

@@ -53,9 +53,9 @@ int ll_quick_set_urls(ll_config *cfg, const char *arg);
 /* After all flags: checks their combination, and turns -r/--rate into a
  * scenario. Returns 0 or LL_EXIT_CONFIG (error printed). */
 int ll_quick_finish(ll_config *cfg);
-/* The script quick mode runs (malloc'd; NULL on out of memory); native:
- * its options alone, the iterations being quick_native.c's. */
-char *ll_quick_script(const ll_config *cfg, int native);
+/* The script quick mode runs: its options alone, the iterations being
+ * quick_native.c's (malloc'd; NULL on out of memory). */
+char *ll_quick_script(const ll_config *cfg);
 void ll_quick_free(ll_quick *q);
 
 #endif
