@@ -67,33 +67,14 @@ typedef struct custom_sample {
 
 static const char *custom_tag(const void *ctx, const char *key, char *buf, size_t len) {
     const custom_sample *c = ctx;
-    if (c->tags) {
-        lua_getfield(c->L, c->tags, key);
-        const char *v = lua_tostring(c->L, -1);
-        if (v) snprintf(buf, len, "%s", v); /* the string may not outlive the pop */
-        lua_pop(c->L, 1);
-        if (v) return buf;
-    }
+    if (c->tags && ll_lua_tags_get(c->L, c->tags, key, buf, len)) return buf;
     if (strcmp(key, "group") == 0) return c->vu->group_path;
     return ll_vu_tag(c->vu, key);
 }
 
 static void custom_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     const custom_sample *c = ctx;
-    int has_group = 0;
-    if (c->tags) {
-        lua_pushnil(c->L);
-        while (lua_next(c->L, c->tags)) {
-            if (lua_type(c->L, -2) == LUA_TSTRING && lua_isstring(c->L, -1)) {
-                lua_pushvalue(c->L, -1); /* tostring a copy, not the value lua_next reads */
-                const char *k = lua_tostring(c->L, -3);
-                fn(ud, k, lua_tostring(c->L, -1));
-                has_group |= strcmp(k, "group") == 0;
-                lua_pop(c->L, 1);
-            }
-            lua_pop(c->L, 1);
-        }
-    }
+    int has_group = c->tags ? ll_lua_tags_each(c->L, c->tags, NULL, fn, ud) : 0;
     if (!has_group) fn(ud, "group", c->vu->group_path);
     ll_vu_tags(c->vu, fn, ud);
 }

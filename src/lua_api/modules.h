@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics.h"
+
 typedef struct lua_State lua_State;
 typedef struct ll_vu ll_vu;
 typedef struct ll_worker ll_worker;
@@ -42,6 +44,12 @@ int ll_coroutine_install(lua_State *L, char *err, size_t errlen);
 void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, int tags);
 /* The same for the check "status is <status>" of http.checkstatus. */
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok);
+
+/* lua_tags.c: the script's tags table at idx as sample tags: key's value
+ * (copied into buf), or NULL; and fn for each string key with a string or
+ * number value (but skip, when not NULL), returning 1 when one is "group". */
+const char *ll_lua_tags_get(lua_State *L, int idx, const char *key, char *buf, size_t len);
+int ll_lua_tags_each(lua_State *L, int idx, const char *skip, ll_tag_fn *fn, void *ud);
 
 /* random.c: replaces math.random and math.randomseed in L (right after the
  * standard libraries) and seeds the state's own generator, used outside
