@@ -241,16 +241,7 @@ int luaopen_luaload_crypto(lua_State *L) {
                                    {"random_bytes", crypto_random_bytes},
                                    {"uuid", crypto_uuid},
                                    {NULL, NULL}};
-    if (luaL_newmetatable(L, CRYPTO_HASHER)) {
-        lua_newtable(L);
-        luaL_register(L, NULL, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, crypto_hasher_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushliteral(L, CRYPTO_HASHER);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    ll_lua_class(L, CRYPTO_HASHER, methods, crypto_hasher_gc, 1);
     lua_newtable(L);
     luaL_register(L, NULL, fns);
     return 1;

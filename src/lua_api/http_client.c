@@ -18,6 +18,7 @@
 #include "http_body.h"
 #include "http_expected.h"
 #include "http_options.h"
+#include "modules.h"
 #include "size.h"
 #include "state.h"
 #include "worker.h"
@@ -595,23 +596,9 @@ static int l_request_gc(lua_State *L) {
     return 0;
 }
 
-static void new_metatable(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction gc) {
-    luaL_newmetatable(L, name);
-    if (methods) {
-        lua_newtable(L);
-        luaL_register(L, NULL, methods);
-        lua_setfield(L, -2, "__index");
-    }
-    if (gc) {
-        lua_pushcfunction(L, gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
-}
-
 void ll_http_client_register(lua_State *L, const luaL_Reg *client_methods) {
-    new_metatable(L, CLIENT_MT, client_methods, l_client_gc);
-    new_metatable(L, REQUEST_MT, NULL, l_request_gc);
+    ll_lua_class(L, CLIENT_MT, client_methods, l_client_gc, 0);
+    ll_lua_class(L, REQUEST_MT, NULL, l_request_gc, 0);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "luaload.client_slots");
 }

@@ -188,11 +188,7 @@ void ll_http_cookies_register(lua_State *L, int module) {
         {"set", l_jar_set}, {"cookies_for_url", l_jar_cookies_for_url}, {"cookiesForURL", l_jar_cookies_for_url},
         {"clear", l_jar_clear}, {"delete", l_jar_delete}, {NULL, NULL},
     };
-    luaL_newmetatable(L, JAR_MT);
-    lua_newtable(L);
-    luaL_register(L, NULL, methods);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    ll_lua_class(L, JAR_MT, methods, NULL, 0);
     lua_newuserdata(L, 1);
     luaL_getmetatable(L, JAR_MT);
     lua_setmetatable(L, -2);

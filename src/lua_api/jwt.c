@@ -362,16 +362,7 @@ int luaopen_luaload_jwt(lua_State *L) {
                                    {"sign", jwt_sign},
                                    {"decode", jwt_decode},
                                    {NULL, NULL}};
-    if (luaL_newmetatable(L, JWT_SOURCE_MT)) {
-        lua_newtable(L);
-        luaL_register(L, NULL, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, jwt_source_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushliteral(L, JWT_SOURCE_MT);
-        lua_setfield(L, -2, "__metatable");
-    }
-    lua_pop(L, 1);
+    ll_lua_class(L, JWT_SOURCE_MT, methods, jwt_source_gc, 1);
     lua_newtable(L);
     luaL_register(L, NULL, fns);
     return 1;

@@ -45,6 +45,12 @@ void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, 
 /* The same for the check "status is <status>" of http.checkstatus. */
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok);
 
+/* lua_class.c: the metatable name of a userdata type, once per state:
+ * methods (may be NULL) as __index, gc (may be NULL) as __gc, and with
+ * locked a __metatable of name, so getmetatable gives the name only. */
+typedef struct luaL_Reg luaL_Reg;
+void ll_lua_class(lua_State *L, const char *name, const luaL_Reg *methods, int (*gc)(lua_State *), int locked);
+
 /* lua_tags.c: the script's tags table at idx as sample tags: key's value
  * (copied into buf), or NULL; and fn for each string key with a string or
  * number value (but skip, when not NULL), returning 1 when one is "group". */
