@@ -12,7 +12,7 @@ PKGS=(
   luajit libluajit-5.1-dev libcjson-dev libssl-dev libnghttp2-dev libjwt-dev zlib1g-dev
   nginx wrk nghttp2-client jq time curl clang python3 iproute2 procps influxdb
   libgnutls28-dev caddy tinyproxy openssl brotli zstd libpng-dev libbrotli-dev libzstd-dev
-  libxml2-dev
+  libxml2-dev libhttp-parser-dev liburing-dev
 )
 BACKPORT_PKGS=(libcurl4-gnutls-dev)
 
@@ -21,7 +21,8 @@ other_system() {
 setup.sh: this is not Debian 12; install these yourself, then build with CMake:
   a C11 compiler, cmake >= 3.16, pkg-config,
   LuaJIT 2.1 (headers), libcurl >= 8 built with HTTP/2 and HTTP/3,
-  cJSON, OpenSSL 3, nghttp2, libjwt, zlib, brotli, zstd, libpng, libxml2;
+  cJSON, OpenSSL 3, nghttp2, libjwt, zlib, brotli, zstd, libpng, libxml2,
+  http-parser 2.9, liburing;
   GnuTLS (headers);
   for the tests: nginx, caddy 2.x, tinyproxy, openssl, brotli, zstd, jq, curl, influxdb 1.x; for the benchmarks: wrk, h2load (nghttp2), GNU time.
 MSG

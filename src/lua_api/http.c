@@ -80,7 +80,8 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
 int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lane, const ll_http_req *req,
                        const char *m, const char **err) {
     const ll_client_opts *opts = ll_http_client_opts(vu->co, c);
-    ll_transport *tp = ll_http_worker_transport(&vu->w->http, c->ops);
+    const ll_transport_ops *ops = ll_transport_pick(opts, req, vu->w->run->transport);
+    ll_transport *tp = ll_http_worker_transport(&vu->w->http, ops);
     ll_transfer *x =
         tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, lane, c->slot, c->uid, req->http_version, opts) : NULL;
     if (!x) {
@@ -153,7 +154,7 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
     const ll_http_req *req = ll_http_prepare(L, ll_http_vu_oneoff(&vu->http), W, method, target, body, params, &m);
     vu->http.call.index = 0;
     if (ll_http_call_start(vu, &vu->http.call, c, 0, req, m, &err) < 0)
-        return luaL_error(L, "%s: %s (%s transport)", W, err, c->ops->name);
+        return luaL_error(L, "%s: %s", W, err);
     ll_vu_wait(vu, cancel_single, vu);
     return ll_luaload_wait(L, vu);
 }

@@ -309,7 +309,9 @@ static int field(lua_State *L, int idx, const char *key) {
 
 /* http_version = "1.1" | "2" | "3" (also 1.1, 2, 3 as numbers), one the
  * transport can speak */
-static int opt_http_version(lua_State *L, int idx, const char *W, const ll_transport_ops *ops) {
+static int opt_http_version(lua_State *L, int idx, const char *W) {
+    const ll_transport_ops *ops = ll_state_worker(L)->run->transport; /* forced for the run */
+    if (!ops || ops == ll_transport_find("native")) ops = ll_transport_find("curl"); /* the one with every version */
     const char *s = lua_isstring(L, idx) ? lua_tostring(L, idx) : "";
     int v = strcmp(s, "1.1") == 0 ? LL_HTTP_1_1 : strcmp(s, "2") == 0 ? LL_HTTP_2 : strcmp(s, "3") == 0 ? LL_HTTP_3 : -1;
     if (v < 0) luaL_error(L, "%s: http_version must be \"1.1\", \"2\" or \"3\"", W);
@@ -319,12 +321,12 @@ static int opt_http_version(lua_State *L, int idx, const char *W, const ll_trans
     return v;
 }
 
-static void parse_client(lua_State *L, int idx, ll_client_opts *o, const ll_transport_ops *ops) {
+static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
     static const char *const keys[] = {"dial_timeout", "timeout", "read_timeout", "write_timeout",
                                        "max_conn_duration", "user_agent", "proxy", "max_redirects",
                                        "max_conns_per_host", "tls", "http_version", "max_response_body",
                                        "multiplex", "max_streams", "disable_keep_alive",
-                                       "discard_response_bodies", NULL};
+                                       "discard_response_bodies", "transport", NULL};
     const char *W = "http.Client";
     need_table(L, idx, W, "its options");
     check_keys(L, idx, keys, W);
@@ -399,7 +401,16 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o, const ll_tran
         lua_pop(L, 1);
     }
     if (field(L, idx, "http_version")) {
-        o->http_version = opt_http_version(L, -1, W, ops);
+        o->http_version = opt_http_version(L, -1, W);
+        lua_pop(L, 1);
+    }
+    /* transport = "native" | "curl": that one serves every request */
+    if (field(L, idx, "transport")) {
+        const char *t = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+        o->transport = ll_transport_find(t);
+        if (!o->transport) luaL_error(L, "%s: transport must be \"native\" or \"curl\"", W);
+        const char *lacks = o->transport == ll_transport_find("native") ? ll_transport_native_lacks(o) : NULL;
+        if (lacks) luaL_error(L, "%s: the native transport does not do %s (transport = \"curl\" does)", W, lacks);
         lua_pop(L, 1);
     }
 }
@@ -412,7 +423,6 @@ ll_http_client *ll_http_client_push(lua_State *L) {
     ll_http_client *c = lua_newuserdata(L, sizeof(*c));
     memset(c, 0, sizeof(*c));
     c->tag = CLIENT_TAG;
-    c->ops = w->run->transport;
     client_opts_default(&c->opts);
     luaL_getmetatable(L, CLIENT_MT);
     lua_setmetatable(L, -2);
@@ -435,7 +445,7 @@ ll_http_client *ll_http_client_push(lua_State *L) {
 int ll_http_client_new(lua_State *L) {
     lua_settop(L, 1);
     ll_http_client *c = ll_http_client_push(L);
-    if (!lua_isnoneornil(L, 1)) parse_client(L, 1, &c->opts, c->ops);
+    if (!lua_isnoneornil(L, 1)) parse_client(L, 1, &c->opts);
     return 1;
 }
 
@@ -541,7 +551,7 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, int anch
         else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
         else if (strcmp(k, "redirects") == 0) r->max_redirects = opt_int(L, v, W, k);
-        else if (strcmp(k, "http_version") == 0 || strcmp(k, "httpVersion") == 0) r->http_version = opt_http_version(L, v, W, ll_state_worker(L)->run->transport);
+        else if (strcmp(k, "http_version") == 0 || strcmp(k, "httpVersion") == 0) r->http_version = opt_http_version(L, v, W);
         else if (strcmp(k, "max_response_body") == 0 || strcmp(k, "maxResponseBody") == 0) r->max_response_body = opt_size(L, v, W, k);
         else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
         else if (strcmp(k, "cookies") == 0) set_cookies(L, r, v, W);

@@ -16,7 +16,6 @@ typedef struct ll_http_client {
     uint32_t tag;
     int slot;                       /* index of the VUs' connection for this client */
     uint64_t uid;                   /* unique in the worker */
-    const ll_transport_ops *ops;    /* picked at init */
     ll_client_opts opts;            /* with options.* merged in once resolved */
     int resolved;                   /* options.* merged in (ll_http_client_opts) */
 } ll_http_client;

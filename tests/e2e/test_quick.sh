@@ -33,7 +33,7 @@ run_ll run http://127.0.0.1:1/ -d 1s -q --summary-export "$T/closed.json"
 expect_eq "closed port: exit 0" "$RC" 0
 expect_match "closed port: the report" "$ERR" "^luaload: failed requests by error:$"
 expect_match "closed port: connection refused, 1212" "$ERR" \
-  "^luaload:   [0-9]+ × Failed to connect to 127.0.0.1 port 1: .*\(error_code 1212\)$"
+  "^luaload:   [0-9]+ × dial tcp 127.0.0.1:1: connect: connection refused \(error_code 1212\)$"
 FAILED=$(jqv "$T/closed.json" .metrics.http_req_failed.passes)
 expect_eq "closed port: counts add up to http_req_failed" \
   "$(awk '$1 == "luaload:" && $3 == "×" { n += $2 } END { print n + 0 }' "$ERR")" "$FAILED"

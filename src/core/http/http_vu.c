@@ -23,15 +23,18 @@ static void lane_free(ll_http_lane *ln) {
     free(ln->per_iteration);
 }
 
-/* 0: the client's own version; 1..3: HTTP/1.1, 2, 3 asked for instead */
-static int variant_of(int http_version, const ll_client_opts *opts) {
-    if (http_version < 0 || http_version == opts->http_version) return 0;
-    return http_version == LL_HTTP_1_1 ? 1 : http_version == LL_HTTP_2 ? 2 : 3;
+/* 0: the client's own version; 1..3: HTTP/1.1, 2, 3 asked for instead;
+ * each once per transport (a client's http:// and https:// requests may
+ * go through different ones) */
+static int variant_of(int http_version, const ll_client_opts *opts, const ll_transport *tp) {
+    int v = http_version < 0 || http_version == opts->http_version ? 0
+          : http_version == LL_HTTP_1_1 ? 1 : http_version == LL_HTTP_2 ? 2 : 3;
+    return v + 4 * tp->ops->slot;
 }
 
 ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int lane, int client_slot,
                                  uint64_t uid, int http_version, const ll_client_opts *opts) {
-    int variant = variant_of(http_version, opts);
+    int variant = variant_of(http_version, opts, tp);
     int slot = client_slot * LL_HTTP_VARIANTS + variant;
     if (lane >= hv->nlanes) {
         hv->lanes = ll_xrealloc(hv->lanes, (size_t)(lane + 1) * sizeof(*hv->lanes));
@@ -53,7 +56,7 @@ ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index,
     }
     /* a collected client's, or the same client's on another transport */
     if (ln->xfers[slot] && (ln->owners[slot] != uid || ln->xfers[slot]->tp != tp)) drop(ln, slot);
-    if (!ln->xfers[slot] && variant) { /* the client's options with that version */
+    if (!ln->xfers[slot] && variant % 4) { /* the client's options with that version */
         ll_client_opts o = *opts;
         o.http_version = http_version;
         ln->xfers[slot] = tp->ops->transfer_new(tp, vu_index, uid * LL_HTTP_VARIANTS + (uint64_t)variant, &o);

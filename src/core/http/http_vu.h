@@ -25,7 +25,7 @@ typedef struct ll_http_call {
 /* Connection slots of a client: its own HTTP version, and one for each
  * version a request may ask for instead (their connections are never
  * shared: libcurl would send an HTTP/2 request on an HTTP/1.1 connection). */
-#define LL_HTTP_VARIANTS 4
+#define LL_HTTP_VARIANTS (4 * LL_TRANSPORT_SLOTS)
 
 /* A set of connection slots, LL_HTTP_VARIANTS per client slot. */
 typedef struct ll_http_lane {

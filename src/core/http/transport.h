@@ -47,14 +47,20 @@ typedef struct ll_client_opts {
     char *ciphers;             /* the TLS library's cipher list */
     char *server_name;         /* SNI and the name the certificate must carry */
     char **connect_to;         /* "host:port:addr:port" entries (options.hosts), NULL-ended */
+    const struct ll_transport_ops *transport; /* the one the Client was told to use; NULL:
+                                * chosen per request (ll_transport_pick) */
 } ll_client_opts;
 
 typedef struct ll_transport ll_transport;
 typedef struct ll_transfer ll_transfer;
 typedef void ll_transfer_done_fn(ll_transfer *x, const ll_http_res *res, void *ud);
 
+/* transports a VU may hold a connection slot of, for one client */
+#define LL_TRANSPORT_SLOTS 2
+
 typedef struct ll_transport_ops {
     const char *name;
+    int slot;                  /* 0..LL_TRANSPORT_SLOTS-1, its own */
     ll_transport *(*transport_new)(ll_loop *loop);     /* NULL: out of resources */
     void (*transport_free)(ll_transport *tp);
     /* vu_index: the VU's index in its worker (a transport may group VUs);
@@ -94,9 +100,17 @@ struct ll_transfer {
     const char *method;
 };
 
-/* The transport of a name ("curl"), or NULL. */
+/* The transport of a name ("native", "curl"), or NULL. */
 const ll_transport_ops *ll_transport_find(const char *name);
-/* The transport Clients use unless told otherwise. */
-const ll_transport_ops *ll_transport_default(void);
+/* The transport that serves req for a client with options o: the one the
+ * client was told to use (o->transport), else forced (the run's choice,
+ * LUALOAD_TRANSPORT; NULL: none), else the native one for what it fully
+ * supports -- HTTP/1.1, on http:// or asked for, without a proxy or
+ * multiplexing -- and libcurl for the rest: HTTP/2, HTTP/3, proxies. */
+const ll_transport_ops *ll_transport_pick(const ll_client_opts *o, const ll_http_req *req,
+                                          const ll_transport_ops *forced);
+/* Why the native transport cannot serve a client with options o (a
+ * sentence naming the option), or NULL when it can. */
+const char *ll_transport_native_lacks(const ll_client_opts *o);
 
 #endif

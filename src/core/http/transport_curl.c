@@ -27,6 +27,7 @@
 #endif
 
 #include "form.h"
+#include "http_error.h"
 #include "xmalloc.h"
 #include "buf.h"
 
@@ -230,6 +231,8 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
         curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
         r->error_code = map_error(rc, os_errno, x->t_pre != 0, strncasecmp(x->base.req->url, "https:", 6) == 0);
         r->error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
+        const char *common = ll_http_error_text(r->error_code, x->base.req->url, x->errbuf, sizeof(x->errbuf));
+        if (common) r->error = common;
     } else if (status >= 400) {
         r->error_code = 1000 + (int)status;
     }
@@ -987,6 +990,7 @@ static int curl_supports(int v) {
 
 const ll_transport_ops ll_transport_curl = {
     .name = "curl",
+    .slot = 1,
     .transport_new = curl_transport_new,
     .transport_free = curl_transport_free,
     .transfer_new = curl_transfer_new,

@@ -13,6 +13,7 @@
 
 #include "duration.h"
 #include "http_req.h"
+#include "transport.h"
 
 static void usage(FILE *f) {
     fputs("usage: luaload run [flags] SCRIPT.lua | URL\n"
@@ -38,6 +39,8 @@ static void usage(FILE *f) {
           "  -v, --verbose             show console.debug lines too\n"
           "      --console-output FILE write console.* lines to FILE instead of stderr\n"
           "      --threshold M=EXPR    a threshold, e.g. 'http_req_duration=p(95)<200' (repeatable)\n"
+          "      --transport T         native or curl for every request (default: native for\n"
+          "                            HTTP/1.1, curl for HTTP/2, HTTP/3 and proxies)\n"
           "\n"
           "quick mode (URL instead of a script; URL may be a,b,c or @file, used round-robin):\n"
           "  -t, --time D              the same as -d\n"
@@ -172,7 +175,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
                           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
                           is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output") ||
-                          is(flag, "--threshold", "--threshold") || ll_quick_flag_kind(flag) == 1;
+                          is(flag, "--threshold", "--threshold") || is(flag, "--transport", "--transport") ||
+                          ll_quick_flag_kind(flag) == 1;
         if (takes_value && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: flag %s needs a value\n", flag);
@@ -246,6 +250,9 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             cfg->console_output = v;
         } else if (is(flag, "--threshold", "--threshold")) {
             rc = add_threshold(cfg, flag, v);
+        } else if (is(flag, "--transport", "--transport")) {
+            cfg->transport = ll_transport_find(v);
+            if (!cfg->transport) rc = bad(flag, v, "native or curl");
         } else if (ll_quick_flag_kind(flag) >= 0) {
             rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
@@ -283,6 +290,10 @@ int ll_cli_parse_env(ll_config *cfg) {
     if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
         rc = parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->iterations);
         cfg->iterations_set = cfg->shortcut_cli = 1;
+    }
+    if (!rc && !cfg->transport && (v = getenv("LUALOAD_TRANSPORT")) && *v) {
+        cfg->transport = ll_transport_find(v);
+        if (!cfg->transport) rc = bad("LUALOAD_TRANSPORT", v, "native or curl");
     }
     if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
         if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);

@@ -35,6 +35,7 @@ typedef struct ll_config {
     uint64_t setup_timeout_us, teardown_timeout_us;
     int setup_timeout_set, teardown_timeout_set;
     int workers;                /* 0: one per core */
+    const struct ll_transport_ops *transport; /* --transport / LUALOAD_TRANSPORT; NULL: per request */
     char **env;                 /* -e KEY=VALUE */
     int nenv;
     const char *summary_export;

@@ -473,7 +473,7 @@ int ll_engine_run(ll_config *cfg) {
     if (!cfg->seed_set) cfg->seed = ll_random_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
     run.seed = &cfg->seed;
     run.reg = ll_registry_new(3);
-    run.transport = ll_transport_default();
+    run.transport = cfg->transport;
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
     char *quick = cfg->quick_url ? ll_quick_script(cfg) : NULL;
     ll_quick_plan *plan = NULL;

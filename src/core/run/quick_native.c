@@ -304,7 +304,7 @@ void ll_quick_native_start(ll_vu *vu) {
             return;
         }
     }
-    ll_transport *tp = ll_http_worker_transport(&w->http, w->run->transport);
+    ll_transport *tp = ll_http_worker_transport(&w->http, ll_transport_pick(&p->opts, req, w->run->transport));
     ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, 0, 0, QUICK_CLIENT_UID, -1, &p->opts) : NULL;
     const char *err = "cannot make a connection slot";
     ll_http_call *call = &vu->http.call;

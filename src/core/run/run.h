@@ -44,7 +44,7 @@ typedef struct ll_run {
     const ll_quick_plan *quick_plan; /* quick mode without Lua per request
                                  * (quick_native.c), or NULL */
     ll_registry *reg;
-    const ll_transport_ops *transport; /* what a new http.Client uses */
+    const ll_transport_ops *transport; /* forced for every Client (LUALOAD_TRANSPORT), or NULL */
     char *setup_json;           /* setup()'s return value, NULL when none */
     atomic_int interrupt;       /* set on SIGINT/SIGTERM: stop */
     _Atomic uint64_t interrupt_ns; /* when (ll_loop_now_ns), set before interrupt */

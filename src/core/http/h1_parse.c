@@ -1,0 +1,183 @@
+/* h1_parse.c -- an HTTP/1.1 response read as it arrives, on http-parser
+ * (see h1_parse.h). The header block is rebuilt from the parser's
+ * callbacks, so a header split across reads needs no copy of the input;
+ * the body goes to the buffer as it is parsed, decoded on the way when
+ * its Content-Encoding is one luaload decodes. */
+#include "h1_parse.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static ll_h1_parse *of(http_parser *p) { return p->data; }
+
+static int put(ll_h1_parse *h, const char *s, size_t n) {
+    if (ll_buf_append(h->hdrs, s, n) == 0) return 0;
+    h->err = "out of memory reading the response headers";
+    return -1;
+}
+
+/* The status line up to its reason phrase, written once per response. */
+static int status_line(ll_h1_parse *h) {
+    if (h->hdrs->len) return 0;
+    char line[64];
+    int n = snprintf(line, sizeof(line), "HTTP/%u.%u %u ", h->p.http_major, h->p.http_minor, h->p.status_code);
+    return put(h, line, (size_t)n);
+}
+
+/* The header whose value just ended: the one luaload acts on is
+ * Content-Encoding (decoded when it names one encoding luaload knows). */
+static void header_end(ll_h1_parse *h) {
+    const char *name = h->hdrs->p + h->field_at;
+    size_t nl = h->value_at - 2 - h->field_at;
+    if (nl != 16 || strncasecmp(name, "content-encoding", 16) != 0) return;
+    h->encoding = ll_decode_kind_of(h->hdrs->p + h->value_at, h->hdrs->len - h->value_at);
+}
+
+static int on_begin(http_parser *p) {
+    ll_h1_parse *h = of(p);
+    h->hdrs->len = 0;
+    h->body->len = 0;
+    h->in = 0;
+    h->encoding = -1;
+    return 0;
+}
+
+static int on_status(http_parser *p, const char *at, size_t n) {
+    ll_h1_parse *h = of(p);
+    return status_line(h) < 0 || put(h, at, n) < 0;
+}
+
+static int on_field(http_parser *p, const char *at, size_t n) {
+    ll_h1_parse *h = of(p);
+    if (h->in != 1) {
+        if (h->in == 0 && status_line(h) < 0) return 1;
+        if (h->in == 2) header_end(h);
+        if (put(h, "\r\n", 2) < 0) return 1;
+        h->field_at = h->hdrs->len;
+        h->in = 1;
+    }
+    return put(h, at, n) < 0;
+}
+
+static int on_value(http_parser *p, const char *at, size_t n) {
+    ll_h1_parse *h = of(p);
+    if (h->in == 1) {
+        if (put(h, ": ", 2) < 0) return 1;
+        h->value_at = h->hdrs->len;
+        h->in = 2;
+    }
+    return put(h, at, n) < 0;
+}
+
+static int on_headers(http_parser *p) {
+    ll_h1_parse *h = of(p);
+    if (h->in == 0 && status_line(h) < 0) return -1;
+    if (h->in == 2) header_end(h);
+    if (put(h, "\r\n\r\n", 4) < 0) return -1;
+    h->status = p->status_code;
+    h->minor = p->http_minor;
+    if (h->status < 200 && h->status != 101) return 0; /* an interim response: the final one follows */
+    h->headers_done = 1;
+    if (h->encoding > LL_DECODE_IDENTITY && !h->head && h->limit > 0) {
+        h->dec = ll_body_decoder_new(h->encoding);
+        if (!h->dec) {
+            h->err = "out of memory decoding the response body";
+            return -1;
+        }
+    } else if ((p->flags & F_CONTENTLENGTH) && h->limit > 0 && !h->head && p->content_length > (uint64_t)h->limit) {
+        h->too_big = 1; /* known to be over before reading it */
+        return -1;
+    }
+    return h->head; /* 1: no body follows */
+}
+
+static int on_body(http_parser *p, const char *at, size_t n) {
+    ll_h1_parse *h = of(p);
+    h->body_wire += n;
+    if (h->limit == 0) return 0;
+    if (h->dec) {
+        int rc = ll_body_decoder_feed(h->dec, at, n, h->body, h->limit, &h->err);
+        if (rc == -2) h->too_big = 1;
+        return rc != 0;
+    }
+    if ((int64_t)(h->body->len + n) > h->limit) {
+        h->too_big = 1;
+        return 1;
+    }
+    if (ll_buf_append(h->body, at, n) == 0) return 0;
+    h->err = "out of memory reading the response body";
+    return 1;
+}
+
+static int on_complete(http_parser *p) {
+    ll_h1_parse *h = of(p);
+    if (!h->headers_done) return 0; /* the interim response ended */
+    if (h->dec && ll_body_decoder_finish(h->dec, &h->err) < 0) return 1;
+    h->done = 1;
+    h->keep_alive = http_should_keep_alive(p);
+    http_parser_pause(p, 1); /* execute returns here: what follows is not ours */
+    return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_message_begin = on_begin,
+    .on_status = on_status,
+    .on_header_field = on_field,
+    .on_header_value = on_value,
+    .on_headers_complete = on_headers,
+    .on_body = on_body,
+    .on_message_complete = on_complete,
+};
+
+void ll_h1_parse_reset(ll_h1_parse *h) {
+    ll_body_decoder_free(h->dec);
+    h->dec = NULL;
+}
+
+/* the most bytes of response headers taken (http-parser's default is 80 KiB,
+ * libcurl's 300 KiB) */
+#define MAX_HEADER_BYTES (1u << 20)
+
+static void set_limits(void) { http_parser_set_max_header_size(MAX_HEADER_BYTES); }
+
+void ll_h1_parse_start(ll_h1_parse *h, ll_buf *hdrs, ll_buf *body, int64_t limit, int head) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, set_limits);
+    ll_h1_parse_reset(h);
+    memset(h, 0, sizeof(*h));
+    http_parser_init(&h->p, HTTP_RESPONSE);
+    h->p.data = h;
+    h->hdrs = hdrs;
+    h->body = body;
+    hdrs->len = body->len = 0;
+    h->limit = limit;
+    h->head = head;
+    h->encoding = -1;
+}
+
+int ll_h1_parse_feed(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
+    h->fed += n;
+    size_t got = http_parser_execute(&h->p, &settings, n ? p : NULL, n);
+    enum http_errno e = HTTP_PARSER_ERRNO(&h->p);
+    *used = got;
+    if (e == HPE_PAUSED || (h->done && e == HPE_OK)) {
+        http_parser_pause(&h->p, 0);
+        ll_h1_parse_reset(h);
+        return LL_H1_DONE;
+    }
+    if (e == HPE_OK && h->p.upgrade && h->headers_done) { /* 101: the connection is no longer HTTP */
+        h->done = 1;
+        h->keep_alive = 0;
+        return LL_H1_DONE;
+    }
+    if (e == HPE_OK && n > 0) return LL_H1_MORE;
+    ll_h1_parse_reset(h);
+    if (h->too_big) h->err = "the response body is over max_response_body";
+    else if (e == HPE_OK) h->err = h->fed == 0 ? "the server closed the connection without a response"
+                                 : !h->headers_done ? "the server closed the connection in the middle of the response headers"
+                                 : "the server closed the connection in the middle of the response body";
+    else if (!h->err) h->err = http_errno_description(e);
+    return LL_H1_ERROR;
+}

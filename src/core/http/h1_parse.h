@@ -1,0 +1,53 @@
+/* h1_parse.h -- one HTTP/1.1 response read as its bytes arrive, on
+ * http-parser (the parser wrk uses): the status line and headers rebuilt
+ * as a raw header block ("HTTP/1.1 200 OK\r\nName: value\r\n...\r\n"), the
+ * body de-chunked and decoded (Content-Encoding) into a buffer up to a
+ * limit, 1xx responses skipped, HEAD/204/304 without a body, and whether
+ * the connection may be kept. Nothing here touches a socket: the native
+ * transport feeds it what it read, and the fuzzer feeds it anything. */
+#ifndef LL_H1_PARSE_H
+#define LL_H1_PARSE_H
+
+#include <http_parser.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "body_decode.h"
+#include "buf.h"
+
+/* ll_h1_parse_feed's results */
+#define LL_H1_MORE 0      /* the response is not complete yet */
+#define LL_H1_DONE 1      /* complete: status, headers and body are final */
+#define LL_H1_ERROR (-1)  /* malformed, over the limit, or out of memory: see err */
+
+typedef struct ll_h1_parse {
+    http_parser p;
+    ll_buf *hdrs, *body;     /* not owned: where the header block and body go */
+    int64_t limit;           /* body bytes kept; 0: counted, not kept */
+    int head;                /* the request was HEAD: no body follows */
+    int status;              /* of the final response, once its headers are in */
+    int minor;               /* its HTTP/1.x minor version */
+    int keep_alive;          /* once DONE: the connection may carry another request */
+    int headers_done;        /* the final response's header block is complete */
+    int done;
+    int too_big;             /* the body went over limit */
+    int in;                  /* where the header callbacks are: 0 status, 1 field, 2 value */
+    size_t field_at, value_at; /* offsets in hdrs of the current header's name and value */
+    int encoding;            /* LL_DECODE_* of Content-Encoding; -1: not decoded */
+    ll_body_decoder *dec;    /* made for an encoded body, freed at the end */
+    uint64_t fed;            /* bytes fed so far */
+    uint64_t body_wire;      /* body bytes as they came (before decoding) */
+    const char *err;         /* static message of an LL_H1_ERROR */
+} ll_h1_parse;
+
+/* Starts reading a new response into hdrs and body (both emptied). head:
+ * the request was HEAD. limit: as ll_h1_parse.limit. */
+void ll_h1_parse_start(ll_h1_parse *h, ll_buf *hdrs, ll_buf *body, int64_t limit, int head);
+/* Feeds n bytes (n == 0: the server closed the connection). Returns
+ * LL_H1_MORE, LL_H1_DONE (*used: the bytes of p that belong to the
+ * response; any after them are not part of it) or LL_H1_ERROR. */
+int ll_h1_parse_feed(ll_h1_parse *h, const char *p, size_t n, size_t *used);
+/* Frees the decoder of an unfinished response (a cancelled request). */
+void ll_h1_parse_reset(ll_h1_parse *h);
+
+#endif

@@ -1,0 +1,32 @@
+/* tls_ctx.h -- the OpenSSL client context of one http.Client for the native
+ * transports: trust (the system's CAs, or tls.ca), verification on or off,
+ * the client certificate and key (mTLS), the TLS versions and cipher
+ * suites allowed, the ALPN protocols offered, and a cache of the last
+ * session per host so a new connection resumes instead of a full
+ * handshake. */
+#ifndef LL_TLS_CTX_H
+#define LL_TLS_CTX_H
+
+#include <stddef.h>
+
+#include "transport.h"
+
+typedef struct ll_tls_ctx ll_tls_ctx;
+
+/* A context for the client options o; alpn_h2: offer "h2" before
+ * "http/1.1". NULL with a message in err (a CA file, certificate or key
+ * that cannot be read, a cipher list OpenSSL rejects). */
+ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, int alpn_h2, char *err, size_t errlen);
+void ll_tls_ctx_free(ll_tls_ctx *t);
+/* The OpenSSL SSL_CTX (SSL_CTX *) */
+void *ll_tls_ctx_ssl(ll_tls_ctx *t);
+/* 1 when the certificate is not checked (insecure_skip_verify) */
+int ll_tls_ctx_insecure(const ll_tls_ctx *t);
+/* The session to resume with host (SSL_SESSION *, a reference for the
+ * caller), or NULL. */
+void *ll_tls_ctx_session(ll_tls_ctx *t, const char *host);
+/* The SSL ex_data slot where a connection keeps the host (a string that
+ * outlives it) whose session it caches. */
+int ll_tls_ctx_host_index(void);
+
+#endif
