@@ -19,9 +19,11 @@ static int is_ip(const char *host) {
     return inet_pton(AF_INET, host, b) == 1 || inet_pton(AF_INET6, host, b) == 1;
 }
 
-int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name) {
+int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, int h2) {
+    static const unsigned char both[] = "\x02h2\x08http/1.1", h1[] = "\x08http/1.1";
     SSL *ssl = SSL_new(ll_tls_ctx_ssl(ctx));
     if (!ssl) return -1;
+    SSL_set_alpn_protos(ssl, h2 ? both : h1, h2 ? sizeof(both) - 1 : sizeof(h1) - 1);
     SSL_set_fd(ssl, c->fd);
     SSL_set_ex_data(ssl, ll_tls_ctx_host_index(), (void *)verify_name);
     if (!is_ip(verify_name)) SSL_set_tlsext_host_name(ssl, verify_name);

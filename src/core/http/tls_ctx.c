@@ -98,7 +98,7 @@ static void ssl_error(char *err, size_t errlen, const char *what, const char *pa
     ERR_clear_error();
 }
 
-ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, int alpn_h2, char *err, size_t errlen) {
+ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, char *err, size_t errlen) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, indexes);
     ll_tls_ctx *t = calloc(1, sizeof(*t));
@@ -119,8 +119,6 @@ ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, int alpn_h2, char *err, size
     if (o->tls_min) SSL_CTX_set_min_proto_version(ctx, proto_version(o->tls_min));
     if (o->tls_max) SSL_CTX_set_max_proto_version(ctx, proto_version(o->tls_max));
     if (o->tls_min && o->tls_min < 12) SSL_CTX_set_security_level(ctx, 0); /* TLS 1.0/1.1 need SHA-1 */
-    static const unsigned char h2[] = "\x02h2\x08http/1.1", h1[] = "\x08http/1.1";
-    SSL_CTX_set_alpn_protos(ctx, alpn_h2 ? h2 : h1, alpn_h2 ? sizeof(h2) - 1 : sizeof(h1) - 1);
     if (o->ca ? !SSL_CTX_load_verify_locations(ctx, o->ca, NULL) : !SSL_CTX_set_default_verify_paths(ctx)) {
         ssl_error(err, errlen, "cannot read the CA file", o->ca);
         goto fail;

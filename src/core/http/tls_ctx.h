@@ -1,7 +1,7 @@
 /* tls_ctx.h -- the OpenSSL client context of one http.Client for the native
  * transports: trust (the system's CAs, or tls.ca), verification on or off,
  * the client certificate and key (mTLS), the TLS versions and cipher
- * suites allowed, the ALPN protocols offered, and a cache of the last
+ * suites allowed, and a cache of the last
  * session per host so a new connection resumes instead of a full
  * handshake. */
 #ifndef LL_TLS_CTX_H
@@ -13,10 +13,11 @@
 
 typedef struct ll_tls_ctx ll_tls_ctx;
 
-/* A context for the client options o; alpn_h2: offer "h2" before
- * "http/1.1". NULL with a message in err (a CA file, certificate or key
- * that cannot be read, a cipher list OpenSSL rejects). */
-ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, int alpn_h2, char *err, size_t errlen);
+/* A context for the client options o (each connection says which ALPN
+ * protocols it offers). NULL with a message in err (a CA file,
+ * certificate or key that cannot be read, a cipher list OpenSSL
+ * rejects). */
+ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, char *err, size_t errlen);
 void ll_tls_ctx_free(ll_tls_ctx *t);
 /* The OpenSSL SSL_CTX (SSL_CTX *) */
 void *ll_tls_ctx_ssl(ll_tls_ctx *t);

@@ -3,7 +3,6 @@
 #include "transport.h"
 
 #include <string.h>
-#include <strings.h>
 
 #include "transport_curl.h"
 #include "transport_native.h"
@@ -18,8 +17,6 @@ const ll_transport_ops *ll_transport_find(const char *name) {
 
 const char *ll_transport_native_lacks(const ll_client_opts *o) {
     if (o->proxy) return "a proxy";
-    if (o->multiplex) return "multiplex (HTTP/2 streams shared by VUs)";
-    if (o->http_version == LL_HTTP_2) return "HTTP/2";
     if (o->http_version == LL_HTTP_3) return "HTTP/3";
     return NULL;
 }
@@ -29,9 +26,6 @@ const ll_transport_ops *ll_transport_pick(const ll_client_opts *o, const ll_http
     if (o->transport) forced = o->transport;
     int v = req->http_version >= 0 ? req->http_version : o->http_version;
     if (forced && forced != &ll_transport_native) return forced;
-    if (forced && v != LL_HTTP_2 && v != LL_HTTP_3 && !o->proxy) return forced;
-    if (ll_transport_native_lacks(o) || v == LL_HTTP_2 || v == LL_HTTP_3) return &ll_transport_curl;
-    /* over TLS k6 speaks HTTP/2 when the server offers it */
-    if (v == LL_HTTP_DEFAULT && strncasecmp(req->url, "https:", 6) == 0) return &ll_transport_curl;
+    if (ll_transport_native_lacks(o) || v == LL_HTTP_3) return &ll_transport_curl;
     return &ll_transport_native;
 }

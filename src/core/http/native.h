@@ -1,0 +1,203 @@
+/* native.h -- the insides of the native transport, shared by its files:
+ *
+ *   transport_native.c  the transport table, transfers, results, and which
+ *                       connection a request goes on (groups)
+ *   native_conn.c       connections: dial, TLS handshake, the protocol
+ *                       ALPN chose, events, close
+ *   native_h1.c         an HTTP/1.1 exchange on a connection
+ *   native_h2.c         HTTP/2 streams on a connection (h2_session.c)
+ *
+ * A group is a set of connections its transfers share: each transfer of
+ * a client without multiplex has a group of its own (one connection, one
+ * request at a time, as k6 gives each VU its connections); the transfers
+ * of a multiplexing client in a worker share one group, whose HTTP/2
+ * connections carry up to max_streams requests each. Nothing outside these
+ * files sees these structs. */
+#ifndef LL_NATIVE_H
+#define LL_NATIVE_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "form_wire.h"
+#include "h1_parse.h"
+#include "h1_request.h"
+#include "h2_session.h"
+#include "net.h"
+#include "resolve.h"
+#include "tls_ctx.h"
+#include "transport.h"
+#include "url.h"
+
+#define NATIVE_READ_BUFFER (64u << 10)
+
+typedef struct native_transport native_transport;
+typedef struct native_group native_group;
+typedef struct native_conn native_conn;
+typedef struct native_transfer native_transfer;
+
+/* A client's TLS settings in a worker; the OpenSSL context is made on its
+ * first https:// request. */
+typedef struct native_pool {
+    uint64_t id;
+    int refs;
+    ll_client_opts tls;        /* the TLS fields, copied */
+    ll_tls_ctx *ctx;
+    char err[256];             /* why the context could not be made */
+} native_pool;
+
+struct native_transport {
+    ll_transport base;
+    ll_resolver *dns;
+    native_pool **pools;
+    int npools, cap_pools;
+    native_group **groups;     /* the shared ones (multiplex) */
+    int ngroups, cap_groups;
+    char rbuf[NATIVE_READ_BUFFER]; /* every read of the worker goes here */
+};
+
+struct native_group {
+    native_transport *tp;
+    native_pool *pool;
+    uint64_t id;               /* the pool id of a shared group; 0: a transfer's own */
+    int refs;                  /* transfers in it */
+    int max_streams;           /* per HTTP/2 connection */
+    int max_conns;             /* per host; 0: as many as needed */
+    native_conn **conns;
+    int nconns, cap_conns;
+    native_transfer *queue;    /* waiting for a connection with room (FIFO) */
+    native_transfer *queue_tail;
+};
+
+typedef enum { C_CONNECTING, C_HANDSHAKE, C_READY } native_cstate;
+
+struct native_conn {
+    ll_net_conn net;
+    native_group *g;
+    native_cstate st;
+    char *host;
+    int port, tls;
+    int h2_offer;              /* ALPN offers h2, or h2c with prior knowledge */
+    int h2_only;               /* http_version 2: h2c on http:// */
+    uint64_t born_ns, t_dial, t_connected, t_tls;
+    int watching;              /* LL_* events registered */
+    native_transfer *users;    /* transfers on it: the h1 one, h2 streams, or waiting for it */
+    int nusers;
+    ll_h2 *h2;                 /* it speaks HTTP/2 */
+    ll_buf out;                /* HTTP/2 bytes for the socket, from out_off */
+    size_t out_off;
+    int used;                  /* requests begun on it */
+    int busy;                  /* holds (native_conn_hold): freeing waits */
+    int dead;                  /* closed; freed when the handler returns */
+};
+
+/* X_START: on a ready HTTP/1.1 connection, sent at the loop's next turn
+ * (a request whose wait is refused never reaches the wire) */
+/* X_DONE: an HTTP/2 stream that ended inside nghttp2's callbacks, its
+ * result kept in fail_code and errbuf until the connection delivers it */
+typedef enum { X_IDLE, X_QUEUED, X_WAIT, X_START, X_SENDING, X_RECEIVING, X_STREAM, X_DONE, X_FAILED } native_xstate;
+
+struct native_transfer {
+    ll_transfer base;
+    native_pool *pool;
+    native_group *g;
+    native_conn *conn;         /* the connection of the request in flight */
+    native_transfer *next;     /* in conn->users or the group's queue */
+    ll_timer timer;            /* the request's timeout, or a start or failure to deliver */
+    native_xstate st;
+    int active;
+    int in_start;              /* inside start(): a failure is delivered later */
+    uint64_t deadline_ns;      /* of the whole request, 0: none */
+    ll_transfer_done_fn *fn;
+    void *ud;
+    /* the request applied */
+    uint64_t req_id;
+    const char *applied_method;
+    char *cookie_applied;
+    uint64_t dyn_gen;
+    ll_url url;
+    ll_h1_head head;
+    ll_form_wire form;
+    int has_form;
+    ll_h1_head_in in;
+    int version, version_default; /* LL_HTTP_* asked for, and the client's */
+    /* sending */
+    size_t head_off;
+    uint64_t body_off, body_len; /* of the body not inline */
+    int streamed;              /* the body comes through ll_body_read / the form */
+    char *stage;               /* streamed bytes (framed when chunked) */
+    size_t stage_len, stage_off;
+    int body_eof;
+    int attempts;              /* 1 once a byte of the request went out */
+    int reused;                /* the request went on a connection used before */
+    int32_t stream;            /* its HTTP/2 stream, 0: none */
+    uint64_t h2_body_pos;
+    /* receiving */
+    ll_h1_parse parse;         /* HTTP/1.1; HTTP/2 uses its status, buffers, decoder */
+    ll_buf body, hdrs;
+    int64_t bytes_out, bytes_in;
+    int64_t limit;
+    int h2_status;
+    /* the client's options */
+    long timeout_default, dial_timeout;
+    int64_t limit_default;
+    int no_reuse, discard;
+    long max_conn_s;
+    char *user_agent, *server_name;
+    char **connect_to;
+    /* phases, on ll_loop_now_ns */
+    uint64_t t_start, t_dial, t_connected, t_tls, t_pre, t_sent, t_first, t_last;
+    int fail_code;
+    const char *tls_version, *tls_cipher;
+    const char *proto;
+    ll_http_res res;
+    char errbuf[320];
+};
+
+/* transport_native.c */
+ll_loop *native_loop(native_transfer *x);
+/* The request is over with code (0: a response) and message: the callback
+ * gets it. The last thing a caller does: x may be gone after it. */
+void native_complete(native_transfer *x, int code, const char *msg);
+/* As native_complete, or later from the loop when inside start(). */
+void native_fail(native_transfer *x, int code, const char *msg);
+/* The connection x waited for is ready (or x got room on one): its
+ * request starts on x->conn. */
+void native_begin(native_transfer *x);
+/* A connection of g has room again: the next queued transfer gets it. */
+void native_group_wake(native_group *g);
+ll_tls_ctx *native_pool_tls(native_pool *p);
+
+/* native_conn.c */
+/* A new connection of g for x's request (x joins its users, state
+ * X_WAIT). 0, or -1 with x->fail_code and x->errbuf (x not joined). */
+int native_conn_open(native_group *g, native_transfer *x, uint64_t now);
+void native_conn_watch(native_conn *c, int events);
+void native_conn_join(native_conn *c, native_transfer *x);
+void native_conn_leave(native_conn *c, native_transfer *x);
+/* Closes c: its users fail with code and msg (none: they were done). */
+void native_conn_close(native_conn *c, int code, const char *msg);
+/* 1 when c can take x's request now */
+int native_conn_has_room(const native_conn *c);
+int native_conn_idle(const native_conn *c);
+/* While held, a closed connection's memory stays (it is freed on the last
+ * release): for code that still reads it after something may close it. */
+void native_conn_hold(native_conn *c);
+void native_conn_release(native_conn *c);
+
+/* native_h1.c */
+void native_h1_begin(native_transfer *x);
+void native_h1_event(native_transfer *x, int events);
+/* The idle connection c became readable: the server closed it, or sent
+ * what it should not have. */
+void native_h1_idle_event(native_conn *c);
+void native_h1_drop(native_transfer *x); /* frees what a cut-off exchange holds */
+
+/* native_h2.c */
+/* Makes c an HTTP/2 connection (its preface queued). -1 when out of memory. */
+int native_h2_start(native_conn *c);
+void native_h2_begin(native_transfer *x);
+void native_h2_event(native_conn *c, int events);
+void native_h2_cancel(native_transfer *x);
+
+#endif
