@@ -51,6 +51,7 @@ static int on_status(http_parser *p, const char *at, size_t n) {
 
 static int on_field(http_parser *p, const char *at, size_t n) {
     ll_h1_parse *h = of(p);
+    if (h->headers_done) return 0; /* a chunked body's trailers: not headers of the response */
     if (h->in != 1) {
         if (h->in == 0 && status_line(h) < 0) return 1;
         if (h->in == 2) header_end(h);
@@ -63,6 +64,7 @@ static int on_field(http_parser *p, const char *at, size_t n) {
 
 static int on_value(http_parser *p, const char *at, size_t n) {
     ll_h1_parse *h = of(p);
+    if (h->headers_done) return 0;
     if (h->in == 1) {
         if (put(h, ": ", 2) < 0) return 1;
         h->value_at = h->hdrs->len;
