@@ -178,4 +178,29 @@ expect_match "timeout mid-body: 1050" "$OUT" "^slowbody	0	1050	"
 expect_cmp "timeout mid-body: the duration runs to the failure, not the last byte" "x >= 490 && x < 900" \
   "$(awk '$1 == "slowbody" { print $4 }' "$OUT")"
 expect_match "connect timeout: 1211" "$OUT" "^dial	0	1211$"
+# what a misbehaving server sends ends as a counted error: headers over
+# the limit (1 MiB native, 300 KiB libcurl), a head trickled byte by byte
+# (slow loris) cut at the timeout
+S=$(script hostile.lua <<LUA
+local http = require("luaload.http")
+options = { iterations = 1 }
+function default()
+  local r = http.get("$WIRE/headers/3000000")
+  print("huge", r.status, r.error_code)
+  r = http.get("$WIRE/headers/200000")
+  print("big", r.status, r.error_code)
+  r = http.get("$WIRE/trickle", { timeout = "600ms" })
+  print("trickle", r.status, r.error_code, r.timings.duration)
+  print("after", http.get("$WIRE/").status)
+end
+LUA
+)
+run_ll run "$S" -q --summary-export "$T/s.json"
+expect_eq "hostile responses: exit 0" "$RC" 0
+expect_match "3 MB of headers: a failed request, 1000" "$OUT" "^huge	0	1000$"
+expect_match "200 kB of headers: read" "$OUT" "^big	200	0$"
+expect_match "a trickled head: cut at the timeout, 1050" "$OUT" "^trickle	0	1050	"
+expect_cmp "a trickled head: cut on time" "x >= 590 && x < 1500" "$(awk '$1 == "trickle" { print $4 }' "$OUT")"
+expect_match "the next request works" "$OUT" "^after	200$"
+expect_eq "hostile responses: counted in http_req_failed" "$(passes http_req_failed)" 2
 finish

@@ -84,6 +84,7 @@ struct native_conn {
     native_transfer *users;    /* transfers on it: the h1 one, h2 streams, or waiting for it */
     int nusers;
     ll_h2 *h2;                 /* it speaks HTTP/2 */
+    ll_timer flush;            /* HTTP/2: the frames of streams begun go at the next turn */
     ll_buf out;                /* HTTP/2 bytes for the socket, from out_off */
     size_t out_off;
     int used;                  /* requests begun on it */

@@ -63,6 +63,7 @@ void native_conn_close(native_conn *c, int code, const char *msg) {
     if (c->dead) return;
     native_group *g = c->g;
     c->dead = 1;
+    ll_loop_timer_stop(loop_of(c), &c->flush);
     for (int i = 0; i < g->nconns; i++)
         if (g->conns[i] == c) {
             g->conns[i] = g->conns[--g->nconns];
@@ -169,6 +170,7 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
     }
     native_conn *c = ll_xcalloc(1, sizeof(*c));
     c->g = g;
+    ll_loop_timer_init(&c->flush, NULL, c); /* native_h2_start names its function */
     c->t_dial = ll_loop_now_ns();
     if (ll_net_open(&c->net, (struct sockaddr *)&a.ss, a.len) < 0) {
         int e = c->net.os_errno;

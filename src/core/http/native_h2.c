@@ -70,7 +70,9 @@ static void authority(const ll_url *u, char *buf, size_t n) {
 /* Submits x's request as a stream of c. 0, or -1. */
 static int submit(native_conn *c, native_transfer *x) {
     const ll_http_req *req = x->base.req;
-    hlist *l = ll_xcalloc(1, sizeof(*l));
+    hlist list, *l = &list; /* not zeroed: add() writes what it counts */
+    l->n = 0;
+    memset(&l->lower, 0, sizeof(l->lower));
     char auth[300], path[4096 + 2], len[32];
     authority(&x->url, auth, sizeof(auth));
     const char *host = NULL, *cookie = NULL;
@@ -133,7 +135,6 @@ static int submit(native_conn *c, native_transfer *x) {
     x->h2_body_pos = 0;
     int32_t id = l->lower.failed ? -1 : ll_h2_submit(c->h2, l->v, l->n, x->in.has_body, x);
     ll_buf_free(&l->lower);
-    free(l);
     free(cookies);
     free(path_dyn);
     if (id < 0) return -1;
@@ -258,8 +259,19 @@ static const ll_h2_stream_ops stream_ops = {
 
 /* ---- the connection ---- */
 
+static int flush(native_conn *c);
+
+static void on_flush(ll_loop *loop, void *ud) {
+    (void)loop;
+    native_conn *c = ud;
+    native_conn_hold(c);
+    if (!c->dead) flush(c);
+    native_conn_release(c);
+}
+
 int native_h2_start(native_conn *c) {
     c->h2 = ll_h2_new(&stream_ops);
+    c->flush.fn = on_flush;
     return c->h2 ? 0 : -1;
 }
 
@@ -343,9 +355,9 @@ void native_h2_begin(native_transfer *x) {
     x->h2_status = 0;
     x->hdrs.len = x->body.len = 0;
     if (submit(c, x) < 0) return native_fail(x, 1600, "cannot open an HTTP/2 stream");
-    native_conn_hold(c);
-    flush(c);
-    native_conn_release(c);
+    /* the frames go at the next turn, with those of the other streams
+     * begun meanwhile: one TLS record and one send for all of them */
+    if (c->flush.heap_index < 0) ll_loop_timer_start(c->g->tp->base.loop, &c->flush, 0);
 }
 
 void native_h2_cancel(native_transfer *x) {

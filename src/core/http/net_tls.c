@@ -51,8 +51,10 @@ static ll_net_status ssl_status(ll_net_conn *c, int r, int reading) {
     int e = SSL_get_error(ssl, r);
     if (e == SSL_ERROR_WANT_READ) return LL_NET_WANT_READ;
     if (e == SSL_ERROR_WANT_WRITE) return LL_NET_WANT_WRITE;
-    if (e == SSL_ERROR_ZERO_RETURN && reading) return LL_NET_EOF;
-    if (e == SSL_ERROR_SYSCALL && errno == 0 && reading) return LL_NET_EOF;
+    if ((e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)) && reading) {
+        ERR_clear_error();
+        return LL_NET_EOF;
+    }
     c->os_errno = e == SSL_ERROR_SYSCALL ? errno : 0;
     unsigned long code = ERR_get_error();
     if (c->os_errno) snprintf(c->errbuf, sizeof(c->errbuf), "%s", strerror(c->os_errno));
@@ -87,15 +89,15 @@ static ll_net_status tls_handshake(ll_net_conn *c) {
     return LL_NET_ERROR;
 }
 
+/* The error queue is emptied after every failure (ssl_status), so reads
+ * and writes need not clear it first (SSL_get_error reads it). */
 static ll_net_status tls_read(ll_net_conn *c, char *buf, size_t n, size_t *got) {
-    ERR_clear_error();
     int r = SSL_read(c->ssl, buf, n > 0x7fffffff ? 0x7fffffff : (int)n);
     *got = r > 0 ? (size_t)r : 0;
     return r > 0 ? LL_NET_OK : ssl_status(c, r, 1);
 }
 
 static ll_net_status tls_write(ll_net_conn *c, const char *buf, size_t n, size_t *wrote) {
-    ERR_clear_error();
     int r = SSL_write(c->ssl, buf, n > 0x7fffffff ? 0x7fffffff : (int)n);
     *wrote = r > 0 ? (size_t)r : 0;
     return r > 0 ? LL_NET_OK : ssl_status(c, r, 0);

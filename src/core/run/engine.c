@@ -211,6 +211,9 @@ static void print_banner(const ll_config *cfg, int nworkers) {
     printf("\n  luaload v%s\n\n", LUALOAD_VERSION);
     printf("     script: %s (%d worker%s)\n", cfg->script_path ? cfg->script_path : cfg->quick_url, nworkers,
            nworkers == 1 ? "" : "s");
+    /* which transport serves a Client's requests (ll_transport_pick) */
+    if (cfg->transport) printf("  transport: %s for every request (--transport or LUALOAD_TRANSPORT)\n", cfg->transport->name);
+    else printf("  transport: native for HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies\n");
     if (cfg->seed_set) printf("       seed: %llu\n", (unsigned long long)cfg->seed);
     else printf("       seed: %llu (random; --seed %llu to repeat)\n", (unsigned long long)cfg->seed,
                 (unsigned long long)cfg->seed);

@@ -2,10 +2,13 @@
 """wire_server.py -- a tiny HTTP/1.1 server for test_wire.sh: prints its port,
 appends each request's head (as received, bytes escaped) to LOG, reads and
 drops Content-Length bodies, answers 200 "ok"; GET /chunked/N answers N
-bytes in chunks with no Content-Length. Runs until killed."""
+bytes in chunks with no Content-Length; GET /headers/N sends N bytes of
+header lines; GET /trickle sends a response head one byte every 50 ms,
+never ending. Runs until killed."""
 import socket
 import sys
 import threading
+import time
 
 log = open(sys.argv[1], "a", buffering=1)
 
@@ -43,6 +46,18 @@ def handle(c):
                     c.sendall(b"%x\r\n" % k + piece[:k] + b"\r\n")
                     left -= k
                 c.sendall(b"0\r\n\r\n")
+            elif target.startswith(b"/headers/"):
+                left = int(target[9:])
+                c.sendall(b"HTTP/1.1 200 OK\r\n")
+                line = b"X-Filler: " + b"f" * 1000 + b"\r\n"
+                while left > 0:
+                    c.sendall(line)
+                    left -= len(line)
+                c.sendall(b"Content-Length: 2\r\n\r\nok")
+            elif target == b"/trickle":
+                for b in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"s" * 100000:
+                    c.sendall(bytes([b]))
+                    time.sleep(0.05)
             else:
                 c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     except OSError:
