@@ -17,6 +17,9 @@
 #   before         with LUALOAD_BEFORE=path/to/another/luaload: the luaload and
 #                  scale cases again with that binary, alternating with this
 #                  one (a change's before/after in one run)
+#   k6             with K6=path/to/k6: k6 run with the same script in JavaScript
+#                  (http.get + check per iteration), -u CONNS, pinned like
+#                  the others (GOMAXPROCS=1)
 # and a memory case: luaload with MEM_VUS VUs doing GET + sleep(1), each VU
 # holding a keep-alive connection; peak RSS per VU. Protocol cases (issue 9),
 # each luaload run beside the floor in the same protocol and connection model:
@@ -29,10 +32,13 @@
 #          (sed on the scratch copy; the shared source is untouched), luaload
 #          with http_version = "3"
 # For each: requests/s, client CPU µs per request (user+sys / requests) and
-# peak RSS; then luaload's ratios and the targets of issue 2.
+# peak RSS; then luaload's ratios and the targets of issues 2 and 14 (the
+# native transports: scripted >= 1.0x wrk on HTTP/1.1 plain and TLS, >= 1.0x
+# h2load on HTTP/2, quick mode >= 1.2x wrk, >= 8x k6, <= 16 KiB per busy VU
+# at 10,000 VUs).
 #
 # Knobs: DUR(10) CONNS(50) REPS(2) SCALE_VUS(2000) MEM_VUS(10000) CLIENT_CPU(1)
-#   SERVER_CPU(0) PORT(18480) LUALOAD(build/luaload) LUALOAD_BEFORE() SHARED(../shared/bench)
+#   SERVER_CPU(0) PORT(18480) LUALOAD(build/luaload) LUALOAD_BEFORE() SHARED(../shared/bench) K6()
 #   CASES="wrk floor floor-lua luaload scale mem https h2 h3" (subset)
 set -uo pipefail
 
@@ -61,6 +67,8 @@ done
 [[ -x $LUALOAD ]] || die "luaload not built at $LUALOAD"
 LUALOAD_BEFORE=${LUALOAD_BEFORE:-}
 [[ -z $LUALOAD_BEFORE || -x $LUALOAD_BEFORE ]] || die "LUALOAD_BEFORE: no binary at $LUALOAD_BEFORE"
+K6=${K6:-}
+[[ -z $K6 || -x $K6 ]] || die "K6: no k6 binary at $K6"
 [[ -f $SHARED/curlfloor.c ]] || die "no $SHARED/curlfloor.c"
 ((DUR >= 1 && DUR <= 30)) || die "DUR must be 1..30"
 
@@ -155,6 +163,14 @@ function default()
   http.checkstatus(200, res)
 end
 LUA
+cat >"$SCR/get.js" <<'JS'
+import http from "k6/http";
+import { check } from "k6";
+export default function () {
+  const res = http.get(__ENV.URL);
+  check(res, { "status is 200": (r) => r.status === 200 });
+}
+JS
 cat >"$SCR/mem.lua" <<'LUA'
 local http = require("luaload.http")
 local ll = require("luaload")
@@ -229,6 +245,8 @@ for ((REP = 1; REP <= REPS; REP++)); do
     run quick-jwt p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
       -f "$SCR/tokens.txt" --summary-export "$SCR/quick-jwt.$REP.json"
   fi
+  [[ -n $K6 ]] && GOMAXPROCS=1 run k6 p_luaload "$K6" run -q --no-summary -e URL="$URL" --vus "$CONNS" \
+    --duration "${DUR}s" --summary-export "$SCR/k6.$REP.json" "$SCR/get.js"
   [[ -n $LUALOAD_BEFORE ]] && want luaload && run before p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
     -e URL="$URL" -u "$CONNS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before.$REP.json"
   if want https; then
@@ -271,7 +289,7 @@ verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2)
 
 echo
 echo "medians over $REPS reps:"
-for c in wrk floor floor-lua luaload quick quick-jwt before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
+for c in wrk k6 floor floor-lua luaload quick quick-jwt before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
   wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 floor-h3 luaload-h3; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" "$(med "$c" 5)"
 done
@@ -309,6 +327,19 @@ if want mem; then
   big=$(med luaload-mem-$MEM_VUS 5) small=$(med luaload-mem-100 5)
   per=$(awk -v b="$big" -v n="$MEM_VUS" 'BEGIN { if (b != "-") printf "%.1f", b / n; else print "-" }')
   marg=$(awk -v b="$big" -v s="$small" -v n="$MEM_VUS" 'BEGIN { if (b != "-" && s != "-") printf "%.1f", (b - s) / (n - 100); else print "-" }')
-  echo "luaload RSS at $MEM_VUS VUs: $big KB = $per KB/VU total, $marg KB/VU marginal (target <= 32: $(verdict "$per" '<= 32'))"
+  echo "luaload RSS at $MEM_VUS VUs: $big KB = $per KB/VU total, $marg KB/VU marginal (target <= 16: $(verdict "$per" '<= 16'))"
   echo "  (requests in the memory run: $(med luaload-mem-$MEM_VUS 3); each VU holds one keep-alive connection)"
 fi
+
+# ---- issue 14: the native transports against the fastest peers ----
+echo "issue 14 targets:"
+r=$(ratio "$L_RPS" "$(med wrk 2)")
+echo "  scripted / wrk (HTTP/1.1):        x$r (target >= 1.0: $(verdict "$r" '>= 1.0'))"
+r=$(ratio "$(med luaload-tls 2)" "$(med wrk-tls 2)")
+echo "  scripted / wrk (HTTP/1.1, TLS):   x$r (target >= 1.0: $(verdict "$r" '>= 1.0'))"
+r=$(ratio "$(med luaload-h2 2)" "$(med h2load-h2 2)")
+echo "  scripted / h2load (HTTP/2, TLS):  x$r (target >= 1.0: $(verdict "$r" '>= 1.0'))"
+r=$(ratio "$(med quick 2)" "$(med wrk 2)")
+echo "  quick / wrk:                      x$r (target >= 1.2: $(verdict "$r" '>= 1.2'))"
+r=$(ratio "$L_RPS" "$(med k6 2)")
+echo "  scripted / k6:                    x$r (target >= 8: $(verdict "$r" '>= 8'))"

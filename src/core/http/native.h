@@ -60,7 +60,8 @@ struct native_group {
     native_transport *tp;
     native_pool *pool;
     uint64_t id;               /* the pool id of a shared group; 0: a transfer's own */
-    int refs;                  /* transfers in it */
+    int refs;                  /* transfers in it, and holds */
+    int dying;                 /* being freed: holds no longer free it */
     int max_streams;           /* per HTTP/2 connection */
     int max_conns;             /* per host; 0: as many as needed */
     native_conn **conns;
@@ -167,6 +168,10 @@ void native_fail(native_transfer *x, int code, const char *msg);
 void native_begin(native_transfer *x);
 /* A connection of g has room again: the next queued transfer gets it. */
 void native_group_wake(native_group *g);
+/* While held, g stays, though its transfers go (a completion may free
+ * them); the last release frees it. */
+void native_group_hold(native_group *g);
+void native_group_release(native_group *g);
 ll_tls_ctx *native_pool_tls(native_pool *p);
 
 /* native_conn.c */

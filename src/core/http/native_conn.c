@@ -62,6 +62,7 @@ static void conn_free(native_conn *c) {
 void native_conn_close(native_conn *c, int code, const char *msg) {
     if (c->dead) return;
     native_group *g = c->g;
+    native_group_hold(g); /* its users' completions may free the others */
     c->dead = 1;
     ll_loop_timer_stop(loop_of(c), &c->flush);
     for (int i = 0; i < g->nconns; i++)
@@ -83,7 +84,8 @@ void native_conn_close(native_conn *c, int code, const char *msg) {
         else native_fail(x, code ? code : 1000, why);
     }
     if (!c->busy) conn_free(c);
-    native_group_wake(g);
+    if (!g->dying && g->refs > 1) native_group_wake(g); /* a place for a queued request */
+    native_group_release(g);
 }
 
 /* The protocol is known: HTTP/2 when ALPN chose it (or h2c was asked

@@ -103,7 +103,8 @@ static native_group *group_of(native_transport *tp, native_pool *pool, uint64_t 
 }
 
 static void group_unref(native_group *g) {
-    if (--g->refs > 0) return;
+    if (--g->refs > 0 || g->dying) return;
+    g->dying = 1;
     native_transport *tp = g->tp;
     for (int i = 0; g->id && i < tp->ngroups; i++)
         if (tp->groups[i] == g) {
@@ -114,6 +115,9 @@ static void group_unref(native_group *g) {
     free(g->conns);
     free(g);
 }
+
+void native_group_hold(native_group *g) { g->refs++; }
+void native_group_release(native_group *g) { group_unref(g); }
 
 static void queue_remove(native_group *g, native_transfer *x) {
     native_transfer *prev = NULL;
