@@ -9,8 +9,10 @@
 # keepalive_requests 10000000, return 200 "hello world\n"), then runs the
 # client pinned to CLIENT_CPU, alternating modes, REPS times, for each of
 # CONNS_LIST, each run under /usr/bin/time: requests/s and client CPU µs per
-# request (user+sys / requests); medians over the reps and the uring/epoll
-# ratios. Then, if strace is there, one short run per mode and connection
+# request (user+sys / requests), and the nginx worker's CPU share and CPU µs
+# per request (on loopback the receiver's wake-up work is charged to the
+# sender, so the client's model shows up in nginx's cost too); medians over
+# the reps and the uring/epoll ratios. Then, if strace is there, one short run per mode and connection
 # count under `strace -f -c` for syscalls per request (strace slows the
 # client, so batching per turn differs from the full-speed runs; the client's
 # own count of its loop's syscalls at full speed is printed beside it).
@@ -93,15 +95,16 @@ run() {
     taskset -c "$CLIENT_CPU" "$BIN" -m "$mode" -c "$conns" -d "$DUR" -u "127.0.0.1:$PORT" \
     >"$SCR/$tag.out" 2>"$SCR/$tag.err" || die "$tag failed: $(cat "$SCR/$tag.err")"
   t1=$(server_ticks)
-  local req rps sys cpu srv
+  local req rps sys cpu srv srvreq
   req=$(field requests "$SCR/$tag.out")
   rps=$(field rps "$SCR/$tag.out")
   sys=$(field syscalls_per_req "$SCR/$tag.out")
   cpu=$(awk -v r="$req" '{ printf "%.3f", ($1 + $2) * 1e6 / r }' "$SCR/$tag.time")
   srv=$(awk -v a="$t0" -v b="$t1" -v t="$TICKS" -v d="$DUR" 'BEGIN { printf "%.0f", (b - a) * 100 / t / d }')
-  echo "$mode $conns $rps $cpu $sys $srv" >>"$SCR/results"
-  printf '  %-13s conns=%-5s req/s=%-8s CPU µs/req=%-7s loop syscalls/req=%-6s nginx CPU %s%%  (client user+sys %s s, RSS %s KB)\n' \
-    "$mode" "$conns" "$rps" "$cpu" "$sys" "$srv" "$(awk '{ print $1 + $2 }' "$SCR/$tag.time")" \
+  srvreq=$(awk -v a="$t0" -v b="$t1" -v t="$TICKS" -v r="$req" 'BEGIN { printf "%.3f", (b - a) * 1e6 / t / r }')
+  echo "$mode $conns $rps $cpu $sys $srv $srvreq" >>"$SCR/results"
+  printf '  %-13s conns=%-5s req/s=%-8s CPU µs/req=%-7s loop syscalls/req=%-6s nginx CPU %s%% %s µs/req  (client user+sys %s s, RSS %s KB)\n' \
+    "$mode" "$conns" "$rps" "$cpu" "$sys" "$srv" "$srvreq" "$(awk '{ print $1 + $2 }' "$SCR/$tag.time")" \
     "$(awk '{ print $3 }' "$SCR/$tag.time")"
 }
 
@@ -144,16 +147,16 @@ fi
 # ---- medians ----
 echo
 echo "medians over $REPS reps ($DUR s each):"
-printf '| %-13s | %5s | %9s | %10s | %23s | %21s | %9s |\n' mode conns req/s "CPU µs/req" "loop syscalls/req (own)" "syscalls/req (strace)" "nginx CPU"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' --------------- ------- ----------- ------------ ------------------------- ----------------------- -----------
+printf '| %-13s | %5s | %9s | %10s | %23s | %21s | %9s | %15s |\n' mode conns req/s "CPU µs/req" "loop syscalls/req (own)" "syscalls/req (strace)" "nginx CPU" "nginx µs/req"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' --------------- ------- ----------- ------------ ------------------------- ----------------------- ----------- -----------------
 declare -A MED_RPS=() MED_CPU=()
 for conns in $CONNS_LIST; do
   for mode in $MODES; do
     sel() { awk -v m="$mode" -v c="$conns" -v k="$1" '$1 == m && $2 == c { print $k }' "$SCR/results" | median; }
     MED_RPS[$mode-$conns]=$(sel 3)
     MED_CPU[$mode-$conns]=$(sel 4)
-    printf '| %-13s | %5s | %9.0f | %10.3f | %23.3f | %21s | %8s%% |\n' "$mode" "$conns" \
-      "${MED_RPS[$mode-$conns]}" "${MED_CPU[$mode-$conns]}" "$(sel 5)" "${STRACE_PER_REQ[$mode-$conns]:--}" "$(sel 6)"
+    printf '| %-13s | %5s | %9.0f | %10.3f | %23.3f | %21s | %8s%% | %15.3f |\n' "$mode" "$conns" \
+      "${MED_RPS[$mode-$conns]}" "${MED_CPU[$mode-$conns]}" "$(sel 5)" "${STRACE_PER_REQ[$mode-$conns]:--}" "$(sel 6)" "$(sel 7)"
   done
 done
 echo

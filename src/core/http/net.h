@@ -59,7 +59,8 @@ int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, i
  * (IANA name); "" on a plain connection. */
 const char *ll_net_tls_version(const ll_net_conn *c);
 const char *ll_net_tls_cipher(const ll_net_conn *c);
-/* Bytes a TLS connection has decrypted and not handed out yet. */
+/* 1 when a TLS connection holds bytes read from the socket that it has
+ * not handed out yet (decrypted or not). */
 int ll_net_pending(const ll_net_conn *c);
 /* 1 when ALPN chose "h2" */
 int ll_net_alpn_h2(const ll_net_conn *c);

@@ -123,7 +123,9 @@ const char *ll_net_tls_cipher(const ll_net_conn *c) {
     return name ? name : "";
 }
 
-int ll_net_pending(const ll_net_conn *c) { return c->ssl ? SSL_pending(c->ssl) : 0; }
+/* with read-ahead, records already read from the socket but not yet
+ * decrypted count too */
+int ll_net_pending(const ll_net_conn *c) { return c->ssl ? SSL_has_pending(c->ssl) : 0; }
 
 int ll_net_alpn_h2(const ll_net_conn *c) {
     const unsigned char *p = NULL;

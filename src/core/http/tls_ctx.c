@@ -112,6 +112,9 @@ ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, char *err, size_t errlen) {
     t->insecure = o->insecure_skip_verify;
     SSL_CTX_set_ex_data(ctx, ctx_index, t);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    /* one read(2) takes every record the socket has (without it OpenSSL
+     * reads each record's header and body apart: two calls per record) */
+    SSL_CTX_set_read_ahead(ctx, 1);
     SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF); /* many servers close without close_notify */
     SSL_CTX_set_verify(ctx, o->insecure_skip_verify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
