@@ -24,9 +24,12 @@
  *                    Needs a core of its own to make sense.
  *
  * Options: -c CONNS (50)  -d SECONDS (5)  -m MODE (epoll)  -u HOST:PORT
- * (127.0.0.1:18680).  Prints one line:
+ * (127.0.0.1:18680)  -w N (uring, uring-plain: completions each turn waits
+ * for, 1; more trades latency for fewer wake-ups, an experiment only: a
+ * load tester cannot delay its response timestamps like that).
+ * Prints one line:
  *   mode=... conns=... requests=... rps=... secs=... turns=...
- *   loop_syscalls=... syscalls_per_req=...
+ *   loop_syscalls=... syscalls_per_req=... wait=...
  * loop_syscalls counts the syscalls the measured loop makes (epoll_wait,
  * read, send; io_uring_enter), as the client issues them.
  *
@@ -63,6 +66,7 @@ struct options {
     int conns;
     double seconds;
     enum mode mode;
+    unsigned wait_nr;
     char host[64];
     int port;
 };
@@ -97,7 +101,7 @@ static double now(void) {
 
 static _Noreturn void usage(void) {
     fprintf(stderr, "usage: uring_vs_epoll [-c CONNS] [-d SECONDS] "
-                    "[-m epoll|uring|uring-plain|uring-sqpoll] [-u HOST:PORT]\n");
+                    "[-m epoll|uring|uring-plain|uring-sqpoll] [-u HOST:PORT] [-w N]\n");
     exit(2);
 }
 
@@ -119,19 +123,23 @@ static void parse_url(const char *s, struct options *o) {
 }
 
 static struct options parse_options(int argc, char **argv) {
-    struct options o = { .conns = 50, .seconds = 5, .mode = MODE_EPOLL,
+    struct options o = { .conns = 50, .seconds = 5, .mode = MODE_EPOLL, .wait_nr = 1,
                          .host = "127.0.0.1", .port = 18680 };
     int ch;
-    while ((ch = getopt(argc, argv, "c:d:m:u:")) != -1) {
+    while ((ch = getopt(argc, argv, "c:d:m:u:w:")) != -1) {
         switch (ch) {
         case 'c': o.conns = atoi(optarg); break;
         case 'd': o.seconds = atof(optarg); break;
         case 'm': o.mode = parse_mode(optarg); break;
         case 'u': parse_url(optarg, &o); break;
+        case 'w': o.wait_nr = (unsigned)atoi(optarg); break;
         default: usage();
         }
     }
     if (o.conns < 1 || o.conns > 16384 || o.seconds <= 0) usage();
+    /* every connection always has its recv in flight, so up to CONNS
+     * completions will come */
+    if (o.wait_nr < 1 || o.wait_nr > (unsigned)o.conns) usage();
     return o;
 }
 
@@ -347,11 +355,11 @@ static void uring_init(const struct options *o, struct io_uring *ring) {
         fprintf(stderr, "uring_vs_epoll: io_uring_register_ring_fd failed, going on without\n");
 }
 
-/* one loop turn without SQPOLL: submit what is queued and wait for one
- * completion in the same io_uring_enter */
-static void turn_enter(struct io_uring *ring, struct stats *st) {
+/* one loop turn without SQPOLL: submit what is queued and wait for
+ * wait_nr completions (1 by default) in the same io_uring_enter */
+static void turn_enter(struct io_uring *ring, unsigned wait_nr, struct stats *st) {
     st->syscalls++;
-    int r = io_uring_submit_and_wait(ring, 1);
+    int r = io_uring_submit_and_wait(ring, wait_nr);
     if (r < 0 && r != -EINTR) { errno = -r; die("io_uring_submit_and_wait"); }
 }
 
@@ -377,7 +385,7 @@ static void run_uring(const struct options *o, struct conn *cs, struct stats *st
     }
     while (now() < deadline) {
         if (o->mode == MODE_URING_SQPOLL) turn_sqpoll(&ring, st);
-        else turn_enter(&ring, st);
+        else turn_enter(&ring, o->wait_nr, st);
         st->turns++;
         drain_cqes(&ring, cs, st);
     }
@@ -394,11 +402,11 @@ int main(int argc, char **argv) {
     if (o.mode == MODE_EPOLL) run_epoll(&o, cs, &st);
     else run_uring(&o, cs, &st);
     printf("mode=%s conns=%d requests=%llu rps=%.0f secs=%.3f turns=%llu "
-           "loop_syscalls=%llu syscalls_per_req=%.3f\n",
+           "loop_syscalls=%llu syscalls_per_req=%.3f wait=%u\n",
            MODE_NAMES[o.mode], o.conns, (unsigned long long)st.requests,
            (double)st.requests / st.secs, st.secs, (unsigned long long)st.turns,
            (unsigned long long)st.syscalls,
-           st.requests ? (double)st.syscalls / (double)st.requests : 0.0);
+           st.requests ? (double)st.syscalls / (double)st.requests : 0.0, o.wait_nr);
     for (int i = 0; i < o.conns; i++) {
         close(cs[i].fd);
         free(cs[i].rbuf);

@@ -6,7 +6,6 @@
 #include "h1_parse.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -21,9 +20,12 @@ static int put(ll_h1_parse *h, const char *s, size_t n) {
 /* The status line up to its reason phrase, written once per response. */
 static int status_line(ll_h1_parse *h) {
     if (h->hdrs->len) return 0;
-    char line[64];
-    int n = snprintf(line, sizeof(line), "HTTP/%u.%u %u ", h->p.http_major, h->p.http_minor, h->p.status_code);
-    return put(h, line, (size_t)n);
+    /* by hand: snprintf was a fifth of the parse (callgrind) */
+    unsigned code = h->p.status_code;
+    char line[13] = {'H', 'T', 'T', 'P', '/', (char)('0' + h->p.http_major % 10), '.',
+                     (char)('0' + h->p.http_minor % 10), ' ', (char)('0' + code / 100 % 10),
+                     (char)('0' + code / 10 % 10), (char)('0' + code % 10), ' '};
+    return put(h, line, sizeof(line));
 }
 
 /* The header whose value just ended: the one luaload acts on is
