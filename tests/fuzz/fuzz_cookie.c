@@ -10,15 +10,7 @@
 #include <string.h>
 
 #include "cookie_jar.h"
-
-/* Not assert(): Release builds define NDEBUG. */
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                 \
-        }                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 static const char *const URLS[] = {"http://www.example.com/a/b", "https://example.com/", "http://127.0.0.1:8080/x"};
 

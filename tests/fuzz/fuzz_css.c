@@ -12,15 +12,7 @@
 #include <string.h>
 
 #include "html_css.h"
-
-/* Not assert(): Release builds define NDEBUG. */
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                 \
-        }                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 static const char PAGE[] = "<html><body><div id=a class='x y'><p lang=en-US>one</p><p>two<b>!</b></p>"
                            "<input type=hidden name=t value=\"v'&quot;\"></div><ul><li>1<li>2<li>3</ul></body></html>";

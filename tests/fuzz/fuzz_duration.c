@@ -7,15 +7,7 @@
 #include <string.h>
 
 #include "duration.h"
-
-/* Not assert(): Release builds define NDEBUG. */
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                 \
-        }                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *s = malloc(size + 1);

@@ -12,15 +12,7 @@
 #include <string.h>
 
 #include "h1_parse.h"
-
-/* Not assert(): Release builds define NDEBUG. */
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                 \
-        }                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 static const int64_t LIMITS[4] = {0, 1, 64, 1 << 20};
 

@@ -10,15 +10,7 @@
 #include <string.h>
 
 #include "threshold.h"
-
-/* Not assert(): Release builds define NDEBUG. */
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                 \
-        }                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 #define MAX_TAGS 3
 
