@@ -12,14 +12,19 @@
 # request (user+sys / requests), and the nginx worker's CPU share and CPU µs
 # per request (on loopback the receiver's wake-up work is charged to the
 # sender, so the client's model shows up in nginx's cost too); medians over
-# the reps and the uring/epoll ratios. Then, if strace is there, one short run per mode and connection
-# count under `strace -f -c` for syscalls per request (strace slows the
-# client, so batching per turn differs from the full-speed runs; the client's
-# own count of its loop's syscalls at full speed is printed beside it).
+# the reps and the uring/epoll ratios. Then, if strace is there, one short
+# run per mode and connection count under `strace -f -c` for syscalls per
+# request (strace slows the client, so batching per turn differs from the
+# full-speed runs; the client's own count of its loop's syscalls at full
+# speed, which matches strace's count call for call, is printed beside it).
 #
 # Modes (MODES): epoll, uring (SINGLE_ISSUER|DEFER_TASKRUN), uring-plain (no
 # setup flags), uring-sqpoll (SQPOLL; its kernel thread inherits CLIENT_CPU,
 # so on a 2-core box it shares the client's core: reported separately).
+# A mode may end in /wN (e.g. uring/w8): the client's -w N, each turn waiting
+# for N completions (at most CONNS) instead of 1 -- fewer wake-ups, but every
+# response is handled late, so an experiment, not a transport for a load
+# tester that timestamps responses.
 #
 # Knobs: DUR(5) REPS(3) CONNS_LIST("50 1000") MODES("epoll uring uring-plain
 #   uring-sqpoll") STRACE_DUR(2) CLIENT_CPU(1) SERVER_CPU(0) PORT(18680) KEEP(0)
@@ -87,12 +92,21 @@ server_ticks() { awk '{ print $14 + $15 }' "/proc/$WORKER/stat"; } # nginx worke
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" "$2"; } # field NAME FILE (client output)
 median() { sort -g | awk '{v[NR] = $1} END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
+# the client's arguments for MODE (maybe MODE/wN) at CONNS, into CARGS
+client_args() {
+  local base=${1%/w*} wait=1
+  [[ $1 == */w* ]] && wait=${1##*/w}
+  ((wait > $2)) && wait=$2
+  CARGS=(-m "$base" -w "$wait" -c "$2")
+}
+
 # one timed run: run MODE CONNS TAG -> $SCR/TAG.out, $SCR/TAG.time; one result line
 run() {
   local mode=$1 conns=$2 tag=$3 t0 t1
+  client_args "$mode" "$conns"
   t0=$(server_ticks)
   /usr/bin/time -f "%U %S %M" -o "$SCR/$tag.time" \
-    taskset -c "$CLIENT_CPU" "$BIN" -m "$mode" -c "$conns" -d "$DUR" -u "127.0.0.1:$PORT" \
+    taskset -c "$CLIENT_CPU" "$BIN" "${CARGS[@]}" -d "$DUR" -u "127.0.0.1:$PORT" \
     >"$SCR/$tag.out" 2>"$SCR/$tag.err" || die "$tag failed: $(cat "$SCR/$tag.err")"
   t1=$(server_ticks)
   local req rps sys cpu srv srvreq
@@ -114,7 +128,7 @@ echo "uring.sh: kernel $(uname -r), $(nproc) cores, liburing $(dpkg-query -W -f=
 for rep in $(seq "$REPS"); do
   echo "rep $rep"
   for conns in $CONNS_LIST; do
-    for mode in $MODES; do run "$mode" "$conns" "$mode-$conns-$rep"; done
+    for mode in $MODES; do run "$mode" "$conns" "${mode//\//-}-$conns-$rep"; done
   done
 done
 
@@ -124,9 +138,10 @@ if command -v strace >/dev/null; then
   echo "strace -f -c, $STRACE_DUR s per case (client and strace both on CPU $CLIENT_CPU)"
   for conns in $CONNS_LIST; do
     for mode in $MODES; do
-      tag=strace-$mode-$conns
+      tag=strace-${mode//\//-}-$conns
+      client_args "$mode" "$conns"
       taskset -c "$CLIENT_CPU" strace -f -c -o "$SCR/$tag.strace" \
-        "$BIN" -m "$mode" -c "$conns" -d "$STRACE_DUR" -u "127.0.0.1:$PORT" \
+        "$BIN" "${CARGS[@]}" -d "$STRACE_DUR" -u "127.0.0.1:$PORT" \
         >"$SCR/$tag.out" 2>"$SCR/$tag.err" || die "$tag failed: $(cat "$SCR/$tag.err")"
       req=$(field requests "$SCR/$tag.out")
       # the loop's syscalls by name, and all of them (setup included)
