@@ -108,6 +108,7 @@ local t12 = http.Client{ tls = { ca = "$CA", max_version = "tls1.2" } }
 local suite = http.Client{ tls = { ca = "$CA", max_version = "tls1.2", ciphers = { "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256" } } }
 local sni = http.Client{ tls = { ca = "$CA", server_name = "localhost" } }
 local wrongsni = http.Client{ tls = { ca = "$CA", server_name = "elsewhere.test" } }
+local fresh = http.Client{ tls = { ca = "$CA" }, disable_keep_alive = true, http_version = "1.1" }
 options = { thresholds = { ["http_req_failed{name:selfsigned}"] = { "rate>0" } } }
 function default()
   local r = plain:get("$S/", { tags = { name = "selfsigned" } })
@@ -130,6 +131,9 @@ function default()
   print("sni", r.status, r.url, r.body:match("host=%S+"))
   r = wrongsni:get("$S/")
   print("wrongsni", r.status, r.error_code)
+  local seen = {}
+  for i = 1, 3 do seen[i] = fresh:get("$S/tls-session").body:match("reused=(%S)") end
+  print("resume", table.concat(seen, " "))
 end
 EOF
 )
@@ -138,6 +142,9 @@ expect_eq "tls: exit 0" "$RC" 0
 expect_match "self-signed without skip-verify: status 0, error 1310" "$OUT" $'^selfsigned\t0\t1310$'
 expect_eq "self-signed: counted in http_req_failed" "$(m "http_req_failed{name:selfsigned}" passes)" 1
 expect_match "insecure_skip_verify: 200" "$OUT" $'^skip\t200$'
+# (libcurl on GnuTLS does a full handshake each time here: native only)
+[[ ${LUALOAD_TRANSPORT:-native} == native ]] &&
+  expect_match "a new connection resumes the TLS session" "$OUT" $'^resume\t\\. r r$'
 expect_match "mTLS over h2: verified client" "$OUT" $'^mtls\t200\tHTTP/2.0\tclient=CN=luaload-client verify=SUCCESS'
 expect_match "mTLS over h1: verified client" "$OUT" $'^mtls11\t200\tHTTP/1.1\tclient=CN=luaload-client verify=SUCCESS'
 expect_match "mTLS with another CA's certificate: 400" "$OUT" $'^badcert\t400$'

@@ -104,7 +104,14 @@ static ll_net_status tls_write(ll_net_conn *c, const char *buf, size_t n, size_t
 }
 
 static void tls_close(ll_net_conn *c) {
-    SSL_free(c->ssl); /* no close_notify: the socket goes now */
+    /* a quiet shutdown sends no close_notify (the socket goes now) but
+     * keeps the session resumable: freed without one, OpenSSL would mark
+     * it bad */
+    if (SSL_is_init_finished(c->ssl)) {
+        SSL_set_quiet_shutdown(c->ssl, 1);
+        SSL_shutdown(c->ssl);
+    }
+    SSL_free(c->ssl);
     c->ssl = NULL;
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
