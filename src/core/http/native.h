@@ -78,6 +78,7 @@ struct native_conn {
     native_cstate st;
     char *host;
     int port, tls;
+    char session_key[280];     /* "name:port": its TLS sessions' key */
     int h2_offer;              /* ALPN offers h2, or h2c with prior knowledge */
     int h2_only;               /* http_version 2: h2c on http:// */
     uint64_t born_ns, t_dial, t_connected, t_tls;

@@ -138,7 +138,9 @@ static void connected(native_conn *c) {
     ll_tls_ctx *ctx = native_pool_tls(c->g->pool);
     if (!ctx) return native_conn_close(c, 1300, c->g->pool->err);
     const char *name = c->users && c->users->server_name ? c->users->server_name : c->host;
-    if (ll_net_tls_start(&c->net, ctx, name, c->h2_offer) < 0) return native_conn_close(c, 1300, "out of memory starting TLS");
+    snprintf(c->session_key, sizeof(c->session_key), "%.*s:%d", (int)sizeof(c->session_key) - 8, name, c->port);
+    if (ll_net_tls_start(&c->net, ctx, name, c->session_key, c->h2_offer) < 0)
+        return native_conn_close(c, 1300, "out of memory starting TLS");
     c->st = C_HANDSHAKE;
     handshake(c);
 }

@@ -50,11 +50,12 @@ int ll_net_open(ll_net_conn *c, const struct sockaddr *addr, socklen_t len);
 /* After the socket became writable: 0 when the TCP connection is up, -1
  * when it failed (c->os_errno: ECONNREFUSED, ETIMEDOUT, ...). */
 int ll_net_connected(ll_net_conn *c);
-/* Makes c a TLS connection of ctx to host (SNI unless host is an IP
- * address; the certificate must carry verify_name unless the context
- * skips verification), offering ALPN "h2" before "http/1.1" when h2.
- * Returns 0, or -1 when out of memory. */
-int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, int h2);
+/* Makes c a TLS connection of ctx to verify_name (SNI unless it is an IP
+ * address; the certificate must carry it unless the context skips
+ * verification), offering ALPN "h2" before "http/1.1" when h2, resuming
+ * the session cached under session_key ("host:port", a string that
+ * outlives c). Returns 0, or -1 when out of memory. */
+int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, const char *session_key, int h2);
 /* The negotiated TLS version ("tls1.3", ...; k6's names) and cipher suite
  * (IANA name); "" on a plain connection. */
 const char *ll_net_tls_version(const ll_net_conn *c);

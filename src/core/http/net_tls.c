@@ -19,13 +19,13 @@ static int is_ip(const char *host) {
     return inet_pton(AF_INET, host, b) == 1 || inet_pton(AF_INET6, host, b) == 1;
 }
 
-int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, int h2) {
+int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, const char *session_key, int h2) {
     static const unsigned char both[] = "\x02h2\x08http/1.1", h1[] = "\x08http/1.1";
     SSL *ssl = SSL_new(ll_tls_ctx_ssl(ctx));
     if (!ssl) return -1;
     SSL_set_alpn_protos(ssl, h2 ? both : h1, h2 ? sizeof(both) - 1 : sizeof(h1) - 1);
     SSL_set_fd(ssl, c->fd);
-    SSL_set_ex_data(ssl, ll_tls_ctx_host_index(), (void *)verify_name);
+    SSL_set_ex_data(ssl, ll_tls_ctx_host_index(), (void *)session_key);
     if (!is_ip(verify_name)) SSL_set_tlsext_host_name(ssl, verify_name);
     if (!ll_tls_ctx_insecure(ctx)) {
         SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
@@ -34,7 +34,7 @@ int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, i
             return -1;
         }
     }
-    SSL_SESSION *s = ll_tls_ctx_session(ctx, verify_name);
+    SSL_SESSION *s = ll_tls_ctx_session(ctx, session_key);
     if (s) {
         SSL_set_session(ssl, s);
         SSL_SESSION_free(s);
@@ -75,8 +75,10 @@ static ll_net_status tls_handshake(ll_net_conn *c) {
     }
     ll_net_status st = ssl_status(c, r, 0);
     if (st != LL_NET_ERROR) return st;
+    /* a failed verification, when there was one (with verification off, a
+     * session offered for resumption still carries its old result) */
     long v = SSL_get_verify_result(ssl);
-    if (v != X509_V_OK) {
+    if (v != X509_V_OK && SSL_get_verify_mode(ssl) != SSL_VERIFY_NONE) {
         c->tls_error = LL_TLS_ERR_VERIFY;
         snprintf(c->errbuf, sizeof(c->errbuf), "tls: failed to verify certificate: %s", X509_verify_cert_error_string(v));
     } else {

@@ -2,7 +2,7 @@
  * transports: trust (the system's CAs, or tls.ca), verification on or off,
  * the client certificate and key (mTLS), the TLS versions and cipher
  * suites allowed, and a cache of the last
- * session per host so a new connection resumes instead of a full
+ * session per host and port so a new connection resumes instead of a full
  * handshake. */
 #ifndef LL_TLS_CTX_H
 #define LL_TLS_CTX_H
@@ -23,9 +23,9 @@ void ll_tls_ctx_free(ll_tls_ctx *t);
 void *ll_tls_ctx_ssl(ll_tls_ctx *t);
 /* 1 when the certificate is not checked (insecure_skip_verify) */
 int ll_tls_ctx_insecure(const ll_tls_ctx *t);
-/* The session to resume with host (SSL_SESSION *, a reference for the
- * caller), or NULL. */
-void *ll_tls_ctx_session(ll_tls_ctx *t, const char *host);
+/* The session to resume under key ("host:port"; SSL_SESSION *, a
+ * reference for the caller), or NULL. */
+void *ll_tls_ctx_session(ll_tls_ctx *t, const char *key);
 /* The SSL ex_data slot where a connection keeps the host (a string that
  * outlives it) whose session it caches. */
 int ll_tls_ctx_host_index(void);
