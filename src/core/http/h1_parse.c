@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "h1_head.h"
+
 static ll_h1_parse *of(http_parser *p) { return p->data; }
 
 static int put(ll_h1_parse *h, const char *s, size_t n) {
@@ -97,8 +99,9 @@ static int on_headers(http_parser *p) {
     return h->head; /* 1: no body follows */
 }
 
-static int on_body(http_parser *p, const char *at, size_t n) {
-    ll_h1_parse *h = of(p);
+/* Takes n bytes of the body: counted, decoded and kept up to the limit.
+ * 0, or 1 when the body is over the limit, corrupt, or out of memory. */
+static int body_put(ll_h1_parse *h, const char *at, size_t n) {
     h->body_wire += n;
     if (h->limit == 0) return 0;
     if (h->dec) {
@@ -114,6 +117,8 @@ static int on_body(http_parser *p, const char *at, size_t n) {
     h->err = "out of memory reading the response body";
     return 1;
 }
+
+static int on_body(http_parser *p, const char *at, size_t n) { return body_put(of(p), at, n); }
 
 static int on_complete(http_parser *p) {
     ll_h1_parse *h = of(p);
@@ -161,7 +166,79 @@ void ll_h1_parse_start(ll_h1_parse *h, ll_buf *hdrs, ll_buf *body, int64_t limit
     h->encoding = -1;
 }
 
+/* The end of an LL_H1_ERROR: the decoder freed, the message set. */
+static int fail(ll_h1_parse *h, enum http_errno e) {
+    ll_h1_parse_reset(h);
+    if (h->too_big) h->err = "the response body is over max_response_body";
+    else if (e == HPE_OK) h->err = h->fed == 0 ? "the server closed the connection without a response"
+                                 : !h->headers_done ? "the server closed the connection in the middle of the response headers"
+                                 : "the server closed the connection in the middle of the response body";
+    else if (!h->err) h->err = http_errno_description(e);
+    return LL_H1_ERROR;
+}
+
+/* The end of a response whose head h1_head.c read. */
+static int fast_done(ll_h1_parse *h) {
+    if (h->dec && ll_body_decoder_finish(h->dec, &h->err) < 0) return fail(h, HPE_CB_message_complete);
+    h->done = 1;
+    ll_h1_parse_reset(h);
+    return LL_H1_DONE;
+}
+
+/* The body of a response whose head h1_head.c read: the next n bytes at
+ * p, of which the first h->left are the body's. */
+static int fast_body(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
+    if (n == 0) return fail(h, HPE_OK);
+    size_t take = n < h->left ? n : (size_t)h->left;
+    if (body_put(h, p, take) != 0) return fail(h, HPE_CB_body);
+    h->left -= take;
+    *used = take;
+    return h->left > 0 ? LL_H1_MORE : fast_done(h);
+}
+
+/* A first read that holds the whole head: read by h1_head.c when it is
+ * plain. Returns -2 to leave it to http-parser. */
+static int fast_head(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
+    ll_h1_head hd;
+    if (!ll_h1_head_scan(p, n, h->head, &hd)) return -2;
+    int decode = hd.encoding > LL_DECODE_IDENTITY && !h->head && h->limit > 0;
+    if (!decode && h->limit > 0 && hd.content_length > h->limit) return -2; /* http-parser says it is too big */
+    if (ll_h1_head_copy(p, &hd, h->hdrs) < 0) {
+        h->err = "out of memory reading the response headers";
+        return fail(h, HPE_CB_header_field);
+    }
+    h->fast = 1;
+    h->status = hd.status;
+    h->minor = hd.minor;
+    h->keep_alive = hd.keep_alive;
+    h->encoding = hd.encoding;
+    h->headers_done = 1;
+    h->left = hd.content_length > 0 ? (uint64_t)hd.content_length : 0;
+    if (decode && !(h->dec = ll_body_decoder_new(hd.encoding))) {
+        h->err = "out of memory decoding the response body";
+        return fail(h, HPE_CB_headers_complete);
+    }
+    *used = hd.len;
+    if (h->left == 0) return fast_done(h);
+    if (hd.len == n) return LL_H1_MORE;
+    size_t took = 0;
+    int rc = fast_body(h, p + hd.len, n - hd.len, &took);
+    *used += took;
+    return rc;
+}
+
 int ll_h1_parse_feed(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
+    *used = 0;
+    if (h->fast) {
+        h->fed += n;
+        return fast_body(h, p, n, used);
+    }
+    if (h->fed == 0 && n > 0 && !h->no_fast) {
+        h->fed = n;
+        int rc = fast_head(h, p, n, used);
+        if (rc != -2) return rc;
+        h->fed = 0;
+    }
     h->fed += n;
     size_t got = http_parser_execute(&h->p, &settings, n ? p : NULL, n);
     enum http_errno e = HTTP_PARSER_ERRNO(&h->p);
@@ -177,11 +254,6 @@ int ll_h1_parse_feed(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
         return LL_H1_DONE;
     }
     if (e == HPE_OK && n > 0) return LL_H1_MORE;
-    ll_h1_parse_reset(h);
-    if (h->too_big) h->err = "the response body is over max_response_body";
-    else if (e == HPE_OK) h->err = h->fed == 0 ? "the server closed the connection without a response"
-                                 : !h->headers_done ? "the server closed the connection in the middle of the response headers"
-                                 : "the server closed the connection in the middle of the response body";
-    else if (!h->err) h->err = http_errno_description(e);
-    return LL_H1_ERROR;
+    if (n == 0 && e == HPE_INVALID_EOF_STATE) e = HPE_OK; /* closed early: said as fail() says it */
+    return fail(h, e);
 }

@@ -1,5 +1,6 @@
 /* h1_parse.h -- one HTTP/1.1 response read as its bytes arrive, on
- * http-parser (the parser wrk uses): the status line and headers rebuilt
+ * http-parser (the parser wrk uses), or on h1_head.c's fast path when the
+ * first read holds a whole, plain head: the status line and headers rebuilt
  * as a raw header block ("HTTP/1.1 200 OK\r\nName: value\r\n...\r\n"), the
  * body de-chunked and decoded (Content-Encoding) into a buffer up to a
  * limit, 1xx responses skipped, HEAD/204/304 without a body, and whether
@@ -38,6 +39,9 @@ typedef struct ll_h1_parse {
     uint64_t fed;            /* bytes fed so far */
     uint64_t body_wire;      /* body bytes as they came (before decoding) */
     const char *err;         /* static message of an LL_H1_ERROR */
+    int fast;                /* the head was read by h1_head.c: the body is counted here, not by http-parser */
+    uint64_t left;           /* then the body bytes still to come */
+    int no_fast;             /* set by tests: read every response with http-parser */
 } ll_h1_parse;
 
 /* Starts reading a new response into hdrs and body (both emptied). head:

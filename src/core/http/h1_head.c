@@ -1,0 +1,146 @@
+/* h1_head.c -- a whole, plain HTTP/1.1 response head scanned in one pass
+ * (see h1_head.h). Each line is found with memchr and checked against one
+ * table of the bytes a header may hold; only the headers that change how
+ * the response is read (Content-Length, Connection, Content-Encoding, and
+ * the ones that send it back to http-parser) are looked at by name. */
+#include "h1_head.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "body_decode.h"
+
+/* the largest head taken here; h1_parse.c's limit for any head is 1 MiB */
+#define MAX_HEAD (1u << 20)
+
+enum { BAD = 0, TCHAR = 1, VCHAR = 2 }; /* TCHAR bytes are VCHAR bytes too */
+
+/* What each byte may be: a token character (a header name), a value
+ * character (visible ASCII, space, tab and obs-text, as http-parser
+ * allows), or neither. */
+static unsigned char byte_class[256];
+
+static void classes_init(void) {
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+    for (int c = 0; c < 256; c++) {
+        int v = c == '\t' || (c >= ' ' && c != 127);
+        int t = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                (c && strchr(tchar, c));
+        byte_class[c] = (unsigned char)(t ? TCHAR | VCHAR : v ? VCHAR : BAD);
+    }
+}
+
+static int all_of(const char *p, const char *end, int cls) {
+    for (; p < end; p++)
+        if (!(byte_class[(unsigned char)*p] & cls)) return 0;
+    return 1;
+}
+
+static int named(const char *name, size_t n, const char *want, size_t wn) {
+    return n == wn && strncasecmp(name, want, wn) == 0;
+}
+
+/* Content-Length: 1 to 18 digits, nothing else. -1 when it is not that. */
+static int64_t digits(const char *v, size_t n) {
+    if (n == 0 || n > 18) return -1;
+    int64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < '0' || v[i] > '9') return -1;
+        x = x * 10 + (v[i] - '0');
+    }
+    return x;
+}
+
+/* The status line "HTTP/1.x DDD[ reason]" ending at le (its CR). */
+static int status_line(const char *p, const char *le, ll_h1_head *out) {
+    if (le - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ') return 0;
+    const char *d = p + 9;
+    if (d[0] < '2' || d[0] > '9' || d[1] < '0' || d[1] > '9' || d[2] < '0' || d[2] > '9') return 0;
+    if (le > d + 3 && (d[3] != ' ' || !all_of(d + 4, le, VCHAR))) return 0;
+    out->minor = p[7] - '0';
+    out->status = (d[0] - '0') * 100 + (d[1] - '0') * 10 + (d[2] - '0');
+    out->canonical = le > d + 3;
+    return 1;
+}
+
+/* One "Name: value" line, p to le (its CR). Returns 0 to decline. */
+static int header_line(const char *p, const char *le, ll_h1_head *out, int *conn) {
+    const char *colon = memchr(p, ':', (size_t)(le - p));
+    if (!colon || colon == p || !all_of(p, colon, TCHAR)) return 0;
+    const char *v = colon + 1;
+    while (v < le && (*v == ' ' || *v == '\t')) v++;
+    if (v == le || le[-1] == ' ' || le[-1] == '\t' || !all_of(v, le, VCHAR)) return 0;
+    if (v != colon + 2 || colon[1] != ' ') out->canonical = 0;
+    size_t nn = (size_t)(colon - p), vn = (size_t)(le - v);
+    switch (nn) {
+    case 7:
+        return !named(p, nn, "upgrade", 7);
+    case 10:
+        if (!named(p, nn, "connection", 10)) return 1;
+        if (*conn) return 0;
+        *conn = named(v, vn, "close", 5) ? 1 : named(v, vn, "keep-alive", 10) ? 2 : 0;
+        return *conn != 0;
+    case 14:
+        if (!named(p, nn, "content-length", 14)) return 1;
+        if (out->content_length >= 0) return 0; /* repeated: http-parser refuses it */
+        out->content_length = digits(v, vn);
+        return out->content_length >= 0;
+    case 16:
+        if (named(p, nn, "content-encoding", 16)) out->encoding = ll_decode_kind_of(v, vn);
+        return !named(p, nn, "proxy-connection", 16);
+    case 17:
+        return !named(p, nn, "transfer-encoding", 17);
+    default:
+        return 1;
+    }
+}
+
+int ll_h1_head_scan(const char *p, size_t n, int head, ll_h1_head *out) {
+    if (!byte_class['a']) classes_init(); /* idempotent: threads racing here write the same bytes */
+    const char *end = p + (n < MAX_HEAD ? n : MAX_HEAD), *at = p;
+    int conn = 0; /* Connection: 1 close, 2 keep-alive */
+    memset(out, 0, sizeof(*out));
+    out->encoding = -1;
+    out->content_length = -1;
+    for (int line = 0;; line++) {
+        const char *nl = memchr(at, '\n', (size_t)(end - at));
+        if (!nl || nl == at || nl[-1] != '\r') return 0;
+        const char *le = nl - 1;
+        if (line == 0) {
+            if (!status_line(at, le, out)) return 0;
+        } else if (le == at) { /* the blank line */
+            out->len = (size_t)(nl + 1 - p);
+            break;
+        } else if (!header_line(at, le, out, &conn)) {
+            return 0;
+        }
+        at = nl + 1;
+    }
+    if (head) out->content_length = -1;
+    else if (out->content_length < 0 && out->status != 204 && out->status != 304) return 0; /* ends at close */
+    out->keep_alive = out->minor == 1 ? conn != 1 : conn == 2;
+    return 1;
+}
+
+/* Appends a line of the header block: name, ": ", value. */
+static int put_header(ll_buf *hdrs, const char *p, const char *le) {
+    const char *colon = memchr(p, ':', (size_t)(le - p)), *v = colon + 1;
+    while (*v == ' ' || *v == '\t') v++;
+    if (ll_buf_append(hdrs, p, (size_t)(colon - p)) < 0 || ll_buf_append(hdrs, ": ", 2) < 0) return -1;
+    return ll_buf_append(hdrs, v, (size_t)(le + 2 - v));
+}
+
+int ll_h1_head_copy(const char *p, const ll_h1_head *h, ll_buf *hdrs) {
+    hdrs->len = 0;
+    if (h->canonical) return ll_buf_append(hdrs, p, h->len);
+    const char *end = p + h->len, *nl = memchr(p, '\n', h->len);
+    /* "HTTP/1.x DDD ", then the reason phrase if there is one */
+    if (ll_buf_append(hdrs, p, 12) < 0 || ll_buf_append(hdrs, " ", 1) < 0) return -1;
+    if (nl - 1 > p + 12 && ll_buf_append(hdrs, p + 13, (size_t)(nl - 1 - (p + 13))) < 0) return -1;
+    if (ll_buf_append(hdrs, "\r\n", 2) < 0) return -1;
+    for (const char *at = nl + 1; at < end - 2; at = nl + 1) {
+        nl = memchr(at, '\n', (size_t)(end - at));
+        if (put_header(hdrs, at, nl - 1) < 0) return -1;
+    }
+    return ll_buf_append(hdrs, "\r\n", 2);
+}
