@@ -18,7 +18,8 @@ const char *ll_http_header_next(const char *block, size_t len, const char *name,
         const char *end = memchr(line, '\n', len - i);
         size_t ll = end ? (size_t)(end - line) : len - i;
         i += ll + (end ? 1 : 0);
-        if (ll <= nl || line[nl] != ':' || strncasecmp(line, name, nl) != 0) continue;
+        if (ll <= nl || line[nl] != ':' || (line[0] | 0x20) != (name[0] | 0x20)) continue; /* cheap first */
+        if (strncasecmp(line, name, nl) != 0) continue;
         const char *v = line + nl + 1, *e = line + ll;
         while (v < e && (*v == ' ' || *v == '\t')) v++;
         while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;

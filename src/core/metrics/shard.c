@@ -85,6 +85,9 @@ static void trend_one(ll_shard *s, int id, int64_t v) {
     if (x->hist) ll_histogram_record(x->hist, v);
 }
 
+/* Whether id has sub-metrics: most have none, and skip the matching. */
+static int has_subs(const ll_shard *s, int id) { return s->reg->metrics[id].nsubs > 0; }
+
 /* The next sub-metric of id (from *k on) whose selector matches t, or -1. */
 static int next_sub(const ll_shard *s, int id, ll_tag_source *t, int *k) {
     const ll_metric *m = &s->reg->metrics[id];
@@ -103,25 +106,29 @@ static void emit(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t) 
 void ll_shard_add(ll_shard *s, int id, double v, ll_tag_source *t) {
     emit(s, id, v, 0, t);
     add_one(s, id, v);
-    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) add_one(s, sub, v);
+    if (has_subs(s, id))
+        for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) add_one(s, sub, v);
 }
 
 void ll_shard_set(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t) {
     emit(s, id, v, now, t);
     set_one(s, id, v, now);
-    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) set_one(s, sub, v, now);
+    if (has_subs(s, id))
+        for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) set_one(s, sub, v, now);
 }
 
 void ll_shard_rate(ll_shard *s, int id, int nonzero, ll_tag_source *t) {
     emit(s, id, nonzero != 0, 0, t);
     rate_one(s, id, nonzero);
-    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) rate_one(s, sub, nonzero);
+    if (has_subs(s, id))
+        for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) rate_one(s, sub, nonzero);
 }
 
 void ll_shard_trend(ll_shard *s, int id, int64_t v, ll_tag_source *t) {
     emit(s, id, (double)v / 1000.0, 0, t);
     trend_one(s, id, v);
-    for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) trend_one(s, sub, v);
+    if (has_subs(s, id))
+        for (int k = 0, sub; (sub = next_sub(s, id, t, &k)) >= 0;) trend_one(s, sub, v);
 }
 
 void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t) {
