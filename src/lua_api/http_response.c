@@ -40,35 +40,48 @@ static void push_timings(lua_State *L, const ll_timings *t) {
     set_ms(L, "duration", t->duration);
 }
 
+/* Registry keys (their addresses): the thread the constructor below runs
+ * on, and the weak table of what each Response computes on first use. */
+static const char MAKER_KEY = 'm', EXTRA_KEY = 'x';
+
+/* The Response table is made in Lua: a table constructor with constant
+ * keys is one template copy in LuaJIT, where setting the fields from C
+ * interned each key again (lua_setfield), a third of a scripted request's
+ * instructions (callgrind). It runs on a thread of its own, which is never
+ * suspended: the VU's coroutine is, when its response comes, and a
+ * suspended coroutine cannot call a function. The metatable is an
+ * upvalue. */
+static const char CTOR[] =
+    "local mt, setmetatable = ...\n"
+    "return function(status, proto, body, err, code, tv, tc, url)\n"
+    "  return setmetatable({ status = status, proto = proto, body = body, error = err, error_code = code,\n"
+    "    tls_version = tv, tls_cipher_suite = tc, url = url }, mt)\n"
+    "end\n";
+
 /* Pushes the Response table on L: status, proto, body, error, error_code,
  * url. timings and headers are built on first access from a copy kept
  * aside in a weak table, so the response holds only documented fields and
  * a script that never reads them does not pay for them. */
 void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type) {
-    lua_createtable(L, 0, 10);
-    lua_pushinteger(L, r->status);
-    lua_setfield(L, -2, "status");
-    lua_pushstring(L, r->proto);
-    lua_setfield(L, -2, "proto");
-    if (type != LL_RESPONSE_NONE) {
-        lua_pushlstring(L, r->body, r->body_len);
-        lua_setfield(L, -2, "body");
-    }
-    lua_pushstring(L, r->error);
-    lua_setfield(L, -2, "error");
-    lua_pushinteger(L, r->error_code);
-    lua_setfield(L, -2, "error_code");
-    lua_pushstring(L, r->tls_version ? r->tls_version : "");
-    lua_setfield(L, -2, "tls_version");
-    lua_pushstring(L, r->tls_cipher_suite ? r->tls_cipher_suite : "");
-    lua_setfield(L, -2, "tls_cipher_suite");
-    if (r->effective_url) {
-        lua_pushstring(L, r->effective_url);
-        lua_setfield(L, -2, "url");
-    }
-    luaL_getmetatable(L, RESPONSE_MT);
-    lua_setmetatable(L, -2);
-    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
+    lua_pushlightuserdata(L, (void *)&MAKER_KEY);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_State *T = lua_tothread(L, -1); /* its stack holds the constructor */
+    lua_pop(L, 1);
+    lua_pushvalue(T, 1);
+    lua_pushinteger(T, r->status);
+    lua_pushstring(T, r->proto);
+    if (type != LL_RESPONSE_NONE) lua_pushlstring(T, r->body, r->body_len);
+    else lua_pushnil(T);
+    lua_pushstring(T, r->error);
+    lua_pushinteger(T, r->error_code);
+    lua_pushstring(T, r->tls_version ? r->tls_version : "");
+    lua_pushstring(T, r->tls_cipher_suite ? r->tls_cipher_suite : "");
+    if (r->effective_url) lua_pushstring(T, r->effective_url);
+    else lua_pushnil(T);
+    lua_call(T, 8, 1);
+    lua_xmove(T, L, 1);
+    lua_pushlightuserdata(L, (void *)&EXTRA_KEY);
+    lua_rawget(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, -2);
     resp_extra *x = lua_newuserdata(L, sizeof(*x) + r->headers_len);
     x->t = r->t;
@@ -261,7 +274,8 @@ static int l_response_index(lua_State *L) {
         return 1;
     }
     if (!k) return 0;
-    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
+    lua_pushlightuserdata(L, (void *)&EXTRA_KEY);
+    lua_rawget(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, 1);
     lua_rawget(L, -2);
     const resp_extra *x = lua_touserdata(L, -1);
@@ -282,15 +296,20 @@ static int l_response_index(lua_State *L) {
 }
 
 void ll_http_response_register(lua_State *L) {
-    luaL_newmetatable(L, RESPONSE_MT);
-    lua_pushcfunction(L, l_response_index);
-    lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);
+    lua_pushlightuserdata(L, (void *)&MAKER_KEY);
+    lua_State *T = lua_newthread(L);
+    if (luaL_loadbuffer(T, CTOR, sizeof(CTOR) - 1, "=luaload.Response") != 0) lua_error(T);
+    luaL_newmetatable(T, RESPONSE_MT);
+    lua_pushcfunction(T, l_response_index);
+    lua_setfield(T, -2, "__index");
+    lua_getglobal(T, "setmetatable");
+    lua_call(T, 2, 1); /* T's stack: the constructor, at 1 */
+    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_pushlightuserdata(L, (void *)&EXTRA_KEY);
+    lua_newtable(L); /* response -> resp_extra, weak keys */
     luaL_newmetatable(L, "luaload.weak_keys");
     lua_pushliteral(L, "k");
     lua_setfield(L, -2, "__mode");
-    lua_newtable(L); /* response -> resp_extra, weak keys */
-    lua_insert(L, -2);
     lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.response_extra");
+    lua_rawset(L, LUA_REGISTRYINDEX);
 }
