@@ -36,6 +36,29 @@ static int all_of(const char *p, const char *end, int cls) {
     return 1;
 }
 
+/* Whether every byte of p..end is a value character, eight at a time: a
+ * word with no byte under 0x20 and none equal to 0x7f is all value bytes
+ * (bytes from 0x80 count as obs-text); a word with one (a tab, say) is
+ * looked at byte by byte from there. */
+static int value_bytes(const char *p, const char *end) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    while (end - p >= 8) {
+        uint64_t x, del;
+        memcpy(&x, p, 8);
+        del = x ^ (0x7f * ones);
+        if (((x - 0x20 * ones) & ~x & highs) | ((del - ones) & ~del & highs)) break;
+        p += 8;
+    }
+    return all_of(p, end, VCHAR);
+}
+
+/* The end of the header name at p: the first byte that is not a token
+ * character. */
+static const char *name_end(const char *p, const char *end) {
+    while (p < end && (byte_class[(unsigned char)*p] & TCHAR)) p++;
+    return p;
+}
+
 static int named(const char *name, size_t n, const char *want, size_t wn) {
     return n == wn && strncasecmp(name, want, wn) == 0;
 }
@@ -56,7 +79,7 @@ static int status_line(const char *p, const char *le, ll_h1_head *out) {
     if (le - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ') return 0;
     const char *d = p + 9;
     if (d[0] < '2' || d[0] > '9' || d[1] < '0' || d[1] > '9' || d[2] < '0' || d[2] > '9') return 0;
-    if (le > d + 3 && (d[3] != ' ' || !all_of(d + 4, le, VCHAR))) return 0;
+    if (le > d + 3 && (d[3] != ' ' || !value_bytes(d + 4, le))) return 0;
     out->minor = p[7] - '0';
     out->status = (d[0] - '0') * 100 + (d[1] - '0') * 10 + (d[2] - '0');
     out->canonical = le > d + 3;
@@ -65,11 +88,11 @@ static int status_line(const char *p, const char *le, ll_h1_head *out) {
 
 /* One "Name: value" line, p to le (its CR). Returns 0 to decline. */
 static int header_line(const char *p, const char *le, ll_h1_head *out, int *conn) {
-    const char *colon = memchr(p, ':', (size_t)(le - p));
-    if (!colon || colon == p || !all_of(p, colon, TCHAR)) return 0;
+    const char *colon = name_end(p, le);
+    if (colon == p || colon == le || *colon != ':') return 0;
     const char *v = colon + 1;
     while (v < le && (*v == ' ' || *v == '\t')) v++;
-    if (v == le || le[-1] == ' ' || le[-1] == '\t' || !all_of(v, le, VCHAR)) return 0;
+    if (v == le || le[-1] == ' ' || le[-1] == '\t' || !value_bytes(v, le)) return 0;
     if (v != colon + 2 || colon[1] != ' ') out->canonical = 0;
     size_t nn = (size_t)(colon - p), vn = (size_t)(le - v);
     switch (nn) {
