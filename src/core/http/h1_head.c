@@ -99,6 +99,7 @@ static int header_line(const char *p, const char *le, ll_h1_head *out, int *conn
     case 7:
         return !named(p, nn, "upgrade", 7);
     case 10:
+        if (named(p, nn, "set-cookie", 10)) out->set_cookie = 1;
         if (!named(p, nn, "connection", 10)) return 1;
         if (*conn) return 0;
         *conn = named(v, vn, "close", 5) ? 1 : named(v, vn, "keep-alive", 10) ? 2 : 0;

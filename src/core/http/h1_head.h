@@ -24,6 +24,7 @@ typedef struct ll_h1_head {
     int encoding;           /* LL_DECODE_* of Content-Encoding; -1: none or not decoded */
     int64_t content_length; /* -1: no body follows (204, 304, or a HEAD request) */
     int canonical;          /* every line is already "Name: value": the head is its own header block */
+    int set_cookie;         /* a Set-Cookie header is among them */
 } ll_h1_head;
 
 /* Scans the head at the start of p[0..n). head: the request was HEAD.

@@ -208,6 +208,7 @@ static int fast_head(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
         return fail(h, HPE_CB_header_field);
     }
     h->fast = 1;
+    h->set_cookie = hd.set_cookie;
     h->status = hd.status;
     h->minor = hd.minor;
     h->keep_alive = hd.keep_alive;

@@ -84,6 +84,7 @@ typedef struct ll_http_res {
     const char *effective_url;
     const char *tls_version;   /* k6's "tls1.2", "tls1.3"; "" without TLS */
     const char *tls_cipher_suite; /* IANA name, e.g. "TLS_AES_128_GCM_SHA256"; "" without TLS */
+    int no_cookies;            /* 1: the transport saw no Set-Cookie in headers (0: look) */
 } ll_http_res;
 
 /* Zeroes req and gives it a fresh id (no method, no body, the client's

@@ -135,6 +135,7 @@ void ll_http_vu_store_cookies(ll_http_vu *hv, const char *url, const ll_http_res
     const char *v;
     ll_url u;
     int parsed = 0;
+    if (r->no_cookies) return;
     while ((v = ll_http_header_next(r->headers, r->headers_len, "Set-Cookie", &pos, &len))) {
         if (!parsed && ll_url_parse(&u, url) < 0) return;
         parsed = 1;
