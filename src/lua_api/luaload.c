@@ -43,11 +43,22 @@ int ll_luaload_wait(lua_State *L, ll_vu *vu) {
     return lua_yield(L, 1);
 }
 
-/* Check ids are cached per worker in registry["luaload.checks"] (made by
- * ll_state_open): [group id + 2] -> { check name -> id, [-status] -> id }.
- * Pushes the current group's table. */
+/* Check ids are cached per worker in the registry under &checks_key (a
+ * light userdata key: no string interned per check), made on first use:
+ * [group id + 2] -> { check name -> id, [-status] -> id }. Pushes the
+ * current group's table. */
+static const char checks_key = 0;
+
 static void push_check_cache(lua_State *L, ll_vu *vu) {
-    lua_getfield(L, LUA_REGISTRYINDEX, "luaload.checks");
+    lua_pushlightuserdata(L, (void *)&checks_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushlightuserdata(L, (void *)&checks_key);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, LUA_REGISTRYINDEX);
+    }
     lua_rawgeti(L, -1, vu->group_id + 2);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);

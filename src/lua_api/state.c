@@ -168,8 +168,6 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     lua_pushlightuserdata(L, &worker_key);
     lua_pushlightuserdata(L, w);
     lua_rawset(L, LUA_REGISTRYINDEX);
-    lua_newtable(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, "luaload.checks");
     set_package_path(L, run);
     preload(L, "luaload.core", luaopen_luaload_core);
     preload(L, "luaload.http", luaopen_luaload_http);
