@@ -114,7 +114,7 @@ static int vu_index(lua_State *L) {
     char what[64];
     snprintf(what, sizeof(what), "vu.%s", key);
     ll_vu *vu = running_vu(L, what);
-    lua_pushinteger(L, f < 2 ? vu->id : (lua_Integer)vu->iteration);
+    lua_pushinteger(L, f == 0 ? ll_vu_id_in_test(vu) : f == 1 ? vu->id : (lua_Integer)vu->iteration);
     return 1;
 }
 
@@ -150,7 +150,8 @@ static int scenario_index(lua_State *L) {
         lua_pushnumber(L, ll_progress_fraction(sc, ll_progress_iterations(run->workers, run->nworkers, s),
                                                ll_loop_now_ns() - run->t0));
         break;
-    default: lua_pushinteger(L, (lua_Integer)ll_vu_scenario_iteration(vu)); break;
+    case 4: lua_pushinteger(L, (lua_Integer)ll_vu_scenario_iteration(vu)); break;
+    default: lua_pushinteger(L, (lua_Integer)ll_vu_iteration_in_test(vu)); break;
     }
     return 1;
 }

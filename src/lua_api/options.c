@@ -87,6 +87,23 @@ static int read_seed(lua_State *L, ll_config *cfg, char *err, size_t errlen) {
     return 0;
 }
 
+/* options.executionSegment and options.executionSegmentSequence: strings
+ * as the flags take them; the CLI and environment win. */
+static int read_segment(lua_State *L, ll_config *cfg, const char *k, char *err, size_t errlen) {
+    char what[64];
+    int seq = strcmp(k, "executionSegmentSequence") == 0;
+    snprintf(what, sizeof(what), "options.%s", k);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+        snprintf(err, errlen, "%s: expected a string such as \"%s\", got %s", what,
+                 seq ? "0,1/4,2/4,3/4,1" : "1/4:2/4", luaL_typename(L, -1));
+        return LL_EXIT_CONFIG;
+    }
+    const char *v = lua_tostring(L, -1);
+    int bad = seq ? ll_config_set_sequence(cfg, what, v, 0, err, errlen)
+                  : ll_config_set_segment(cfg, what, v, 0, err, errlen);
+    return bad ? LL_EXIT_CONFIG : 0;
+}
+
 /* Whether every key of the table on the top of the stack is one of keys;
  * if not, err gets "WHERE: unknown option 'k'HINT". */
 static int check_keys(lua_State *L, const char *const *keys, const char *where, const char *hint, char *err,
@@ -453,6 +470,8 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
             }
         } else if (strcmp(k, "seed") == 0) {
             rc = read_seed(L, cfg, err, errlen);
+        } else if (strcmp(k, "executionSegment") == 0 || strcmp(k, "executionSegmentSequence") == 0) {
+            rc = read_segment(L, cfg, k, err, errlen);
         } else if (strcmp(k, "summaryTimeUnit") == 0) {
             const char *u = lua_tostring(L, -1);
             if (!u || !ll_config_time_unit_valid(u)) {

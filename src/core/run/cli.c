@@ -40,7 +40,10 @@ static void usage(FILE *f) {
           "      --console-output FILE write console.* lines to FILE instead of stderr\n"
           "      --threshold M=EXPR    a threshold, e.g. 'http_req_duration=p(95)<200' (repeatable)\n"
           "      --transport T         native or curl for every request (default: native for\n"
-          "                            HTTP/1.1, curl for HTTP/2, HTTP/3 and proxies)\n"
+          "                            HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies)\n"
+          "      --execution-segment A:B  run only this part of the test, e.g. 1/4:2/4 (k6's)\n"
+          "      --execution-segment-sequence L  all the parts, e.g. 0,1/4,2/4,3/4,1\n"
+          "      --shard I/N           the I-th of N equal parts (both of the above)\n"
           "\n"
           "quick mode (URL instead of a script; URL may be a,b,c or @file, used round-robin):\n"
           "  -t, --time D              the same as -d\n"
@@ -154,6 +157,16 @@ static int parse_dur(const char *flag, const char *v, uint64_t *out) {
     return 0;
 }
 
+typedef int segment_setter(ll_config *, const char *, const char *, int, char *, size_t);
+
+/* --execution-segment and --execution-segment-sequence */
+static int segment_flag(ll_config *cfg, const char *flag, const char *v, segment_setter *set) {
+    char why[300];
+    if (set(cfg, flag, v, 1, why, sizeof(why)) == 0) return 0;
+    fprintf(stderr, "luaload: %s\n", why);
+    return LL_EXIT_CONFIG;
+}
+
 int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
     for (int i = 1; i < argc; i++) {
@@ -176,6 +189,9 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
                           is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output") ||
                           is(flag, "--threshold", "--threshold") || is(flag, "--transport", "--transport") ||
+                          is(flag, "--execution-segment", "--execution-segment") ||
+                          is(flag, "--execution-segment-sequence", "--execution-segment-sequence") ||
+                          is(flag, "--shard", "--shard") ||
                           ll_quick_flag_kind(flag) == 1;
         if (takes_value && !v) {
             if (i + 1 >= argc) {
@@ -253,6 +269,16 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "--transport", "--transport")) {
             cfg->transport = ll_transport_find(v);
             if (!cfg->transport) rc = bad(flag, v, "native or curl");
+        } else if (is(flag, "--execution-segment", "--execution-segment")) {
+            rc = segment_flag(cfg, flag, v, ll_config_set_segment);
+        } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
+            rc = segment_flag(cfg, flag, v, ll_config_set_sequence);
+        } else if (is(flag, "--shard", "--shard")) {
+            char why[300];
+            if (ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0) {
+                fprintf(stderr, "luaload: %s\n", why);
+                rc = LL_EXIT_CONFIG;
+            }
         } else if (ll_quick_flag_kind(flag) >= 0) {
             rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
@@ -276,6 +302,11 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
     return ll_quick_finish(cfg);
 }
 
+static int env_error(const char *why) {
+    fprintf(stderr, "luaload: %s\n", why);
+    return LL_EXIT_CONFIG;
+}
+
 int ll_cli_parse_env(ll_config *cfg) {
     const char *v;
     int rc = 0;
@@ -295,6 +326,13 @@ int ll_cli_parse_env(ll_config *cfg) {
         cfg->transport = ll_transport_find(v);
         if (!cfg->transport) rc = bad("LUALOAD_TRANSPORT", v, "native or curl");
     }
+    char why[300];
+    if (!rc && (v = getenv("LUALOAD_EXECUTION_SEGMENT")) && *v &&
+        ll_config_set_segment(cfg, "LUALOAD_EXECUTION_SEGMENT", v, 0, why, sizeof(why)) != 0)
+        rc = env_error(why);
+    if (!rc && (v = getenv("LUALOAD_EXECUTION_SEGMENT_SEQUENCE")) && *v &&
+        ll_config_set_sequence(cfg, "LUALOAD_EXECUTION_SEGMENT_SEQUENCE", v, 0, why, sizeof(why)) != 0)
+        rc = env_error(why);
     if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
         if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
         cfg->seed_set = 1;

@@ -1,7 +1,7 @@
 /* config.c -- one run's configuration (see config.h): the LUALOAD_*
  * environment variables that sit between the flags and the script's
- * options, summary settings, stages, the seed's syntax and the implicit
- * default scenario. */
+ * options, summary settings, stages, the seed's syntax, the execution
+ * segment and the implicit default scenario. */
 #include "config.h"
 
 #include <errno.h>
@@ -24,6 +24,7 @@ void ll_config_free(ll_config *cfg) {
     cfg->trend_stats = NULL;
     cfg->ntrend_stats = 0;
     ll_threshold_set_free(&cfg->thresholds);
+    ll_segment_seq_free(&cfg->sequence);
     ll_quick_free(&cfg->quick);
     for (int i = 0; i < cfg->ncli_thresholds; i++) free(cfg->cli_threshold_keys[i]);
     free(cfg->cli_threshold_keys);
@@ -127,4 +128,68 @@ int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen) {
         s->nstages = cfg->nstages;
     }
     return ll_scenario_validate(s, err, errlen);
+}
+
+/* err, from segment.c's messages (which name the command-line flag), with
+ * what in front instead. */
+static void rename_source(const char *what, const char *flag, char *err, size_t errlen) {
+    size_t n = strlen(flag);
+    if (strncmp(err, flag, n) != 0 || strcmp(what, flag) == 0) return;
+    char rest[512];
+    snprintf(rest, sizeof(rest), "%s", err + n);
+    snprintf(err, errlen, "%s%s", what, rest);
+}
+
+int ll_config_set_segment(ll_config *cfg, const char *what, const char *value, int force, char *err, size_t errlen) {
+    ll_segment seg;
+    if (ll_segment_parse(value, &seg, err, errlen) != 0) {
+        rename_source(what, "--execution-segment", err, errlen);
+        return -1;
+    }
+    if (cfg->segment_set && !force) return 0;
+    if (cfg->shard_set) {
+        snprintf(err, errlen, "%s: --shard gives the segment already; use one or the other", what);
+        return -1;
+    }
+    cfg->segment = seg;
+    cfg->segment_set = 1;
+    return 0;
+}
+
+int ll_config_set_sequence(ll_config *cfg, const char *what, const char *value, int force, char *err,
+                           size_t errlen) {
+    ll_segment_seq seq;
+    if (ll_segment_seq_parse(value, &seq, err, errlen) != 0) {
+        rename_source(what, "--execution-segment-sequence", err, errlen);
+        return -1;
+    }
+    if ((cfg->sequence_set && !force) || cfg->shard_set) {
+        ll_segment_seq_free(&seq);
+        if (!force) return 0;
+        snprintf(err, errlen, "%s: --shard gives the sequence already; use one or the other", what);
+        return -1;
+    }
+    ll_segment_seq_free(&cfg->sequence);
+    cfg->sequence = seq;
+    cfg->sequence_set = 1;
+    return 0;
+}
+
+int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, char *err, size_t errlen) {
+    ll_segment seg;
+    ll_segment_seq seq;
+    if (ll_segment_parse_shard(value, &seg, &seq, err, errlen) != 0) {
+        rename_source(what, "shard", err, errlen);
+        return -1;
+    }
+    if (cfg->segment_set || cfg->sequence_set) {
+        ll_segment_seq_free(&seq);
+        snprintf(err, errlen, "%s: give --shard or --execution-segment (with --execution-segment-sequence), not both",
+                 what);
+        return -1;
+    }
+    cfg->segment = seg;
+    cfg->sequence = seq;
+    cfg->segment_set = cfg->sequence_set = cfg->shard_set = 1;
+    return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "quick.h"
 #include "scenario.h"
+#include "segment.h"
 #include "threshold_set.h"
 
 #include "exit.h"
@@ -55,6 +56,11 @@ typedef struct ll_config {
     int trend_stats_set;
     uint64_t seed;              /* the run's seed: --seed, LUALOAD_SEED, options.seed, */
     int seed_set;               /* else picked by the engine from getrandom(2) */
+    ll_segment segment;         /* --execution-segment / --shard / options.executionSegment */
+    int segment_set;
+    ll_segment_seq sequence;    /* --execution-segment-sequence / --shard; n == 0: none */
+    int sequence_set;
+    int shard_set;              /* --shard gave both */
 } ll_config;
 
 /* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when
@@ -71,6 +77,17 @@ int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target);
  * -i, -s / options.vus, duration, iterations, stages) when the options
  * gave none or the command line overrides them. */
 int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen);
+
+/* Sets the execution segment, its sequence, or both from "i/N" (--shard),
+ * from value as `what` gives it ("--execution-segment",
+ * "LUALOAD_EXECUTION_SEGMENT", "options.executionSegment"); a value set
+ * already (the command line wins over the environment, which wins over
+ * the options) is kept unless force. Returns 0, or -1 with a one-line
+ * message in err that names what. */
+int ll_config_set_segment(ll_config *cfg, const char *what, const char *value, int force, char *err, size_t errlen);
+int ll_config_set_sequence(ll_config *cfg, const char *what, const char *value, int force, char *err,
+                           size_t errlen);
+int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, char *err, size_t errlen);
 
 /* Parses a seed: decimal digits only, 0 to 2^64-1. Returns 0 or -1. */
 int ll_config_parse_seed(const char *s, uint64_t *out);

@@ -26,6 +26,7 @@
 #include "options_json.h"
 #include "quick_native.h"
 #include "quick_report.h"
+#include "scenario_split.h"
 #include "worker.h"
 #include "xmalloc.h"
 
@@ -217,12 +218,19 @@ static void print_banner(const ll_config *cfg, int nworkers) {
     if (cfg->seed_set) printf("       seed: %llu\n", (unsigned long long)cfg->seed);
     else printf("       seed: %llu (random; --seed %llu to repeat)\n", (unsigned long long)cfg->seed,
                 (unsigned long long)cfg->seed);
+    if (cfg->segment_set || cfg->sequence_set) {
+        char seg[128], seq[512];
+        ll_segment_format(cfg->segment_set ? &cfg->segment : NULL, seg, sizeof(seg));
+        ll_segment_seq_format(&cfg->sequence, seq, sizeof(seq));
+        printf("    segment: %s%s%s (this instance's part of the test)\n", seg, *seq ? " of " : "", seq);
+    }
     for (int i = 0; i < cfg->scenarios.n; i++) {
         const ll_scenario *sc = &cfg->scenarios.items[i];
         char shape[256];
         ll_progress_describe(sc, shape, sizeof(shape));
         printf("%s%s: %s", i == 0 ? "  scenarios: " : "             ", sc->name, shape);
         if (sc->start_time_us) printf(", starting at %.6gs", (double)sc->start_time_us / 1e6);
+        if (sc->none) printf(" -- none of it in this segment: this instance runs nothing of it");
         printf("\n");
     }
     printf("\n");
@@ -464,7 +472,9 @@ static int bare_summary(ll_run *run, const cJSON *data) {
 int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
+    ll_segment_tuple tuple;
     memset(&run, 0, sizeof(run));
+    memset(&tuple, 0, sizeof(tuple));
     pthread_mutex_init(&run.mu, NULL);
     pthread_cond_init(&run.cv, NULL);
     run.script_path = cfg->script_path;
@@ -561,6 +571,16 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = check_exec_functions(&life, cfg);
     if (rc) goto done;
+    if (cfg->segment_set || cfg->sequence_set) { /* one part of a test split over instances */
+        if (ll_segment_tuple_init(&tuple, cfg->segment_set ? &cfg->segment : NULL,
+                                  cfg->sequence.n ? &cfg->sequence : NULL, err, sizeof(err)) != 0 ||
+            ll_scenario_split(&cfg->scenarios, &tuple, &run.stripes, err, sizeof(err)) != 0) {
+            fprintf(stderr, "luaload: %s\n", err);
+            rc = LL_EXIT_CONFIG;
+            goto done;
+        }
+        run.tuple = &tuple;
+    }
     int64_t max_vus = 0;
     run.vu_id_base = calloc(cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1, sizeof(uint64_t));
     if (!run.vu_id_base) {
@@ -744,6 +764,8 @@ done:
     ll_registry_free(run.reg);
     free(run.vu_id_base);
     free(run.scenario_iters);
+    ll_scenario_split_free(run.stripes, cfg->scenarios.n);
+    ll_segment_tuple_free(&tuple);
     free(run.options_json);
     if (run.console) fclose(run.console);
     pthread_cond_destroy(&run.cv);

@@ -223,12 +223,32 @@ static void ramp(ll_loop *loop, void *ud) {
     ll_loop_timer_start(loop, &s->timer, RAMP_TICK_US);
 }
 
+/* Arrival rates in a test split with execution segments: this instance
+ * starts its stripe of the global iterations, at their global times (the
+ * rate's period is the whole test's). k counts the instance's own ones. */
+static const ll_segment_tuple *stripe_of(const ll_executor *s) {
+    return s->w->run->stripes ? &s->w->run->stripes[s->index] : NULL;
+}
+
+static uint64_t arrival_time_us(const ll_executor *s, int64_t k) {
+    const ll_segment_tuple *t = stripe_of(s);
+    int64_t g = t ? ll_segment_tuple_global(t, k) : k;
+    return g < 0 ? UINT64_MAX : ll_schedule_arrival_time_us(s->sc, g);
+}
+
+/* How many of the instance's own iterations are due by t_us. */
+static int64_t arrival_count(const ll_executor *s, uint64_t t_us) {
+    const ll_segment_tuple *t = stripe_of(s);
+    int64_t n = ll_schedule_arrival_count(s->sc, t_us);
+    return t ? ll_segment_tuple_scale(t, n) : n;
+}
+
 /* No VU for the iteration k_next: it and every other one of this worker
  * already due are dropped at once (a stall must not cost a loop turn per
  * missed iteration). */
 static void drop_due(ll_executor *s, uint64_t now) {
     int W = s->nw;
-    int64_t due = ll_schedule_arrival_count(s->sc, (now - s->start_ns) / 1000);
+    int64_t due = arrival_count(s, (now - s->start_ns) / 1000);
     int64_t n = due > s->k_next ? (due - s->k_next + W - 1) / W : 1;
     s->k_next += n * W;
     ll_tag_source t = {scenario_tag, scenario_tags, s->sc, -1};
@@ -247,7 +267,7 @@ static void arrive(ll_loop *loop, void *ud) {
             ll_loop_timer_start(loop, &s->timer, 0);
             return;
         }
-        uint64_t t = ll_schedule_arrival_time_us(s->sc, s->k_next);
+        uint64_t t = arrival_time_us(s, s->k_next);
         if (t == UINT64_MAX) { /* no more arrivals: wait for the running ones */
             s->phase = LL_EXECUTOR_STOPPING;
             maybe_done(s);
@@ -282,7 +302,7 @@ static void on_start(ll_loop *loop, void *ud) {
     s->end_ns = s->start_ns + ll_scenario_duration_us(sc) * 1000;
     s->hard_end_ns = s->end_ns + sc->graceful_stop_us * 1000;
     int W = s->nw, w = s->w->index;
-    if (w >= W) { /* the scenario has fewer VUs than there are workers */
+    if (w >= W || sc->none) { /* fewer VUs than workers, or none in this segment */
         finish(s);
         return;
     }

@@ -11,6 +11,7 @@
 
 #include "metrics.h"
 #include "scenario.h"
+#include "segment.h"
 #include "transport.h"
 
 typedef struct ll_worker ll_worker;
@@ -44,6 +45,9 @@ typedef struct ll_run {
     const ll_quick_plan *quick_plan; /* quick mode without Lua per request
                                  * (quick_native.c), or NULL */
     ll_registry *reg;
+    const ll_segment_tuple *tuple; /* this instance's execution segment, or NULL: the whole test */
+    ll_segment_tuple *stripes;  /* with a tuple, per scenario: how its iterations
+                                 * are striped over the instances (scenario_split.h) */
     const ll_transport_ops *transport; /* forced for every Client (LUALOAD_TRANSPORT), or NULL */
     char *setup_json;           /* setup()'s return value, NULL when none */
     atomic_int interrupt;       /* set on SIGINT/SIGTERM: stop */

@@ -44,6 +44,7 @@ typedef struct ll_scenario {
     int nenv;
     ll_tag *tags;            /* extra tags of its samples */
     int ntags;
+    int none;                /* this instance's execution segment has no share of it */
 } ll_scenario;
 
 typedef struct ll_scenarios {

@@ -143,6 +143,18 @@ int64_t ll_vu_scenario_iteration(ll_vu *vu) {
     return vu->scenario_iter;
 }
 
+int64_t ll_vu_iteration_in_test(ll_vu *vu) {
+    int64_t k = ll_vu_scenario_iteration(vu);
+    const ll_run *run = vu->w->run;
+    if (k < 0 || !run->stripes) return k;
+    return ll_segment_tuple_global(&run->stripes[vu->executor->index], k);
+}
+
+int64_t ll_vu_id_in_test(const ll_vu *vu) {
+    const ll_segment_tuple *t = vu->w->run->tuple;
+    return t ? ll_segment_tuple_global(t, vu->id - 1) + 1 : vu->id;
+}
+
 void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud) {
     vu->cancel = cancel;
     vu->cancel_ud = ud;

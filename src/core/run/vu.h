@@ -76,6 +76,11 @@ void ll_random_seed_vu(ll_vu *vu);
  * drawn from the run's counter on first use (0-based, dense: every
  * number is used once); -1 outside a scenario's iteration. */
 int64_t ll_vu_scenario_iteration(ll_vu *vu);
+/* The same and the VU's id across every instance of a test split with
+ * execution segments (k6's iterationInTest, idInTest); the instance's own
+ * ones when it is not split. */
+int64_t ll_vu_iteration_in_test(ll_vu *vu);
+int64_t ll_vu_id_in_test(const ll_vu *vu);
 
 /* Registers how to cancel the wait the VU's coroutine is about to yield in;
  * called right before every yield. */

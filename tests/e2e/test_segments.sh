@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Execution segments (--shard, --execution-segment, --execution-segment-sequence,
+# options.executionSegment): a test split over instances runs, in all, exactly
+# what one instance runs; iteration_in_test and id_in_test are unique across
+# the parts; a part with no share of a scenario says so; bad values exit 104.
+source "$(dirname "$0")/lib.sh"
+start_serve
+S=$(script seg.lua <<LUA
+local http = require("luaload.http")
+local exec = require("luaload.execution")
+local client = http.Client{}
+local req = http.Request("$URL/")
+options = { scenarios = {
+  shared = { executor = "shared-iterations", vus = 7, iterations = 1001, exec = "work" },
+  pervu = { executor = "per-vu-iterations", vus = 5, iterations = 4, exec = "work" },
+  rate = { executor = "constant-arrival-rate", rate = 40, timeUnit = "1s", duration = "2s",
+           preAllocatedVUs = 6, exec = "work" },
+} }
+function work()
+  local res = client:get(req)
+  http.checkstatus(200, res)
+  console.log(exec.scenario.name .. " " .. exec.scenario.iteration_in_test .. " " .. exec.vu.id_in_test)
+end
+LUA
+)
+served() { curl -s "$URL/stats" | jq .requests; }
+# msgs FILE: the messages of the console lines in FILE ("scenario iteration_in_test id_in_test")
+msgs() { sed -n 's/.*msg="\([^"]*\)".*/\1/p' "$1"; }
+
+# the whole test in one process
+run_ll run "$S" -q --no-summary --summary-export "$T/whole.json" --console-output "$T/whole.log"
+expect_eq "whole: exit 0" "$RC" 0
+expect_eq "whole: 1001 + 20 + 80 iterations" "$(jqv "$T/whole.json" .metrics.iterations.count)" 1101
+expect_eq "whole: iteration_in_test of each scenario is 0..N-1" \
+  "$(msgs "$T/whole.log" | awk '{print $1, $2}' | sort -u | wc -l)" 1101
+
+# four parts at once, each --shard i/4
+before=$(served)
+pids=()
+for i in 1 2 3 4; do
+  timeout -k 5 60 "$LUALOAD" run "$S" --shard "$i/4" --no-summary --summary-export "$T/part$i.json" \
+    --console-output "$T/part$i.log" >"$T/part$i.out" 2>&1 &
+  pids+=($!)
+done
+rcs=
+for p in "${pids[@]}"; do wait "$p"; rcs="$rcs$?"; done
+expect_eq "4 parts: each exits 0" "$rcs" 0000
+sum() { jq -s "map($1) | add" "$T"/part[1-4].json; }
+expect_eq "4 parts: iterations add up to one process's" "$(sum .metrics.iterations.count)" 1101
+expect_eq "4 parts: http_reqs add up to one process's" "$(sum .metrics.http_reqs.count)" 1101
+expect_eq "4 parts: serve counted the same" "$(($(served) - before))" 1101
+for i in 1 2 3 4; do msgs "$T/part$i.log" >"$T/part$i.msgs"; done
+cat "$T"/part[1-4].msgs >"$T/parts.log"
+msgs "$T/whole.log" >"$T/whole.msgs"
+expect_eq "4 parts: iteration_in_test unique across the parts" "$(awk '{print $1, $2}' "$T/parts.log" | sort -u | wc -l)" 1101
+# striped by the re-segmented tuple (k6's): shared-iterations and arrival rates
+# give each global iteration to exactly one part; per-vu-iterations numbers
+# each part's own iterations by the segment, unique but not 0..N-1
+expect_eq "4 parts: shared and arrival-rate iteration_in_test are one process's" \
+  "$(awk '$1 != "pervu" {print $1, $2}' "$T/parts.log" | sort | md5sum)" \
+  "$(awk '$1 != "pervu" {print $1, $2}' "$T/whole.msgs" | sort | md5sum)"
+expect_eq "4 parts: shared-iterations split by VUs (2+2+2+1 of 7)" \
+  "$(for i in 1 2 3 4; do awk '$1 == "shared" {print $3}' "$T/part$i.msgs" | sort -u | wc -l; done | tr -d ' \n')" 2221
+vus_local=$(for i in 1 2 3 4; do awk '{print $3}' "$T/part$i.msgs" | sort -u | wc -l; done | awk '{n += $1} END {print n}')
+expect_eq "4 parts: id_in_test unique across the parts" "$(awk '{print $3}' "$T/parts.log" | sort -u | wc -l)" \
+  "$vus_local"
+expect_match "banner names the segment" "$T/part2.out" 'segment: 1/4:1/2 of 0,1/4,1/2,3/4,1'
+
+# the same part given as a segment and a sequence, in percentages
+run_ll run "$S" --execution-segment 25%:50% --execution-segment-sequence 0,25%,50%,75%,100% -q --no-summary \
+  --summary-export "$T/pct.json"
+expect_eq "25%:50% of 0,25%,...: the part --shard 2/4 runs" "$(jqv "$T/pct.json" .metrics.iterations.count)" \
+  "$(jqv "$T/part2.json" .metrics.iterations.count)"
+# as script options; the command line wins over them
+O=$(script opts.lua <<LUA
+options = { executionSegment = "1/2:1", executionSegmentSequence = "0,1/2,1", vus = 3, iterations = 10 }
+function default() end
+LUA
+)
+run_ll run "$O" -q --no-summary --summary-export "$T/o.json"
+expect_eq "options.executionSegment 1/2:1 of 10 iterations over 3 VUs: 3" "$(jqv "$T/o.json" .metrics.iterations.count)" 3
+run_ll run "$O" --shard 1/2 -q --no-summary --summary-export "$T/o.json"
+expect_eq "--shard 1/2 wins over the options: 7" "$(jqv "$T/o.json" .metrics.iterations.count)" 7
+
+# a part with no share: 7 VUs over 8 parts leaves the 8th without shared-iterations
+run_ll run "$S" --shard 8/8 --no-summary --summary-export "$T/p8.json" --console-output "$T/p8.log"
+expect_eq "8/8: exit 0" "$RC" 0
+expect_match "8/8: says it runs nothing of shared" "$OUT" 'shared: .*none of it in this segment'
+expect_eq "8/8: no shared iterations" "$(msgs "$T/p8.log" | grep -c '^shared ')" 0
+t=0
+for i in 1 2 3 4 5 6 7 8; do
+  run_ll run "$S" --shard "$i/8" -q --no-summary --summary-export "$T/p.json"
+  t=$((t + $(jqv "$T/p.json" '.metrics.iterations.count // 0')))
+done
+expect_eq "8 parts, one of them empty for two scenarios: still 1101 in all" "$t" 1101
+
+# bad values: one line naming the flag, exit 104
+bad() {
+  local label=$1 want=$2; shift 2
+  run_ll run "$S" "$@"
+  expect_eq "$label: exit 104" "$RC" 104
+  expect_match "$label: says why" "$ERR" "$want"
+}
+bad "--shard 0/4" '--shard "0/4": i \(0\) must be from 1 to N' --shard 0/4
+bad "--shard 2" '--shard "2": expected i/N' --shard 2
+bad "--execution-segment 1/2:1/4" 'the start \(1/2\) must be below the end' --execution-segment 1/2:1/4
+bad "--execution-segment 1/3:1/2 of 0,1/4,1/2,1" 'not one of the segments' --execution-segment 1/3:1/2 \
+  --execution-segment-sequence 0,1/4,1/2,1
+bad "--execution-segment-sequence 0,1/2,1/3" 'points must increase' --execution-segment-sequence 0,1/2,1/3
+bad "--shard with --execution-segment" 'not both' --execution-segment 0:1/2 --shard 1/2
+LUALOAD_EXECUTION_SEGMENT=abc run_ll run "$S"
+expect_eq "LUALOAD_EXECUTION_SEGMENT=abc: exit 104" "$RC" 104
+expect_match "LUALOAD_EXECUTION_SEGMENT=abc: names the variable" "$ERR" 'LUALOAD_EXECUTION_SEGMENT "abc"'
+finish
