@@ -94,6 +94,33 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 expect_eq "8 parts, one of them empty for two scenarios: still 1101 in all" "$t" 1101
 
+# setup() once, its result handed to every part, teardown() in one of them
+D=$(script setup.lua <<LUA
+options = { vus = 4, iterations = 40 }
+function setup() console.log("setup ran"); return { token = "abc", n = 42 } end
+function default(d) if d.token ~= "abc" or d.n ~= 42 then error("bad setup data") end end
+function teardown(d) console.log("teardown ran with " .. d.token) end
+LUA
+)
+run_ll run "$D" --setup-only --setup-data-out "$T/setup.json" -q --console-output "$T/setup.log"
+expect_eq "--setup-only: exit 0" "$RC" 0
+expect_eq "--setup-only: setup's result in the file" "$(jq -cS . "$T/setup.json")" '{"n":42,"token":"abc"}'
+expect_eq "--setup-only: no iterations" "$(grep -c 'iterations' "$OUT")" 0
+for i in 1 2; do
+  flags=(--setup-data "$T/setup.json")
+  ((i == 2)) && flags+=(--no-teardown)
+  run_ll run "$D" --shard "$i/2" "${flags[@]}" -q --no-summary --summary-export "$T/sd$i.json" --console-output "$T/sd$i.log"
+  expect_eq "--setup-data, part $i: exit 0 (no script error: the data arrived)" "$RC" 0
+done
+expect_eq "--setup-data: 40 iterations in all" \
+  "$(($(jqv "$T/sd1.json" .metrics.iterations.count) + $(jqv "$T/sd2.json" .metrics.iterations.count)))" 40
+expect_eq "setup() ran once in all" "$(cat "$T"/setup.log "$T"/sd[12].log | grep -c 'setup ran')" 1
+expect_eq "teardown() ran once, with setup's data" "$(cat "$T"/sd[12].log | grep -c 'teardown ran with abc')" 1
+echo '{bad' >"$T/bad.json"
+run_ll run "$D" --setup-data "$T/bad.json"
+expect_eq "--setup-data with a broken file: exit 104" "$RC" 104
+expect_match "--setup-data with a broken file: says so" "$ERR" 'setup-data .*bad.json: not JSON'
+
 # bad values: one line naming the flag, exit 104
 bad() {
   local label=$1 want=$2; shift 2

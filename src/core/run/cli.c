@@ -44,6 +44,10 @@ static void usage(FILE *f) {
           "      --execution-segment A:B  run only this part of the test, e.g. 1/4:2/4 (k6's)\n"
           "      --execution-segment-sequence L  all the parts, e.g. 0,1/4,2/4,3/4,1\n"
           "      --shard I/N           the I-th of N equal parts (both of the above)\n"
+          "      --setup-only          run setup() only (with --setup-data-out FILE: keep its result)\n"
+          "      --setup-data-out FILE write setup()'s result to FILE as JSON\n"
+          "      --setup-data FILE     skip setup(): its result is FILE (from --setup-data-out)\n"
+          "      --no-teardown         skip teardown() (another part of a split test runs it)\n"
           "\n"
           "quick mode (URL instead of a script; URL may be a,b,c or @file, used round-robin):\n"
           "  -t, --time D              the same as -d\n"
@@ -191,7 +195,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--threshold", "--threshold") || is(flag, "--transport", "--transport") ||
                           is(flag, "--execution-segment", "--execution-segment") ||
                           is(flag, "--execution-segment-sequence", "--execution-segment-sequence") ||
-                          is(flag, "--shard", "--shard") ||
+                          is(flag, "--shard", "--shard") || is(flag, "--setup-data", "--setup-data") ||
+                          is(flag, "--setup-data-out", "--setup-data-out") ||
                           ll_quick_flag_kind(flag) == 1;
         if (takes_value && !v) {
             if (i + 1 >= argc) {
@@ -273,6 +278,16 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             rc = segment_flag(cfg, flag, v, ll_config_set_segment);
         } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
             rc = segment_flag(cfg, flag, v, ll_config_set_sequence);
+        } else if (is(flag, "--setup-only", "--setup-only")) {
+            cfg->setup_only = 1;
+        } else if (is(flag, "--setup-data-out", "--setup-data-out")) {
+            if (!*v) rc = bad(flag, v, "a file path");
+            cfg->setup_data_out = v;
+        } else if (is(flag, "--setup-data", "--setup-data")) {
+            if (!*v) rc = bad(flag, v, "a file path");
+            cfg->setup_data_in = v;
+        } else if (is(flag, "--no-teardown", "--no-teardown")) {
+            cfg->no_teardown = 1;
         } else if (is(flag, "--shard", "--shard")) {
             char why[300];
             if (ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0) {
@@ -297,6 +312,10 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
     }
     if (!cfg->script_path && !cfg->quick_url) {
         fprintf(stderr, "luaload: run needs a script or a URL (luaload run script.lua)\n");
+        return LL_EXIT_CONFIG;
+    }
+    if (cfg->setup_only && cfg->setup_data_in) {
+        fprintf(stderr, "luaload: --setup-only runs setup(); --setup-data skips it: give one of them\n");
         return LL_EXIT_CONFIG;
     }
     return ll_quick_finish(cfg);

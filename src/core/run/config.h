@@ -61,6 +61,10 @@ typedef struct ll_config {
     ll_segment_seq sequence;    /* --execution-segment-sequence / --shard; n == 0: none */
     int sequence_set;
     int shard_set;              /* --shard gave both */
+    int setup_only;             /* --setup-only: run setup() and stop */
+    const char *setup_data_out; /* --setup-data-out FILE: write setup()'s result there */
+    const char *setup_data_in;  /* --setup-data FILE: take it from there, skip setup() */
+    int no_teardown;            /* --no-teardown: another part runs it */
 } ll_config;
 
 /* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when

@@ -441,6 +441,49 @@ static int step_summary(void *p) {
     return ll_script_summary(a->w, a->summary);
 }
 
+/* --setup-data FILE: setup()'s result as --setup-data-out wrote it (JSON;
+ * "null" when setup() returned nothing). 0, or LL_EXIT_CONFIG after a
+ * one-line error. */
+static int read_setup_data(const char *path, char **out) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    if (!f) {
+        fprintf(stderr, "luaload: --setup-data %s: %s\n", path, strerror(errno));
+        return LL_EXIT_CONFIG;
+    }
+    for (size_t n = 1; n > 0; len += n) {
+        if (len + 4096 > cap) text = ll_xrealloc(text, cap = cap * 2 + 4096 + 1);
+        n = fread(text + len, 1, cap - len - 1, f);
+    }
+    fclose(f);
+    text[len] = 0;
+    cJSON *j = cJSON_Parse(text);
+    if (!j) {
+        fprintf(stderr, "luaload: --setup-data %s: not JSON (expected what --setup-data-out wrote)\n", path);
+        free(text);
+        return LL_EXIT_CONFIG;
+    }
+    int none = cJSON_IsNull(j);
+    cJSON_Delete(j);
+    if (none) {
+        free(text);
+        text = NULL;
+    }
+    *out = text;
+    return 0;
+}
+
+/* --setup-data-out FILE: setup()'s result as JSON, "null" when none. */
+static int write_setup_data(const char *path, const char *json) {
+    FILE *f = fopen(path, "wb");
+    int ok = f && fputs(json ? json : "null", f) >= 0 && fputc('\n', f) != EOF;
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok) return 0;
+    fprintf(stderr, "luaload: --setup-data-out %s: %s\n", path, strerror(errno));
+    return LL_EXIT_FAILURE;
+}
+
 /* Runs fn(a) on the lifecycle worker with a's timeout and the signal budget
  * signal_ns. Returns what fn returned, or -1 when it was given up on: the
  * lifecycle worker is then lost (*lost). */
@@ -604,8 +647,15 @@ int ll_engine_run(ll_config *cfg) {
     }
     nworkers = engine_nworkers(cfg, max_vus);
     run.nworkers = nworkers;
+    if (cfg->setup_data_in) { /* setup() ran once elsewhere: its result is here */
+        rc = read_setup_data(cfg->setup_data_in, &run.setup_json);
+        if (rc) goto done;
+    }
     if (!cfg->quiet) print_banner(cfg, nworkers);
-
+    if (cfg->setup_data_in) {
+        setup_done = 1;
+        goto setup_ran;
+    }
     step.fname = "setup";
     step.out = &run.setup_json;
     step.timeout_us = cfg->setup_timeout_us;
@@ -631,7 +681,18 @@ int ll_engine_run(ll_config *cfg) {
         goto done;
     }
     setup_done = 1;
+    if (cfg->setup_data_out) {
+        rc = write_setup_data(cfg->setup_data_out, run.setup_json);
+        if (rc) goto done;
+    }
+    if (cfg->setup_only) {
+        if (!cfg->quiet) printf("luaload: setup() ran%s%s; --setup-only: no scenarios run\n",
+                                cfg->setup_data_out ? ", its result is in " : "",
+                                cfg->setup_data_out ? cfg->setup_data_out : "");
+        goto done;
+    }
 
+setup_ran:
     workers = calloc((size_t)nworkers, sizeof(*workers));
     if (!workers) {
         rc = LL_EXIT_FAILURE;
@@ -687,7 +748,7 @@ summarize:
         ll_shard_reset(life.shard);
     }
     int interrupted = atomic_load(&run.interrupt);
-    if (setup_done && !life_lost && !atomic_load(&run.aborted)) {
+    if (setup_done && !life_lost && !atomic_load(&run.aborted) && !cfg->no_teardown) {
         step.fname = "teardown";
         step.data = run.setup_json;
         step.out = &teardown_out;
