@@ -66,6 +66,59 @@ expect_eq "4 parts: id_in_test unique across the parts" "$(awk '{print $3}' "$T/
   "$vus_local"
 expect_match "banner names the segment" "$T/part2.out" 'segment: 1/4:1/2 of 0,1/4,1/2,3/4,1'
 
+# four parts started --paused, each with k6's REST status API, released together
+before=$(served)
+pids=() ports=()
+for i in 1 2 3 4; do
+  ports+=("$(free_port)")
+  timeout -k 5 60 "$LUALOAD" run "$S" --shard "$i/4" --paused --address "127.0.0.1:${ports[i - 1]}" -q --no-summary \
+    --summary-export "$T/paused$i.json" >"$T/paused$i.out" 2>&1 &
+  pids+=($!)
+done
+status() { curl -s --max-time 2 "http://127.0.0.1:$1/v1/status"; }
+for p in "${ports[@]}"; do
+  for _ in $(seq 50); do status "$p" | grep -q '"paused":true' && break; sleep 0.1; done
+done
+ready=0
+for p in "${ports[@]}"; do status "$p" | jq -e '.data.attributes | .status == 4 and .paused and (.running | not)' >/dev/null && ready=$((ready + 1)); done
+expect_eq "paused: all 4 report k6's PausedBeforeRun (status 4, paused, not running)" "$ready" 4
+sleep 0.5
+expect_eq "paused: no request sent before the release" "$(($(served) - before))" 0
+for p in "${ports[@]}"; do
+  curl -s --max-time 2 -X PATCH -H 'Content-Type: application/json' \
+    -d '{"data":{"type":"status","id":"default","attributes":{"paused":false}}}' "http://127.0.0.1:$p/v1/status" >"$T/patch.json"
+done
+expect_eq "PATCH answers with the status, paused false" "$(jq -r .data.attributes.paused "$T/patch.json")" false
+rcs=
+for p in "${pids[@]}"; do wait "$p"; rcs="$rcs$?"; done
+expect_eq "released: each part exits 0" "$rcs" 0000
+expect_eq "released: iterations add up to one process's" \
+  "$(jq -s 'map(.metrics.iterations.count) | add' "$T"/paused[1-4].json)" 1101
+expect_eq "released: serve counted the same" "$(($(served) - before))" 1101
+port=$(free_port)
+timeout -k 5 60 "$LUALOAD" run "$S" --paused --address "127.0.0.1:$port" --shard 1/4 -q --no-summary >/dev/null 2>&1 &
+api_pid=$!
+for _ in $(seq 50); do status "$port" | grep -q paused && break; sleep 0.1; done
+expect_eq "GET /v1/nope is 404" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/nope")" 404
+expect_eq "PATCH with a broken body is 400" \
+  "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH -d '{' "http://127.0.0.1:$port/v1/status")" 400
+curl -s -X PATCH -d '{"data":{"attributes":{"paused":false}}}' "http://127.0.0.1:$port/v1/status" >/dev/null
+wait "$api_pid"
+expect_eq "released by a PATCH: exit 0" "$?" 0
+# --start-at: a Unix time to start at, a second from now
+Q=$(script quick.lua <<LUA
+options = { iterations = 1 }
+function default() end
+LUA
+)
+at=$(($(date +%s) + 2))
+run_ll run "$Q" --start-at "$at" -q --no-summary
+expect_eq "--start-at: exit 0" "$RC" 0
+expect_cmp "--start-at: started no earlier than asked" "x >= 0" "$(($(date +%s) - at))"
+bad_flag() { run_ll run "$S" "$@"; expect_eq "$* : exit 104" "$RC" 104; }
+bad_flag --start-at soon
+bad_flag --paused --address 127.0.0.1:99999
+
 # the same part given as a segment and a sequence, in percentages
 run_ll run "$S" --execution-segment 25%:50% --execution-segment-sequence 0,25%,50%,75%,100% -q --no-summary \
   --summary-export "$T/pct.json"

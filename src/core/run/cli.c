@@ -44,6 +44,10 @@ static void usage(FILE *f) {
           "      --execution-segment A:B  run only this part of the test, e.g. 1/4:2/4 (k6's)\n"
           "      --execution-segment-sequence L  all the parts, e.g. 0,1/4,2/4,3/4,1\n"
           "      --shard I/N           the I-th of N equal parts (both of the above)\n"
+          "  -p, --paused              wait before setup() until PATCH /v1/status {\"paused\": false}\n"
+          "  -a, --address ADDR        serve k6's REST status API on ADDR (default with --paused:\n"
+          "                            127.0.0.1:6565)\n"
+          "      --start-at T          wait before setup() until the Unix time T (seconds)\n"
           "      --setup-only          run setup() only (with --setup-data-out FILE: keep its result)\n"
           "      --setup-data-out FILE write setup()'s result to FILE as JSON\n"
           "      --setup-data FILE     skip setup(): its result is FILE (from --setup-data-out)\n"
@@ -196,7 +200,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
                           is(flag, "--execution-segment", "--execution-segment") ||
                           is(flag, "--execution-segment-sequence", "--execution-segment-sequence") ||
                           is(flag, "--shard", "--shard") || is(flag, "--setup-data", "--setup-data") ||
-                          is(flag, "--setup-data-out", "--setup-data-out") ||
+                          is(flag, "--setup-data-out", "--setup-data-out") || is(flag, "-a", "--address") ||
+                          is(flag, "--start-at", "--start-at") ||
                           ll_quick_flag_kind(flag) == 1;
         if (takes_value && !v) {
             if (i + 1 >= argc) {
@@ -278,6 +283,16 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             rc = segment_flag(cfg, flag, v, ll_config_set_segment);
         } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
             rc = segment_flag(cfg, flag, v, ll_config_set_sequence);
+        } else if (is(flag, "--paused", "--paused") || is(flag, "-p", "-p")) {
+            cfg->paused = 1;
+        } else if (is(flag, "-a", "--address")) {
+            if (!*v) rc = bad(flag, v, "host:port, e.g. 127.0.0.1:6565");
+            cfg->address = v;
+        } else if (is(flag, "--start-at", "--start-at")) {
+            char *end;
+            cfg->start_at = strtod(v, &end);
+            if (!*v || *end || !(cfg->start_at >= 0)) rc = bad(flag, v, "a Unix time in seconds, e.g. 1767225600");
+            cfg->start_at_set = 1;
         } else if (is(flag, "--setup-only", "--setup-only")) {
             cfg->setup_only = 1;
         } else if (is(flag, "--setup-data-out", "--setup-data-out")) {

@@ -65,6 +65,11 @@ typedef struct ll_config {
     const char *setup_data_out; /* --setup-data-out FILE: write setup()'s result there */
     const char *setup_data_in;  /* --setup-data FILE: take it from there, skip setup() */
     int no_teardown;            /* --no-teardown: another part runs it */
+    int paused;                 /* --paused: wait for PATCH /v1/status before setup() */
+    const char *address;        /* -a/--address: k6's REST status API there (with
+                                 * --paused: default 127.0.0.1:6565); NULL: none */
+    double start_at;            /* --start-at UNIX_TIME: wait until then before setup() */
+    int start_at_set;
 } ll_config;
 
 /* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when

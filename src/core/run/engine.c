@@ -25,6 +25,7 @@
 #include "lifecycle.h"
 #include "options_json.h"
 #include "quick_native.h"
+#include "api.h"
 #include "quick_report.h"
 #include "scenario_split.h"
 #include "worker.h"
@@ -441,6 +442,20 @@ static int step_summary(void *p) {
     return ll_script_summary(a->w, a->summary);
 }
 
+/* --start-at: sleeps until the Unix time t (at once when it is past). 0,
+ * or -1 when interrupted while waiting. */
+static int wait_until(ll_run *run, double t) {
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double left = t - ((double)now.tv_sec + (double)now.tv_nsec / 1e9);
+        if (left <= 0) return 0;
+        if (atomic_load(&run->interrupt)) return -1;
+        struct timespec ts = {0, left < 0.01 ? (long)(left * 1e9) : 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* --setup-data FILE: setup()'s result as --setup-data-out wrote it (JSON;
  * "null" when setup() returned nothing). 0, or LL_EXIT_CONFIG after a
  * one-line error. */
@@ -516,6 +531,7 @@ int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
     ll_segment_tuple tuple;
+    ll_api *api = NULL;
     memset(&run, 0, sizeof(run));
     memset(&tuple, 0, sizeof(tuple));
     pthread_mutex_init(&run.mu, NULL);
@@ -652,6 +668,29 @@ int ll_engine_run(ll_config *cfg) {
         if (rc) goto done;
     }
     if (!cfg->quiet) print_banner(cfg, nworkers);
+    if (cfg->paused || cfg->address) {
+        const char *addr = cfg->address ? cfg->address : "127.0.0.1:6565";
+        api = ll_api_start(addr, &run, cfg->paused, err, sizeof(err));
+        if (!api) {
+            fprintf(stderr, "luaload: %s\n", err);
+            rc = LL_EXIT_CONFIG;
+            goto done;
+        }
+        ll_api_set_vus_max(api, max_vus);
+        if (cfg->paused) {
+            fprintf(stderr, "luaload: paused: waiting for PATCH http://%s/v1/status {\"data\":{\"attributes\":"
+                            "{\"paused\":false}}}\n", addr);
+            if (ll_api_wait_resume(api) != 0) {
+                rc = LL_EXIT_EXTERNAL_ABORT;
+                goto done;
+            }
+        }
+    }
+    if (cfg->start_at_set && wait_until(&run, cfg->start_at) != 0) {
+        rc = LL_EXIT_EXTERNAL_ABORT;
+        goto done;
+    }
+    ll_api_set_status(api, LL_API_STATUS_SETUP);
     if (cfg->setup_data_in) {
         setup_done = 1;
         goto setup_ran;
@@ -693,6 +732,7 @@ int ll_engine_run(ll_config *cfg) {
     }
 
 setup_ran:
+    ll_api_set_status(api, LL_API_STATUS_RUNNING);
     workers = calloc((size_t)nworkers, sizeof(*workers));
     if (!workers) {
         rc = LL_EXIT_FAILURE;
@@ -749,6 +789,7 @@ summarize:
     }
     int interrupted = atomic_load(&run.interrupt);
     if (setup_done && !life_lost && !atomic_load(&run.aborted) && !cfg->no_teardown) {
+        ll_api_set_status(api, LL_API_STATUS_TEARDOWN);
         step.fname = "teardown";
         step.data = run.setup_json;
         step.out = &teardown_out;
@@ -800,6 +841,8 @@ summarize:
     if ((!rc || rc == LL_EXIT_TEARDOWN_TIMEOUT) && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
 
 done:
+    ll_api_set_status(api, atomic_load(&run.interrupt) ? LL_API_STATUS_INTERRUPTED : LL_API_STATUS_ENDED);
+    ll_api_stop(api);
     if (atomic_load(&run.aborted)) {
         fprintf(stderr, "luaload: test aborted: %s\n", run.abort_reason);
         rc = LL_EXIT_ABORTED;
