@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -118,17 +117,29 @@ static void patch_status(ll_api *a, int fd, const api_req *r) {
     respond_status(a, fd);
 }
 
+/* the most a client may take to send its request: one that stalls or
+ * trickles does not hold the API (nor the run's exit, which joins it) */
+#define API_REQUEST_MS 1000
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void serve_one(ll_api *a, int fd) {
-    struct timeval tv = {2, 0}; /* a client that stalls does not hold the API */
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     api_req *r = ll_xcalloc(1, sizeof(*r));
     http_parser p;
     http_parser_init(&p, HTTP_REQUEST);
     p.data = r;
     char buf[4096];
-    ssize_t got = 1;
-    while (!r->done && got > 0) {
-        got = recv(fd, buf, sizeof(buf), 0);
+    int64_t deadline = now_ms() + API_REQUEST_MS;
+    for (ssize_t got = 1; !r->done && got != 0 && !atomic_load(&a->stop);) {
+        int64_t left = deadline - now_ms();
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) break;
+        got = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (got < 0 && errno != EAGAIN && errno != EINTR) break;
         if (got > 0 && http_parser_execute(&p, &SETTINGS, buf, (size_t)got) != (size_t)got) break;
     }
     if (!r->done) respond_error(fd, 400, "Bad Request", "not an HTTP request");
@@ -145,7 +156,7 @@ static void *api_main(void *ud) {
     while (!atomic_load(&a->stop)) {
         struct pollfd pfd = {a->fd, POLLIN, 0};
         if (poll(&pfd, 1, 100) <= 0) continue;
-        int c = accept(a->fd, NULL, NULL);
+        int c = accept4(a->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (c >= 0) serve_one(a, c);
     }
     return NULL;
@@ -179,7 +190,7 @@ ll_api *ll_api_start(const char *address, ll_run *run, int paused, char *err, si
         snprintf(err, errlen, "--address '%s': expected host:port with an IPv4 host, e.g. 127.0.0.1:6565", address);
         return NULL;
     }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
     if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(fd, 16) != 0) {
         snprintf(err, errlen, "--address %s: cannot listen: %s", address, strerror(errno));

@@ -291,7 +291,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "--start-at", "--start-at")) {
             char *end;
             cfg->start_at = strtod(v, &end);
-            if (!*v || *end || !(cfg->start_at >= 0)) rc = bad(flag, v, "a Unix time in seconds, e.g. 1767225600");
+            if (!*v || *end || !(cfg->start_at >= 0 && cfg->start_at < 1e11))
+                rc = bad(flag, v, "a Unix time in seconds, e.g. 1767225600");
             cfg->start_at_set = 1;
         } else if (is(flag, "--setup-only", "--setup-only")) {
             cfg->setup_only = 1;
