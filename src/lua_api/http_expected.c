@@ -14,7 +14,7 @@
 /* The registry key (its address) of http.set_response_callback's value: a
  * light userdata key, looked up on every response without interning a
  * string. */
-static const char DEFAULT_KEY = 0;
+static char DEFAULT_KEY;
 
 static int status_arg(lua_State *L, int idx, const char *W, int arg, const char *what) {
     if (lua_type(L, idx) != LUA_TNUMBER) return -1;
@@ -68,14 +68,14 @@ static int l_set_response_callback(lua_State *L) {
         ll_http_expected_check(L, 1, "http.set_response_callback");
         lua_pushvalue(L, 1);
     }
-    lua_pushlightuserdata(L, (void *)&DEFAULT_KEY);
+    lua_pushlightuserdata(L, &DEFAULT_KEY);
     lua_insert(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
     return 0;
 }
 
 const ll_http_expected *ll_http_expected_default(lua_State *L, int *counted) {
-    lua_pushlightuserdata(L, (void *)&DEFAULT_KEY);
+    lua_pushlightuserdata(L, &DEFAULT_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
     const ll_http_expected *e = lua_touserdata(L, -1);
     *counted = !lua_isboolean(L, -1);

@@ -17,7 +17,7 @@
 
 /* The registry key (its address) of the state's ll_http_defaults, read on
  * every request: a light userdata key interns no string. */
-static const char DEFAULTS_KEY = 0;
+static char DEFAULTS_KEY;
 
 const char *const LL_HTTP_OPTION_KEYS[] = {"userAgent", "insecureSkipTLSVerify", "tlsAuth", "tlsVersion",
                                            "tlsCipherSuites", "maxRedirects", "discardResponseBodies",
@@ -163,7 +163,7 @@ static ll_http_defaults *push_defaults(lua_State *L) {
 }
 
 const ll_http_defaults *ll_http_options_defaults(lua_State *L) {
-    lua_pushlightuserdata(L, (void *)&DEFAULTS_KEY);
+    lua_pushlightuserdata(L, &DEFAULTS_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
     ll_http_defaults *d = lua_touserdata(L, -1);
     lua_pop(L, 1);
@@ -172,7 +172,7 @@ const ll_http_defaults *ll_http_options_defaults(lua_State *L) {
     lua_getglobal(L, "options");
     if (lua_istable(L, -1)) read_defaults(L, lua_gettop(L), d);
     lua_pop(L, 1);
-    lua_pushlightuserdata(L, (void *)&DEFAULTS_KEY);
+    lua_pushlightuserdata(L, &DEFAULTS_KEY);
     lua_insert(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
     return d;

@@ -42,15 +42,16 @@ static void push_timings(lua_State *L, const ll_timings *t) {
 
 /* Registry keys (their addresses): the thread the constructor below runs
  * on, and the weak table of what each Response computes on first use. */
-static const char MAKER_KEY = 'm', EXTRA_KEY = 'x';
+static char MAKER_KEY, EXTRA_KEY;
 
 /* The Response table is made in Lua: a table constructor with constant
  * keys is one template copy in LuaJIT, where setting the fields from C
  * interned each key again (lua_setfield), a third of a scripted request's
  * instructions (callgrind). It runs on a thread of its own, which is never
  * suspended: the VU's coroutine is, when its response comes, and a
- * suspended coroutine cannot call a function. The metatable is an
- * upvalue. */
+ * suspended coroutine cannot call a function. The metatable and a
+ * setmetatable of luaload's own (a script may replace the global one) are
+ * its upvalues. */
 static const char CTOR[] =
     "local mt, setmetatable = ...\n"
     "return function(status, proto, body, err, code, tv, tc, url)\n"
@@ -63,7 +64,7 @@ static const char CTOR[] =
  * aside in a weak table, so the response holds only documented fields and
  * a script that never reads them does not pay for them. */
 void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type) {
-    lua_pushlightuserdata(L, (void *)&MAKER_KEY);
+    lua_pushlightuserdata(L, &MAKER_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_State *T = lua_tothread(L, -1); /* its stack holds the constructor */
     lua_pop(L, 1);
@@ -78,9 +79,19 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
     lua_pushstring(T, r->tls_cipher_suite ? r->tls_cipher_suite : "");
     if (r->effective_url) lua_pushstring(T, r->effective_url);
     else lua_pushnil(T);
-    lua_call(T, 8, 1);
+    if (lua_pcall(T, 8, 1, 0) != 0) { /* out of memory: a bare table that says so */
+        lua_settop(T, 1);
+        lua_createtable(L, 0, 3);
+        lua_pushinteger(L, 0);
+        lua_setfield(L, -2, "status");
+        lua_pushliteral(L, "out of memory making the response");
+        lua_setfield(L, -2, "error");
+        lua_pushinteger(L, 1000);
+        lua_setfield(L, -2, "error_code");
+        return;
+    }
     lua_xmove(T, L, 1);
-    lua_pushlightuserdata(L, (void *)&EXTRA_KEY);
+    lua_pushlightuserdata(L, &EXTRA_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, -2);
     resp_extra *x = lua_newuserdata(L, sizeof(*x) + r->headers_len);
@@ -274,7 +285,7 @@ static int l_response_index(lua_State *L) {
         return 1;
     }
     if (!k) return 0;
-    lua_pushlightuserdata(L, (void *)&EXTRA_KEY);
+    lua_pushlightuserdata(L, &EXTRA_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, 1);
     lua_rawget(L, -2);
@@ -295,17 +306,25 @@ static int l_response_index(lua_State *L) {
     return 1;
 }
 
+/* setmetatable(t, mt) -> t, for the constructor */
+static int l_set_metatable(lua_State *L) {
+    lua_settop(L, 2);
+    lua_setmetatable(L, 1);
+    return 1;
+}
+
 void ll_http_response_register(lua_State *L) {
-    lua_pushlightuserdata(L, (void *)&MAKER_KEY);
+    lua_pushlightuserdata(L, &MAKER_KEY);
     lua_State *T = lua_newthread(L);
-    if (luaL_loadbuffer(T, CTOR, sizeof(CTOR) - 1, "=luaload.Response") != 0) lua_error(T);
-    luaL_newmetatable(T, RESPONSE_MT);
-    lua_pushcfunction(T, l_response_index);
-    lua_setfield(T, -2, "__index");
-    lua_getglobal(T, "setmetatable");
-    lua_call(T, 2, 1); /* T's stack: the constructor, at 1 */
+    if (luaL_loadbuffer(L, CTOR, sizeof(CTOR) - 1, "=luaload.Response") != 0) lua_error(L);
+    luaL_newmetatable(L, RESPONSE_MT);
+    lua_pushcfunction(L, l_response_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_set_metatable);
+    lua_call(L, 2, 1);
+    lua_xmove(L, T, 1); /* T's stack: the constructor, at 1 */
     lua_rawset(L, LUA_REGISTRYINDEX);
-    lua_pushlightuserdata(L, (void *)&EXTRA_KEY);
+    lua_pushlightuserdata(L, &EXTRA_KEY);
     lua_newtable(L); /* response -> resp_extra, weak keys */
     luaL_newmetatable(L, "luaload.weak_keys");
     lua_pushliteral(L, "k");

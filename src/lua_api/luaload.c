@@ -47,15 +47,15 @@ int ll_luaload_wait(lua_State *L, ll_vu *vu) {
  * light userdata key: no string interned per check), made on first use:
  * [group id + 2] -> { check name -> id, [-status] -> id }. Pushes the
  * current group's table. */
-static const char checks_key = 0;
+static char checks_key;
 
 static void push_check_cache(lua_State *L, ll_vu *vu) {
-    lua_pushlightuserdata(L, (void *)&checks_key);
+    lua_pushlightuserdata(L, &checks_key);
     lua_rawget(L, LUA_REGISTRYINDEX);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         lua_newtable(L);
-        lua_pushlightuserdata(L, (void *)&checks_key);
+        lua_pushlightuserdata(L, &checks_key);
         lua_pushvalue(L, -2);
         lua_rawset(L, LUA_REGISTRYINDEX);
     }
