@@ -5,13 +5,11 @@
  * the ones that send it back to http-parser) are looked at by name. */
 #include "h1_head.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 
 #include "body_decode.h"
-
-/* the largest head taken here; h1_parse.c's limit for any head is 1 MiB */
-#define MAX_HEAD (1u << 20)
 
 enum { BAD = 0, TCHAR = 1, VCHAR = 2 }; /* TCHAR bytes are VCHAR bytes too */
 
@@ -120,8 +118,9 @@ static int header_line(const char *p, const char *le, ll_h1_head *out, int *conn
 }
 
 int ll_h1_head_scan(const char *p, size_t n, int head, ll_h1_head *out) {
-    if (!byte_class['a']) classes_init(); /* idempotent: threads racing here write the same bytes */
-    const char *end = p + (n < MAX_HEAD ? n : MAX_HEAD), *at = p;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, classes_init);
+    const char *end = p + (n < LL_H1_MAX_HEAD ? n : LL_H1_MAX_HEAD), *at = p;
     int conn = 0; /* Connection: 1 close, 2 keep-alive */
     memset(out, 0, sizeof(*out));
     out->encoding = -1;
@@ -140,8 +139,8 @@ int ll_h1_head_scan(const char *p, size_t n, int head, ll_h1_head *out) {
         }
         at = nl + 1;
     }
-    if (head) out->content_length = -1;
-    else if (out->content_length < 0 && out->status != 204 && out->status != 304) return 0; /* ends at close */
+    if (head || out->status == 204 || out->status == 304) out->content_length = -1; /* never a body */
+    else if (out->content_length < 0) return 0; /* ends at close: http-parser reads it */
     out->keep_alive = out->minor == 1 ? conn != 1 : conn == 2;
     return 1;
 }

@@ -16,13 +16,16 @@
 
 #include "buf.h"
 
+/* the largest response head taken, on both paths (libcurl's is 300 KiB) */
+#define LL_H1_MAX_HEAD (1u << 20)
+
 typedef struct ll_h1_head {
     size_t len;             /* bytes of the head, its blank line included */
     int status;             /* 200..999 except 1xx */
     int minor;              /* HTTP/1.minor: 0 or 1 */
     int keep_alive;         /* the connection may carry another request */
     int encoding;           /* LL_DECODE_* of Content-Encoding; -1: none or not decoded */
-    int64_t content_length; /* -1: no body follows (204, 304, or a HEAD request) */
+    int64_t content_length; /* -1: no body follows (1xx-less 204 and 304, or a HEAD request) */
     int canonical;          /* every line is already "Name: value": the head is its own header block */
     int set_cookie;         /* a Set-Cookie header is among them */
 } ll_h1_head;

@@ -86,17 +86,20 @@ static int on_headers(http_parser *p) {
     h->minor = p->http_minor;
     if (h->status < 200 && h->status != 101) return 0; /* an interim response: the final one follows */
     h->headers_done = 1;
+    /* no body follows a HEAD's response, nor a 204 or 304 even when it gives a
+     * Content-Length (RFC 9110 6.4.1; http-parser would wait for one) */
+    int bodiless = h->head || h->status == 204 || h->status == 304;
     if (h->encoding > LL_DECODE_IDENTITY && !h->head && h->limit > 0) {
         h->dec = ll_body_decoder_new(h->encoding);
         if (!h->dec) {
             h->err = "out of memory decoding the response body";
             return -1;
         }
-    } else if ((p->flags & F_CONTENTLENGTH) && h->limit > 0 && !h->head && p->content_length > (uint64_t)h->limit) {
+    } else if ((p->flags & F_CONTENTLENGTH) && h->limit > 0 && !bodiless && p->content_length > (uint64_t)h->limit) {
         h->too_big = 1; /* known to be over before reading it */
         return -1;
     }
-    return h->head; /* 1: no body follows */
+    return bodiless; /* 1: http-parser skips the body */
 }
 
 /* Takes n bytes of the body: counted, decoded and kept up to the limit.
@@ -145,11 +148,8 @@ void ll_h1_parse_reset(ll_h1_parse *h) {
     h->dec = NULL;
 }
 
-/* the most bytes of response headers taken (http-parser's default is 80 KiB,
- * libcurl's 300 KiB) */
-#define MAX_HEADER_BYTES (1u << 20)
-
-static void set_limits(void) { http_parser_set_max_header_size(MAX_HEADER_BYTES); }
+/* http-parser's default is 80 KiB */
+static void set_limits(void) { http_parser_set_max_header_size(LL_H1_MAX_HEAD); }
 
 void ll_h1_parse_start(ll_h1_parse *h, ll_buf *hdrs, ll_buf *body, int64_t limit, int head) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
