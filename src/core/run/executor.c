@@ -201,14 +201,17 @@ static void cut(ll_executor *s, ll_vu *vu) {
     }
 }
 
+static const ll_segment_tuple *stripe_of(const ll_executor *s);
+
 static void ramp(ll_loop *loop, void *ud) {
     ll_executor *s = ud;
     uint64_t now = ll_loop_now_ns();
     const ll_scenario *sc = s->sc;
     int64_t target = llround(ll_schedule_ramp_value((double)sc->start_vus, sc->stages, sc->nstages, (now - s->start_ns) / 1000));
+    const ll_segment_tuple *t = stripe_of(s);
     for (int i = 0; i < s->nvus; i++) {
         ll_vu *vu = &s->vus[i];
-        int allowed = vu->g < target;
+        int allowed = (t ? ll_segment_tuple_global(t, vu->g) : vu->g) < target; /* its index in the test */
         if (allowed && !vu->allowed) vu->disallowed_ns = 0;
         if (!allowed && vu->allowed) vu->disallowed_ns = now;
         vu->allowed = allowed;

@@ -132,6 +132,7 @@ int ll_scenario_validate(const ll_scenario *s, char *err, size_t errlen) {
 int64_t ll_scenario_max_vus(const ll_scenario *s) {
     switch (s->executor) {
     case LL_EX_RAMPING_VUS: {
+        if (s->split_vus || s->none) return s->split_vus;
         double m = (double)s->start_vus;
         for (int i = 0; i < s->nstages; i++)
             if (s->stages[i].target > m) m = s->stages[i].target;

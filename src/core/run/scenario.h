@@ -45,6 +45,9 @@ typedef struct ll_scenario {
     ll_tag *tags;            /* extra tags of its samples */
     int ntags;
     int none;                /* this instance's execution segment has no share of it */
+    int64_t split_vus;       /* ramping-vus in a split test: this instance's most VUs (its
+                              * stages stay the whole test's: a VU runs while its index in
+                              * the test is under the ramp, as in k6); 0: not split */
 } ll_scenario;
 
 typedef struct ll_scenarios {

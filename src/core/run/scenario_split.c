@@ -48,9 +48,9 @@ static int split_one(ll_scenario *s, const ll_segment_tuple *t, ll_segment_tuple
     case LL_EX_CONSTANT_VUS:
         s->vus = vus_of(t, (double)s->vus);
         break;
-    case LL_EX_RAMPING_VUS:
-        s->start_vus = vus_of(t, (double)s->start_vus);
-        for (int i = 0; i < s->nstages; i++) s->stages[i].target = (double)vus_of(t, s->stages[i].target);
+    case LL_EX_RAMPING_VUS: /* the stages stay: executor.c's ramp() compares each VU's index in the test */
+        s->split_vus = ll_segment_tuple_scale(t, ll_scenario_max_vus(s));
+        if (s->split_vus == 0) s->none = 1;
         break;
     case LL_EX_CONSTANT_ARRIVAL_RATE:
     case LL_EX_RAMPING_ARRIVAL_RATE:

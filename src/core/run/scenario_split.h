@@ -15,7 +15,8 @@
  *   shared-iterations    vus scaled; iterations scaled by t re-segmented by vus
  *   per-vu-iterations    vus scaled; iterations per VU unchanged
  *   constant-vus         vus scaled
- *   ramping-vus          startVUs and every stage target scaled
+ *   ramping-vus          its part of the most VUs; the stages unchanged: a VU
+ *                        runs while its index in the test is under the ramp
  *   arrival rates        preAllocatedVUs and maxVUs scaled; the rate and its
  *                        period unchanged: the instance starts the global
  *                        iterations that t re-segmented by maxVUs gives it
