@@ -192,6 +192,9 @@ function default()
   r = http.get("$WIRE/trickle", { timeout = "600ms" })
   print("trickle", r.status, r.error_code, r.timings.duration)
   print("after", http.get("$WIRE/").status)
+  r = http.get("$WIRE/nocontent", { timeout = "2s" })
+  print("nocontent", r.status, r.error_code, r.timings.duration < 1000)
+  print("after204", http.get("$WIRE/").status)
 end
 LUA
 )
@@ -202,5 +205,7 @@ expect_match "200 kB of headers: read" "$OUT" "^big	200	0$"
 expect_match "a trickled head: cut at the timeout, 1050" "$OUT" "^trickle	0	1050	"
 expect_cmp "a trickled head: cut on time" "x >= 590 && x < 1500" "$(awk '$1 == "trickle" { print $4 }' "$OUT")"
 expect_match "the next request works" "$OUT" "^after	200$"
+expect_match "a 204 with a Content-Length: no body waited for" "$OUT" "^nocontent	204	0	true$"
+expect_match "a 204 with a Content-Length: the connection goes on" "$OUT" "^after204	200$"
 expect_eq "hostile responses: counted in http_req_failed" "$(passes http_req_failed)" 2
 finish

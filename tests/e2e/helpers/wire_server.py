@@ -4,7 +4,8 @@ appends each request's head (as received, bytes escaped) to LOG, reads and
 drops Content-Length bodies, answers 200 "ok"; GET /chunked/N answers N
 bytes in chunks with no Content-Length; GET /headers/N sends N bytes of
 header lines; GET /trickle sends a response head one byte every 50 ms,
-never ending. Runs until killed."""
+never ending; GET /nocontent answers 204 with a Content-Length of 5 and no
+body (RFC 9110: a 204 has none) and keeps the connection. Runs until killed."""
 import socket
 import sys
 import threading
@@ -54,6 +55,8 @@ def handle(c):
                     c.sendall(line)
                     left -= len(line)
                 c.sendall(b"Content-Length: 2\r\n\r\nok")
+            elif target == b"/nocontent":
+                c.sendall(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n")
             elif target == b"/trickle":
                 for b in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"s" * 100000:
                     c.sendall(bytes([b]))
