@@ -184,8 +184,9 @@ int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, cha
     }
     if (cfg->segment_set || cfg->sequence_set) {
         ll_segment_seq_free(&seq);
-        snprintf(err, errlen, "%s: give --shard or --execution-segment (with --execution-segment-sequence), not both",
-                 what);
+        if (cfg->shard_set) snprintf(err, errlen, "%s: given twice (one part per instance)", what);
+        else snprintf(err, errlen, "%s: give --shard or --execution-segment (with --execution-segment-sequence), "
+                                   "not both", what);
         return -1;
     }
     cfg->segment = seg;
