@@ -652,7 +652,7 @@ int ll_engine_run(ll_config *cfg) {
         goto done;
     }
     rc = engine_check_vus(cfg, run.vu_id_base, &max_vus);
-    if (!rc) rc = engine_check_fd_limit(max_vus, engine_nworkers(cfg, max_vus));
+    if (!rc && !cfg->setup_only) rc = engine_check_fd_limit(max_vus, engine_nworkers(cfg, max_vus)); /* no VU made */
     if (rc) goto done;
     if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
     if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
