@@ -16,7 +16,7 @@ static char err[512];
 static int parse_fmt(const char *s, char *out, size_t len) {
     ll_segment seg;
     err[0] = 0;
-    if (ll_segment_parse(s, &seg, err, sizeof(err)) != 0) return -1;
+    if (ll_segment_parse(s, NULL, &seg, err, sizeof(err)) != 0) return -1;
     ll_segment_format(&seg, out, len);
     return 0;
 }
@@ -26,8 +26,8 @@ static int make_tuple(ll_segment_tuple *t, const char *seg, const char *seq) {
     ll_segment s;
     ll_segment_seq q = {0};
     err[0] = 0;
-    if (seg && ll_segment_parse(seg, &s, err, sizeof(err)) != 0) return -1;
-    if (seq && ll_segment_seq_parse(seq, &q, err, sizeof(err)) != 0) return -1;
+    if (seg && ll_segment_parse(seg, NULL, &s, err, sizeof(err)) != 0) return -1;
+    if (seq && ll_segment_seq_parse(seq, NULL, &q, err, sizeof(err)) != 0) return -1;
     int rc = ll_segment_tuple_init(t, seg ? &s : NULL, seq ? &q : NULL, err, sizeof(err));
     ll_segment_seq_free(&q);
     return rc;
@@ -98,8 +98,8 @@ static void test_parse(void) {
         tu_check(ok && strcmp(out, again) == 0 && strcmp(out, rt[i]) == 0, "segment %s round-trips", rt[i]);
     }
     ll_segment a, b;
-    ll_segment_parse("0:1", &a, err, sizeof(err));
-    ll_segment_parse("1/2:2/3", &b, err, sizeof(err));
+    ll_segment_parse("0:1", NULL, &a, err, sizeof(err));
+    ll_segment_parse("1/2:2/3", NULL, &b, err, sizeof(err));
     tu_check(ll_segment_equal(NULL, &a) && ll_segment_equal(&a, NULL), "k6 nil segment equals 0:1");
     tu_check(ll_segment_equal(&b, &b) && !ll_segment_equal(&a, &b), "k6 1/2:2/3 equals itself, not 0:1");
     ll_segment_format(NULL, out, sizeof(out));
@@ -122,7 +122,7 @@ static void test_parse(void) {
     parse_fmt("0:1/99999999999999999999", out, sizeof(out));
     tu_check(strstr(err, "\"1/99999999999999999999\" is too precise") != NULL, "message: %s", err);
 
-    ll_segment_parse("1/3:1", &a, err, sizeof(err));
+    ll_segment_parse("1/3:1", NULL, &a, err, sizeof(err));
     double len = ll_segment_length(&a);
     tu_check(len > 0.66666 && len < 0.66667 && ll_segment_length(NULL) == 1.0, "k6 FloatLength of 1/3:1 and nil");
 }
@@ -135,14 +135,14 @@ static void test_scale(void) {
     };
     for (size_t i = 0; i < sizeof(k6) / sizeof(k6[0]); i++) {
         ll_segment s;
-        ll_segment_parse(k6[i].seg, &s, err, sizeof(err));
+        ll_segment_parse(k6[i].seg, NULL, &s, err, sizeof(err));
         int64_t got = ll_segment_scale(&s, k6[i].value);
         tu_check(got == k6[i].want, "k6 Scale %s of %lld = %lld (got %lld)", k6[i].seg, (long long)k6[i].value,
                  (long long)k6[i].want, (long long)got);
     }
     ll_segment a, b;
-    ll_segment_parse("0:1/3", &a, err, sizeof(err));
-    ll_segment_parse("1/3:1", &b, err, sizeof(err));
+    ll_segment_parse("0:1/3", NULL, &a, err, sizeof(err));
+    ll_segment_parse("1/3:1", NULL, &b, err, sizeof(err));
     tu_check(ll_segment_scale(&a, INT64_MAX) == 3074457345618258602 &&
                  ll_segment_scale(&b, INT64_MAX) == 6148914691236517205,
              "Scale of INT64_MAX into thirds is exact");
@@ -171,7 +171,7 @@ static void test_seq_parse(void) {
     for (size_t i = 0; i < sizeof(k6) / sizeof(k6[0]); i++) {
         ll_segment_seq q;
         err[0] = 0;
-        int rc = ll_segment_seq_parse(k6[i].seq, &q, err, sizeof(err));
+        int rc = ll_segment_seq_parse(k6[i].seq, NULL, &q, err, sizeof(err));
         if (!k6[i].segs) {
             tu_check(rc != 0 && strstr(err, k6[i].seq), "k6 sequence \"%s\" is refused: %s", k6[i].seq, err);
             continue;
@@ -205,11 +205,11 @@ static void test_seq_parse(void) {
     for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
         ll_segment_seq q;
         err[0] = 0;
-        int rc = ll_segment_seq_parse(msgs[i].seq, &q, err, sizeof(err));
+        int rc = ll_segment_seq_parse(msgs[i].seq, NULL, &q, err, sizeof(err));
         tu_check(rc != 0 && strcmp(err, msgs[i].msg) == 0, "sequence message: %s", err);
     }
     ll_segment_seq q;
-    tu_check(ll_segment_seq_parse("0,25%,0.5,3/4,1", &q, err, sizeof(err)) == 0 && q.n == 4, "mixed syntaxes");
+    tu_check(ll_segment_seq_parse("0,25%,0.5,3/4,1", NULL, &q, err, sizeof(err)) == 0 && q.n == 4, "mixed syntaxes");
     char back[128];
     ll_segment_seq_format(&q, back, sizeof(back));
     tu_check(strcmp(back, "0,1/4,1/2,3/4,1") == 0, "mixed syntaxes format as fractions: %s", back);
@@ -549,7 +549,8 @@ static void test_properties(void) {
     };
     for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
         ll_segment_seq q;
-        if (!tu_check(ll_segment_seq_parse(seqs[i], &q, err, sizeof(err)) == 0, "parse %s: %s", seqs[i], err)) continue;
+        if (!tu_check(ll_segment_seq_parse(seqs[i], NULL, &q, err, sizeof(err)) == 0, "parse %s: %s", seqs[i], err))
+            continue;
         check_partition(seqs[i], &q);
         ll_segment_seq_free(&q);
     }
@@ -574,7 +575,7 @@ static void test_shard(void) {
         ll_segment seg;
         ll_segment_seq q;
         char a[64] = "", b[256] = "";
-        int rc = ll_segment_parse_shard(ok[i].in, &seg, &q, err, sizeof(err));
+        int rc = ll_segment_parse_shard(ok[i].in, NULL, &seg, &q, err, sizeof(err));
         if (rc == 0) ll_segment_format(&seg, a, sizeof(a));
         if (rc == 0) ll_segment_seq_format(&q, b, sizeof(b));
         tu_check(rc == 0 && strcmp(a, ok[i].seg) == 0 && strcmp(b, ok[i].seq) == 0,
@@ -594,14 +595,14 @@ static void test_shard(void) {
         ll_segment seg;
         ll_segment_seq q;
         err[0] = 0;
-        int rc = ll_segment_parse_shard(bad[i].in, &seg, &q, err, sizeof(err));
+        int rc = ll_segment_parse_shard(bad[i].in, NULL, &seg, &q, err, sizeof(err));
         int match = bad[i].msg ? strcmp(err, bad[i].msg) == 0 : strstr(err, "expected i/N") != NULL;
         tu_check(rc != 0 && match && q.n == 0, "shard \"%s\" is refused: %s", bad[i].in, err);
     }
     ll_segment seg;
     ll_segment_seq q;
     ll_segment_tuple t;
-    ll_segment_parse_shard("2/4", &seg, &q, err, sizeof(err));
+    ll_segment_parse_shard("2/4", NULL, &seg, &q, err, sizeof(err));
     int rc = ll_segment_tuple_init(&t, &seg, &q, err, sizeof(err));
     int64_t start = -1, lcd = -1, n = -1;
     const int64_t *off = NULL;

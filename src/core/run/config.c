@@ -130,22 +130,9 @@ int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen) {
     return ll_scenario_validate(s, err, errlen);
 }
 
-/* err, from segment.c's messages (which name the command-line flag), with
- * what in front instead. */
-static void rename_source(const char *what, const char *flag, char *err, size_t errlen) {
-    size_t n = strlen(flag);
-    if (strncmp(err, flag, n) != 0 || strcmp(what, flag) == 0) return;
-    char rest[512];
-    snprintf(rest, sizeof(rest), "%s", err + n);
-    snprintf(err, errlen, "%s%s", what, rest);
-}
-
 int ll_config_set_segment(ll_config *cfg, const char *what, const char *value, int force, char *err, size_t errlen) {
     ll_segment seg;
-    if (ll_segment_parse(value, &seg, err, errlen) != 0) {
-        rename_source(what, "--execution-segment", err, errlen);
-        return -1;
-    }
+    if (ll_segment_parse(value, what, &seg, err, errlen) != 0) return -1;
     if (cfg->segment_set && !force) return 0;
     if (cfg->shard_set) {
         snprintf(err, errlen, "%s: --shard gives the segment already; use one or the other", what);
@@ -159,10 +146,7 @@ int ll_config_set_segment(ll_config *cfg, const char *what, const char *value, i
 int ll_config_set_sequence(ll_config *cfg, const char *what, const char *value, int force, char *err,
                            size_t errlen) {
     ll_segment_seq seq;
-    if (ll_segment_seq_parse(value, &seq, err, errlen) != 0) {
-        rename_source(what, "--execution-segment-sequence", err, errlen);
-        return -1;
-    }
+    if (ll_segment_seq_parse(value, what, &seq, err, errlen) != 0) return -1;
     if ((cfg->sequence_set && !force) || cfg->shard_set) {
         ll_segment_seq_free(&seq);
         if (!force) return 0;
@@ -178,10 +162,7 @@ int ll_config_set_sequence(ll_config *cfg, const char *what, const char *value, 
 int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, char *err, size_t errlen) {
     ll_segment seg;
     ll_segment_seq seq;
-    if (ll_segment_parse_shard(value, &seg, &seq, err, errlen) != 0) {
-        rename_source(what, "shard", err, errlen);
-        return -1;
-    }
+    if (ll_segment_parse_shard(value, what, &seg, &seq, err, errlen) != 0) return -1;
     if (cfg->segment_set || cfg->sequence_set) {
         ll_segment_seq_free(&seq);
         if (cfg->shard_set) snprintf(err, errlen, "%s: given twice (one part per instance)", what);

@@ -188,21 +188,22 @@ static void number_error(char *err, size_t errlen, const char *flag, const char 
 static const ll_segment WHOLE = {{0, 1}, {1, 1}};
 static const ll_segment_rat ZERO = {0, 1}, ONE = {1, 1};
 
-int ll_segment_parse(const char *s, ll_segment *out, char *err, size_t errlen) {
+int ll_segment_parse(const char *s, const char *what, ll_segment *out, char *err, size_t errlen) {
+    const char *name = what ? what : SEG_FLAG;
     ll_segment seg = WHOLE;
     const char *colon = strchr(s, ':');
     const char *to = colon ? colon + 1 : s;
     if (colon) {
         int rc = parse_number(s, (size_t)(colon - s), &seg.from);
         if (rc != NUM_OK) {
-            number_error(err, errlen, SEG_FLAG, s, s, (size_t)(colon - s), rc);
+            number_error(err, errlen, name, s, s, (size_t)(colon - s), rc);
             return -1;
         }
     }
     if (colon || *s) { /* k6: "" alone is the whole test */
         int rc = parse_number(to, strlen(to), &seg.to);
         if (rc != NUM_OK) {
-            number_error(err, errlen, SEG_FLAG, s, to, strlen(to), rc);
+            number_error(err, errlen, name, s, to, strlen(to), rc);
             return -1;
         }
     }
@@ -211,15 +212,15 @@ int ll_segment_parse(const char *s, ll_segment *out, char *err, size_t errlen) {
     ll_segment_rat_format(seg.to, b, sizeof(b));
     /* k6's NewExecutionSegment checks in this order */
     if (ll_segment_rat_cmp(seg.from, ZERO) < 0) {
-        snprintf(err, errlen, "%s \"%s\": the start (%s) must be at least 0", SEG_FLAG, s, a);
+        snprintf(err, errlen, "%s \"%s\": the start (%s) must be at least 0", name, s, a);
         return -1;
     }
     if (ll_segment_rat_cmp(seg.from, seg.to) >= 0) {
-        snprintf(err, errlen, "%s \"%s\": the start (%s) must be below the end (%s)", SEG_FLAG, s, a, b);
+        snprintf(err, errlen, "%s \"%s\": the start (%s) must be below the end (%s)", name, s, a, b);
         return -1;
     }
     if (ll_segment_rat_cmp(seg.to, ONE) > 0) {
-        snprintf(err, errlen, "%s \"%s\": the end (%s) must be at most 1", SEG_FLAG, s, b);
+        snprintf(err, errlen, "%s \"%s\": the end (%s) must be at most 1", name, s, b);
         return -1;
     }
     *out = seg;
@@ -256,44 +257,46 @@ int64_t ll_segment_scale(const ll_segment *seg, int64_t value) {
 
 /* k6's NewExecutionSegment checks for points i and i + 1 (1-based) of the
  * sequence s. */
-static int check_points(const char *s, size_t i, ll_segment_rat a, ll_segment_rat b, char *err, size_t errlen) {
+static int check_points(const char *name, const char *s, size_t i, ll_segment_rat a, ll_segment_rat b, char *err,
+                        size_t errlen) {
     char sa[48], sb[48];
     ll_segment_rat_format(a, sa, sizeof(sa));
     ll_segment_rat_format(b, sb, sizeof(sb));
     if (ll_segment_rat_cmp(a, ZERO) < 0) {
-        snprintf(err, errlen, "%s \"%s\": point %zu (%s) must be at least 0", SEQ_FLAG, s, i, sa);
+        snprintf(err, errlen, "%s \"%s\": point %zu (%s) must be at least 0", name, s, i, sa);
         return -1;
     }
     if (ll_segment_rat_cmp(a, b) >= 0) {
-        snprintf(err, errlen, "%s \"%s\": point %zu (%s) must be above point %zu (%s); points must increase", SEQ_FLAG,
+        snprintf(err, errlen, "%s \"%s\": point %zu (%s) must be above point %zu (%s); points must increase", name,
                  s, i + 1, sb, i, sa);
         return -1;
     }
     if (ll_segment_rat_cmp(b, ONE) > 0) {
-        snprintf(err, errlen, "%s \"%s\": point %zu (%s) must be at most 1", SEQ_FLAG, s, i + 1, sb);
+        snprintf(err, errlen, "%s \"%s\": point %zu (%s) must be at most 1", name, s, i + 1, sb);
         return -1;
     }
     return 0;
 }
 
-int ll_segment_seq_parse(const char *s, ll_segment_seq *out, char *err, size_t errlen) {
+int ll_segment_seq_parse(const char *s, const char *what, ll_segment_seq *out, char *err, size_t errlen) {
+    const char *name = what ? what : SEQ_FLAG;
     out->items = NULL;
     out->n = 0;
     if (!*s) return 0;
     size_t npoints = 1;
     for (const char *p = s; *p; p++) npoints += *p == ',';
     if (npoints < 2) {
-        snprintf(err, errlen, "%s \"%s\": expected at least 2 comma-separated points, like 0,1/2,1 (1 given)", SEQ_FLAG,
+        snprintf(err, errlen, "%s \"%s\": expected at least 2 comma-separated points, like 0,1/2,1 (1 given)", name,
                  s);
         return -1;
     }
     if (npoints - 1 > (size_t)MAX_LCD) {
-        snprintf(err, errlen, "%s: too many points (%zu; at most %lld)", SEQ_FLAG, npoints, (long long)MAX_LCD + 1);
+        snprintf(err, errlen, "%s: too many points (%zu; at most %lld)", name, npoints, (long long)MAX_LCD + 1);
         return -1;
     }
     ll_segment *items = malloc((npoints - 1) * sizeof(*items));
     if (!items) {
-        snprintf(err, errlen, "%s: out of memory", SEQ_FLAG);
+        snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
     const char *p = s;
@@ -304,11 +307,11 @@ int ll_segment_seq_parse(const char *s, ll_segment_seq *out, char *err, size_t e
         ll_segment_rat r;
         int rc = parse_number(p, n, &r);
         if (rc != NUM_OK) {
-            number_error(err, errlen, SEQ_FLAG, s, p, n, rc);
+            number_error(err, errlen, name, s, p, n, rc);
             free(items);
             return -1;
         }
-        if (i > 0 && check_points(s, i, prev, r, err, errlen) != 0) {
+        if (i > 0 && check_points(name, s, i, prev, r, err, errlen) != 0) {
             free(items);
             return -1;
         }
@@ -340,34 +343,36 @@ void ll_segment_seq_free(ll_segment_seq *seq) {
     seq->n = 0;
 }
 
-int ll_segment_parse_shard(const char *s, ll_segment *seg, ll_segment_seq *seq, char *err, size_t errlen) {
+int ll_segment_parse_shard(const char *s, const char *what, ll_segment *seg, ll_segment_seq *seq, char *err,
+                           size_t errlen) {
+    const char *name = what ? what : "shard";
     seq->items = NULL;
     seq->n = 0;
     const char *slash = strchr(s, '/');
     int64_t i = 0, n = 0;
     if (!slash || parse_signed(s, (size_t)(slash - s), &i) != NUM_OK ||
         parse_signed(slash + 1, strlen(slash + 1), &n) != NUM_OK) {
-        snprintf(err, errlen, "shard \"%s\": expected i/N with whole numbers, like 2/4 for the second of 4 equal parts",
-                 s);
+        snprintf(err, errlen, "%s \"%s\": expected i/N with whole numbers, like 2/4 for the second of 4 equal parts",
+                 name, s);
         return -1;
     }
     if (n < 1) {
-        snprintf(err, errlen, "shard \"%s\": the number of parts N (%lld) must be at least 1", s, (long long)n);
+        snprintf(err, errlen, "%s \"%s\": the number of parts N (%lld) must be at least 1", name, s, (long long)n);
         return -1;
     }
     if (n > MAX_LCD) {
-        snprintf(err, errlen, "shard \"%s\": the number of parts N (%lld) must be at most %lld", s, (long long)n,
+        snprintf(err, errlen, "%s \"%s\": the number of parts N (%lld) must be at most %lld", name, s, (long long)n,
                  (long long)MAX_LCD);
         return -1;
     }
     if (i < 1 || i > n) {
-        snprintf(err, errlen, "shard \"%s\": i (%lld) must be from 1 to N (%lld); shards count from 1", s, (long long)i,
-                 (long long)n);
+        snprintf(err, errlen, "%s \"%s\": i (%lld) must be from 1 to N (%lld); shards count from 1", name, s,
+                 (long long)i, (long long)n);
         return -1;
     }
     ll_segment *items = malloc((size_t)n * sizeof(*items));
     if (!items) {
-        snprintf(err, errlen, "shard \"%s\": out of memory", s);
+        snprintf(err, errlen, "%s \"%s\": out of memory", name, s);
         return -1;
     }
     for (int64_t k = 0; k < n; k++) {

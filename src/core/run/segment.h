@@ -82,9 +82,10 @@ void ll_segment_rat_format(ll_segment_rat r, char *buf, size_t len);
 
 /* k6's NewExecutionSegmentFromString: "a:b", or "b" alone for 0:b, or ""
  * for 0:1. Each side is a fraction ("1/4"), a decimal ("0.25", "2.5e-1") or
- * a whole percentage ("25%"). Returns 0, or -1 with a message in err such as
+ * a whole percentage ("25%"). Returns 0, or -1 with a message in err that
+ * names what s came from (NULL: "--execution-segment"), such as
  * `--execution-segment "1/2:1/4": the start (1/2) must be below the end (1/4)`. */
-int ll_segment_parse(const char *s, ll_segment *out, char *err, size_t errlen);
+int ll_segment_parse(const char *s, const char *what, ll_segment *out, char *err, size_t errlen);
 
 /* Writes "from:to" with k6's fractions ("1/4:1/2"); "0:1" for NULL (100
  * bytes always suffice). */
@@ -105,9 +106,10 @@ int64_t ll_segment_scale(const ll_segment *seg, int64_t value);
 /* k6's NewExecutionSegmentSequenceFromString: at least two comma-separated
  * points (same syntax as ll_segment_parse's sides), strictly increasing,
  * from at least 0 to at most 1; it need not start at 0 or end at 1. ""
- * gives n == 0 (no sequence). Returns 0, or -1 with a message in err. The
- * caller frees out with ll_segment_seq_free. */
-int ll_segment_seq_parse(const char *s, ll_segment_seq *out, char *err, size_t errlen);
+ * gives n == 0 (no sequence). Returns 0, or -1 with a message in err that
+ * names what (NULL: "--execution-segment-sequence"). The caller frees out
+ * with ll_segment_seq_free. */
+int ll_segment_seq_parse(const char *s, const char *what, ll_segment_seq *out, char *err, size_t errlen);
 
 /* Writes "p0,p1,...,pn" with k6's fractions; "" when n == 0. Truncated to len. */
 void ll_segment_seq_format(const ll_segment_seq *seq, char *buf, size_t len);
@@ -116,9 +118,11 @@ void ll_segment_seq_format(const ll_segment_seq *seq, char *buf, size_t len);
 void ll_segment_seq_free(ll_segment_seq *seq);
 
 /* "i/N" (whole numbers, 1 <= i <= N <= 10000000): seg = (i-1)/N:i/N and
- * seq = 0,1/N,...,1 (N equal parts). Returns 0, or -1 with a message in err.
- * The caller frees seq with ll_segment_seq_free. */
-int ll_segment_parse_shard(const char *s, ll_segment *seg, ll_segment_seq *seq, char *err, size_t errlen);
+ * seq = 0,1/N,...,1 (N equal parts). Returns 0, or -1 with a message in err
+ * that names what (NULL: "shard"). The caller frees seq with
+ * ll_segment_seq_free. */
+int ll_segment_parse_shard(const char *s, const char *what, ll_segment *seg, ll_segment_seq *seq, char *err,
+                           size_t errlen);
 
 /* k6's NewExecutionTuple: fills seq to run from 0 to 1 (no sequence: 0:1
  * for a NULL or whole segment, else the segment with the gaps before and
