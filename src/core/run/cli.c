@@ -165,12 +165,10 @@ static int parse_dur(const char *flag, const char *v, uint64_t *out) {
     return 0;
 }
 
-typedef int segment_setter(ll_config *, const char *, const char *, int, char *, size_t);
-
-/* --execution-segment and --execution-segment-sequence */
-static int segment_flag(ll_config *cfg, const char *flag, const char *v, segment_setter *set) {
-    char why[300];
-    if (set(cfg, flag, v, 1, why, sizeof(why)) == 0) return 0;
+/* What a config.c setter's failure comes to: its one-line reason printed
+ * and LL_EXIT_CONFIG; 0 when it did not fail. */
+static int config_error(int failed, const char *why) {
+    if (!failed) return 0;
     fprintf(stderr, "luaload: %s\n", why);
     return LL_EXIT_CONFIG;
 }
@@ -211,6 +209,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             v = argv[++i];
         }
         int rc = 0;
+        char why[300]; /* a config.c setter's reason */
         if (is(flag, "-h", "--help")) {
             usage(stdout);
             return -1;
@@ -252,7 +251,6 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "--summary-export", "--summary-export")) {
             cfg->summary_export = v;
         } else if (is(flag, "--summary-trend-stats", "--summary-trend-stats")) {
-            char why[200];
             if (ll_config_set_trend_stats(cfg, v, why, sizeof(why)) != 0) rc = bad(flag, v, why);
         } else if (is(flag, "--summary-time-unit", "--summary-time-unit")) {
             if (!ll_config_time_unit_valid(v) || !*v) rc = bad(flag, v, "s, ms or us");
@@ -280,9 +278,9 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
             cfg->transport = ll_transport_find(v);
             if (!cfg->transport) rc = bad(flag, v, "native or curl");
         } else if (is(flag, "--execution-segment", "--execution-segment")) {
-            rc = segment_flag(cfg, flag, v, ll_config_set_segment);
+            rc = config_error(ll_config_set_segment(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
-            rc = segment_flag(cfg, flag, v, ll_config_set_sequence);
+            rc = config_error(ll_config_set_sequence(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--paused", "--paused") || is(flag, "-p", "-p")) {
             cfg->paused = 1;
         } else if (is(flag, "-a", "--address")) {
@@ -305,11 +303,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "--no-teardown", "--no-teardown")) {
             cfg->no_teardown = 1;
         } else if (is(flag, "--shard", "--shard")) {
-            char why[300];
-            if (ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0) {
-                fprintf(stderr, "luaload: %s\n", why);
-                rc = LL_EXIT_CONFIG;
-            }
+            rc = config_error(ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0, why);
         } else if (ll_quick_flag_kind(flag) >= 0) {
             rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
@@ -337,11 +331,6 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
     return ll_quick_finish(cfg);
 }
 
-static int env_error(const char *why) {
-    fprintf(stderr, "luaload: %s\n", why);
-    return LL_EXIT_CONFIG;
-}
-
 int ll_cli_parse_env(ll_config *cfg) {
     const char *v;
     int rc = 0;
@@ -362,12 +351,11 @@ int ll_cli_parse_env(ll_config *cfg) {
         if (!cfg->transport) rc = bad("LUALOAD_TRANSPORT", v, "native or curl");
     }
     char why[300];
-    if (!rc && (v = getenv("LUALOAD_EXECUTION_SEGMENT")) && *v &&
-        ll_config_set_segment(cfg, "LUALOAD_EXECUTION_SEGMENT", v, 0, why, sizeof(why)) != 0)
-        rc = env_error(why);
-    if (!rc && (v = getenv("LUALOAD_EXECUTION_SEGMENT_SEQUENCE")) && *v &&
-        ll_config_set_sequence(cfg, "LUALOAD_EXECUTION_SEGMENT_SEQUENCE", v, 0, why, sizeof(why)) != 0)
-        rc = env_error(why);
+    const char *seg = "LUALOAD_EXECUTION_SEGMENT", *seq = "LUALOAD_EXECUTION_SEGMENT_SEQUENCE";
+    if (!rc && (v = getenv(seg)) && *v)
+        rc = config_error(ll_config_set_segment(cfg, seg, v, 0, why, sizeof(why)) != 0, why);
+    if (!rc && (v = getenv(seq)) && *v)
+        rc = config_error(ll_config_set_sequence(cfg, seq, v, 0, why, sizeof(why)) != 0, why);
     if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
         if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
         cfg->seed_set = 1;
