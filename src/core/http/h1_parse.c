@@ -229,18 +229,14 @@ static int fast_head(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
 }
 
 int ll_h1_parse_feed(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
+    int first = h->fed == 0;
     *used = 0;
-    if (h->fast) {
-        h->fed += n;
-        return fast_body(h, p, n, used);
-    }
-    if (h->fed == 0 && n > 0 && !h->no_fast) {
-        h->fed = n;
+    h->fed += n;
+    if (h->fast) return fast_body(h, p, n, used);
+    if (first && n > 0 && !h->no_fast) {
         int rc = fast_head(h, p, n, used);
         if (rc != -2) return rc;
-        h->fed = 0;
     }
-    h->fed += n;
     size_t got = http_parser_execute(&h->p, &settings, n ? p : NULL, n);
     enum http_errno e = HTTP_PARSER_ERRNO(&h->p);
     *used = got;
