@@ -201,7 +201,11 @@ static void cut(ll_executor *s, ll_vu *vu) {
     }
 }
 
-static const ll_segment_tuple *stripe_of(const ll_executor *s);
+/* In a test split with execution segments, how the scenario's VUs and
+ * iterations are striped over the instances (NULL: not split). */
+static const ll_segment_tuple *stripe_of(const ll_executor *s) {
+    return s->w->run->stripes ? &s->w->run->stripes[s->index] : NULL;
+}
 
 static void ramp(ll_loop *loop, void *ud) {
     ll_executor *s = ud;
@@ -229,10 +233,6 @@ static void ramp(ll_loop *loop, void *ud) {
 /* Arrival rates in a test split with execution segments: this instance
  * starts its stripe of the global iterations, at their global times (the
  * rate's period is the whole test's). k counts the instance's own ones. */
-static const ll_segment_tuple *stripe_of(const ll_executor *s) {
-    return s->w->run->stripes ? &s->w->run->stripes[s->index] : NULL;
-}
-
 static uint64_t arrival_time_us(const ll_executor *s, int64_t k) {
     const ll_segment_tuple *t = stripe_of(s);
     int64_t g = t ? ll_segment_tuple_global(t, k) : k;
