@@ -1,6 +1,8 @@
 /* buffer.c -- growable byte buffers (see buffer.h). */
 #include "buf.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +25,20 @@ int ll_buf_append(ll_buf *b, const void *p, size_t n) {
 }
 
 int ll_buf_puts(ll_buf *b, const char *s) { return ll_buf_append(b, s, strlen(s)); }
+
+int ll_buf_read_file(ll_buf *b, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    char chunk[4096];
+    size_t n;
+    int rc = 0;
+    while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0) rc = ll_buf_append(b, chunk, n);
+    int err = rc ? ENOMEM : ferror(f) ? errno : 0;
+    fclose(f);
+    if (!err) return 0;
+    errno = err;
+    return -1;
+}
 
 void ll_buf_free(ll_buf *b) {
     free(b->p);

@@ -13,6 +13,9 @@ typedef struct ll_buf {
 /* Appends n bytes. Returns 0, or -1 (and sets failed) when out of memory. */
 int ll_buf_append(ll_buf *b, const void *p, size_t n);
 int ll_buf_puts(ll_buf *b, const char *s);
+/* Appends the whole file at path. Returns 0, or -1 with errno set when it
+ * cannot be opened or read (a directory, say) or memory ran out. */
+int ll_buf_read_file(ll_buf *b, const char *path);
 void ll_buf_free(ll_buf *b);
 
 #endif

@@ -26,6 +26,7 @@
 #include "options_json.h"
 #include "quick_native.h"
 #include "api.h"
+#include "buf.h"
 #include "quick_report.h"
 #include "scenario_split.h"
 #include "worker.h"
@@ -460,32 +461,22 @@ static int wait_until(ll_run *run, double t) {
  * "null" when setup() returned nothing). 0, or LL_EXIT_CONFIG after a
  * one-line error. */
 static int read_setup_data(const char *path, char **out) {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    if (!f) {
+    ll_buf text = {0};
+    if (ll_buf_read_file(&text, path) != 0) {
         fprintf(stderr, "luaload: --setup-data %s: %s\n", path, strerror(errno));
+        ll_buf_free(&text);
         return LL_EXIT_CONFIG;
     }
-    for (size_t n = 1; n > 0; len += n) {
-        if (len + 4096 > cap) text = ll_xrealloc(text, cap = cap * 2 + 4096 + 1);
-        n = fread(text + len, 1, cap - len - 1, f);
-    }
-    fclose(f);
-    text[len] = 0;
-    cJSON *j = cJSON_Parse(text);
+    cJSON *j = cJSON_Parse(text.p ? text.p : "");
     if (!j) {
         fprintf(stderr, "luaload: --setup-data %s: not JSON (expected what --setup-data-out wrote)\n", path);
-        free(text);
+        ll_buf_free(&text);
         return LL_EXIT_CONFIG;
     }
     int none = cJSON_IsNull(j);
     cJSON_Delete(j);
-    if (none) {
-        free(text);
-        text = NULL;
-    }
-    *out = text;
+    if (none) ll_buf_free(&text);
+    *out = text.p;
     return 0;
 }
 

@@ -232,17 +232,12 @@ int ll_quick_set_urls(ll_config *cfg, const char *arg) {
     ll_quick *q = &cfg->quick;
     const char *sep = ",";
     if (arg[0] == '@') {
-        FILE *f = fopen(arg + 1, "r");
         ll_buf b = {0};
-        char chunk[4096];
-        size_t n;
-        if (!f) {
+        if (ll_buf_read_file(&b, arg + 1) != 0) {
             fprintf(stderr, "luaload: cannot read the URL list %s: %s\n", arg + 1, strerror(errno));
+            ll_buf_free(&b);
             return LL_EXIT_CONFIG;
         }
-        while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) ll_buf_append(&b, chunk, n);
-        fclose(f);
-        if (b.failed) return LL_EXIT_CONFIG;
         q->urls_text = b.p ? b.p : strdup("");
         sep = "\n";
     } else {
