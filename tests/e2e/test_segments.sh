@@ -105,6 +105,17 @@ expect_eq "PATCH with a broken body is 400" \
 curl -s -X PATCH -d '{"data":{"attributes":{"paused":false}}}' "http://127.0.0.1:$port/v1/status" >/dev/null
 wait "$api_pid"
 expect_eq "released by a PATCH: exit 0" "$?" 0
+# the API on IPv6 loopback, where the machine has one
+if port6=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1",0)); print(s.getsockname()[1])' 2>/dev/null); then
+  timeout -k 5 60 "$LUALOAD" run "$S" --paused --address "[::1]:$port6" --shard 4/4 -q --no-summary >/dev/null 2>&1 &
+  api_pid=$!
+  for _ in $(seq 50); do curl -gs --max-time 2 "http://[::1]:$port6/v1/status" | grep -q paused && break; sleep 0.1; done
+  expect_eq "--address [::1]:port: the status on IPv6" \
+    "$(curl -gs --max-time 2 "http://[::1]:$port6/v1/status" | jq -r .data.attributes.status)" 4
+  curl -gs -X PATCH -d '{"data":{"attributes":{"paused":false}}}' "http://[::1]:$port6/v1/status" >/dev/null
+  wait "$api_pid"
+  expect_eq "--address [::1]:port: released, exit 0" "$?" 0
+fi
 # --start-at: a Unix time to start at, a second from now
 Q=$(script quick.lua <<LUA
 options = { iterations = 1 }

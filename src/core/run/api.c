@@ -3,11 +3,9 @@
  * body), answered in k6's JSON:API shape and closed. */
 #include "api.h"
 
-#include <arpa/inet.h>
 #include <cJSON.h>
 #include <errno.h>
 #include <http_parser.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "xmalloc.h"
 
 #define API_MAX_REQUEST 65536
@@ -164,8 +163,9 @@ static void *api_main(void *ud) {
 
 /* ---- the server ---- */
 
-/* "host:port", "port" or ":port" into addr; 0 or -1. */
-static int parse_address(const char *s, struct sockaddr_in *addr) {
+/* "host:port", "port" or ":port" (host 127.0.0.1), "[::1]:port" into ss;
+ * 0 or -1. */
+static int parse_address(const char *s, struct sockaddr_storage *ss, socklen_t *len) {
     const char *colon = strrchr(s, ':');
     char host[64] = "127.0.0.1";
     const char *port = colon ? colon + 1 : s;
@@ -174,25 +174,22 @@ static int parse_address(const char *s, struct sockaddr_in *addr) {
         memcpy(host, s, (size_t)(colon - s));
         host[colon - s] = 0;
     }
-    if (strcmp(host, "localhost") == 0) snprintf(host, sizeof(host), "127.0.0.1");
     char *end;
     long p = strtol(port, &end, 10);
     if (!*port || *end || p < 0 || p > 65535) return -1;
-    memset(addr, 0, sizeof(*addr));
-    addr->sin_family = AF_INET;
-    addr->sin_port = htons((uint16_t)p);
-    return inet_pton(AF_INET, host, &addr->sin_addr) == 1 ? 0 : -1;
+    return ll_addr_parse(host, (uint16_t)p, ss, len);
 }
 
 ll_api *ll_api_start(const char *address, ll_run *run, int paused, char *err, size_t errlen) {
-    struct sockaddr_in addr;
-    if (parse_address(address, &addr) != 0) {
-        snprintf(err, errlen, "--address '%s': expected host:port with an IPv4 host, e.g. 127.0.0.1:6565", address);
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    if (parse_address(address, &addr, &addrlen) != 0) {
+        snprintf(err, errlen, "--address '%s': expected host:port with an IP address, e.g. 127.0.0.1:6565", address);
         return NULL;
     }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
     if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(fd, 16) != 0) {
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, addrlen) != 0 || listen(fd, 16) != 0) {
         snprintf(err, errlen, "--address %s: cannot listen: %s", address, strerror(errno));
         if (fd >= 0) close(fd);
         return NULL;

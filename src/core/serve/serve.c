@@ -9,6 +9,7 @@
  * request parsing request.c's, responses routes.c's, faults faults.c's,
  * --echo-header's counting headers.c's, the counters' JSON stats.c's. */
 #include "serve.h"
+#include "addr.h"
 #include "xmalloc.h"
 #include "duration.h"
 #include "size.h"
@@ -45,31 +46,11 @@ static int parse_int_range(const char *s, int lo, int hi, int *out) {
 }
 
 static int set_host(serve_cfg *cfg, const char *v) {
-    char buf[INET6_ADDRSTRLEN + 2];
-    size_t n = strlen(v);
-    if (n >= sizeof(buf)) return -1;
-    memcpy(buf, v, n + 1);
-    if (n >= 2 && buf[0] == '[' && buf[n - 1] == ']') {
-        memmove(buf, buf + 1, n - 2);
-        buf[n - 2] = '\0';
-    }
-    if (strcmp(buf, "localhost") == 0) strcpy(buf, "127.0.0.1");
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&cfg->addr;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&cfg->addr;
-    memset(&cfg->addr, 0, sizeof(cfg->addr));
-    if (inet_pton(AF_INET, buf, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        cfg->addrlen = sizeof(*a4);
-        inet_ntop(AF_INET, &a4->sin_addr, cfg->host_text, sizeof(cfg->host_text));
-        return 0;
-    }
-    if (inet_pton(AF_INET6, buf, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        cfg->addrlen = sizeof(*a6);
-        inet_ntop(AF_INET6, &a6->sin6_addr, cfg->host_text, sizeof(cfg->host_text));
-        return 0;
-    }
-    return -1;
+    if (ll_addr_parse(v, 0, &cfg->addr, &cfg->addrlen) != 0) return -1; /* the port is set when it listens */
+    const void *ip = cfg->addr.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&cfg->addr)->sin6_addr
+                                                      : (const void *)&((struct sockaddr_in *)&cfg->addr)->sin_addr;
+    inet_ntop(cfg->addr.ss_family, ip, cfg->host_text, sizeof(cfg->host_text));
+    return 0;
 }
 
 static int set_port(serve_cfg *cfg, const char *v) { return parse_int_range(v, 0, 65535, &cfg->port); }
