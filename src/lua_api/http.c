@@ -33,6 +33,31 @@ static const char *const METHODS[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "
 
 static void on_done(ll_transfer *x, const ll_http_res *r, void *ud);
 
+/* What a request in flight reads its body from (ll_http_prepare's anchor:
+ * a form made from a table, a FileStream) must outlive the yield: lua_yield
+ * drops the C function's stack slots, so the collector would take the form
+ * while its parts are still being sent. It is kept in the registry under
+ * &inflight_key, [the VU's coroutine] = anchor, until the call ends. */
+static char inflight_key;
+
+static void inflight_set(lua_State *L, lua_State *co, int value) {
+    lua_pushlightuserdata(L, &inflight_key);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushlightuserdata(L, &inflight_key);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, LUA_REGISTRYINDEX);
+    }
+    lua_pushthread(co);
+    lua_xmove(co, L, 1);
+    if (value) lua_pushvalue(L, value);
+    else lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
 /* How the state judges req's responses: its own response callback, else
  * the state's (http.set_response_callback). */
 static ll_http_judge judge(ll_vu *vu, const ll_http_req *req) {
@@ -67,6 +92,7 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
         ll_http_batch_done(vu, call, x, r);
         return;
     }
+    inflight_set(vu->co, vu->co, 0); /* the last hop is in: its body is sent */
     ll_http_response_push(vu->co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
@@ -115,6 +141,7 @@ static const char *known_method(const char *m) {
 static void cancel_single(void *ud) {
     ll_vu *vu = ud;
     ll_http_call_cancel(vu, &vu->http.call);
+    inflight_set(vu->co, vu->co, 0);
 }
 
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
@@ -152,6 +179,7 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
     ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
     const char *m = NULL, *err = NULL;
     const ll_http_req *req = ll_http_prepare(L, ll_http_vu_oneoff(&vu->http), W, method, target, body, params, &m);
+    inflight_set(L, L, lua_gettop(L)); /* the anchor ll_http_prepare pushed (or nil) */
     vu->http.call.index = 0;
     if (ll_http_call_start(vu, &vu->http.call, c, 0, req, m, &err) < 0)
         return luaL_error(L, "%s: %s", W, err);
