@@ -113,7 +113,10 @@ static int header_line(const char *p, const char *le, ll_h1_head *out, int *conn
     case 17:
         return !named(p, nn, "transfer-encoding", 17);
     default:
-        return 1;
+        /* http-parser counts any name that starts with Transfer-Encoding
+         * as one (it then refuses a Content-Length beside it): leave
+         * such names to it */
+        return nn < 17 || strncasecmp(p, "transfer-encoding", 17) != 0;
     }
 }
 
