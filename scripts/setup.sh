@@ -13,6 +13,7 @@ PKGS=(
   nginx wrk nghttp2-client jq time curl clang python3 iproute2 procps influxdb
   libgnutls28-dev caddy tinyproxy openssl brotli zstd libpng-dev libbrotli-dev libzstd-dev
   libxml2-dev libhttp-parser-dev liburing-dev
+  default-jre-headless libhdrhistogram-java
 )
 BACKPORT_PKGS=(libcurl4-gnutls-dev)
 
@@ -24,7 +25,9 @@ setup.sh: this is not Debian 12; install these yourself, then build with CMake:
   cJSON, OpenSSL 3, nghttp2, libjwt, zlib, brotli, zstd, libpng, libxml2,
   http-parser 2.9, liburing;
   GnuTLS (headers);
-  for the tests: nginx, caddy 2.x, tinyproxy, openssl, brotli, zstd, jq, curl, influxdb 1.x; for the benchmarks: wrk, h2load (nghttp2), GNU time.
+  for the tests: nginx, caddy 2.x, tinyproxy, openssl, brotli, zstd, jq, curl, influxdb 1.x,
+  a Java runtime and HdrHistogram 2.1 (its jar in /usr/share/java/hdrhistogram.jar);
+  for the benchmarks: wrk, h2load (nghttp2), GNU time.
 MSG
   exit 1
 }

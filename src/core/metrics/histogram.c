@@ -159,3 +159,7 @@ int64_t ll_histogram_max(const ll_histogram *h) {
 size_t ll_histogram_memory(const ll_histogram *h) {
     return sizeof(*h) + (size_t)h->counts_len * sizeof(int64_t);
 }
+
+int64_t ll_histogram_slot_value(const ll_histogram *h, int32_t i) {
+    return highest_equivalent(h, i);
+}

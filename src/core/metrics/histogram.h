@@ -45,5 +45,8 @@ double ll_histogram_mean(const ll_histogram *h);
 int64_t ll_histogram_min(const ll_histogram *h);  /* 0 when empty */
 int64_t ll_histogram_max(const ll_histogram *h);
 size_t ll_histogram_memory(const ll_histogram *h);
+/* The highest value that counts[i] holds (what a percentile landing in
+ * that slot reports), for walking the counts. */
+int64_t ll_histogram_slot_value(const ll_histogram *h, int32_t i);
 
 #endif

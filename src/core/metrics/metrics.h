@@ -97,6 +97,11 @@ typedef struct ll_registry {
     int ntags;
 } ll_registry;
 
+/* The range of every Trend's histogram, in 1/1000 of the metric's unit:
+ * 1 us to one hour for time metrics (larger values are clamped). */
+#define LL_SHARD_HIST_LOWEST 1
+#define LL_SHARD_HIST_HIGHEST 3600000000ll
+
 typedef struct ll_value {
     double sum;           /* counter: sum; gauge: last value */
     double min, max;      /* gauge */
@@ -148,6 +153,10 @@ void ll_shard_trend(ll_shard *s, int id, int64_t v, ll_tag_source *t);          
 void ll_shard_check(ll_shard *s, int check_id, int ok, ll_tag_source *t);
 /* Any metric type, v in the metric's unit (ms for time trends). */
 void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t);
+/* For results read back from elsewhere (luaload merge): metric id's value
+ * slot, and a check's counts added without touching the checks rate. */
+ll_value *ll_shard_value(ll_shard *s, int id);
+void ll_shard_check_counts(ll_shard *s, int check_id, int64_t passes, int64_t fails);
 /* Zeroes every value (keeps the allocations), for snapshots. */
 void ll_shard_reset(ll_shard *s);
 /* Adds src's samples into dst (same registry). Returns -1 when a trend

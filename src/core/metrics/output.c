@@ -84,7 +84,7 @@ static void emit(void *ud, int id, double value, uint64_t now, ll_tag_source *t)
 static int open_sink(ll_outputs *o, const char *spec, const ll_output_http *http, char *err, size_t errlen) {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec || !eq[1]) {
-        snprintf(err, errlen, "invalid output '%s' (expected json=FILE, csv=FILE or influxdb=URL)", spec);
+        snprintf(err, errlen, "invalid output '%s' (expected json=FILE, csv=FILE, influxdb=URL or hdrlog=FILE)", spec);
         return -1;
     }
     size_t n = (size_t)(eq - spec);
@@ -93,7 +93,7 @@ static int open_sink(ll_outputs *o, const char *spec, const ll_output_http *http
     else if (n == 3 && strncmp(spec, "csv", n) == 0) s = ll_output_csv_open(eq + 1, err, errlen);
     else if (n == 8 && strncmp(spec, "influxdb", n) == 0) s = ll_output_influxdb_open(eq + 1, http, err, errlen);
     else {
-        snprintf(err, errlen, "unknown output type '%.*s' in '%s' (expected json, csv or influxdb)", (int)n, spec, spec);
+        snprintf(err, errlen, "unknown output type '%.*s' in '%s' (expected json, csv, influxdb or hdrlog)", (int)n, spec, spec);
         return -1;
     }
     if (!s) return -1;
@@ -113,6 +113,7 @@ ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_thre
     clock_gettime(CLOCK_REALTIME, &rt);
     o->mono_to_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)ll_loop_now_ns();
     for (int i = 0; i < n; i++) {
+        if (strncmp(specs[i], "hdrlog=", 7) == 0) continue; /* the run writes it (output_hdrlog.h) */
         if (open_sink(o, specs[i], http, err, errlen) != 0) {
             ll_outputs_free(o);
             return NULL;

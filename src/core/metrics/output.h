@@ -54,7 +54,8 @@ ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *h
 typedef struct ll_outputs ll_outputs;
 
 /* Opens each "type=target" spec (json=FILE, csv=FILE, influxdb=URL; http
- * serves the influxdb output). Returns NULL with a one-line reason in err. */
+ * serves the influxdb output; hdrlog=FILE is skipped: the run writes it,
+ * output_hdrlog.h). Returns NULL with a one-line reason in err. */
 ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_threshold_set *th,
                             const ll_output_http *http, char *err, size_t errlen);
 /* Makes shard send its samples to the outputs (before the run starts). */

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HIST_LOWEST 1
-#define HIST_HIGHEST 3600000000ll /* one hour in microseconds */
 
 ll_shard *ll_shard_new(ll_registry *reg) {
     ll_shard *s = ll_xcalloc(1, sizeof(*s));
@@ -81,7 +79,7 @@ static void rate_one(ll_shard *s, int id, int nonzero) {
 
 static void trend_one(ll_shard *s, int id, int64_t v) {
     ll_value *x = slot(s, id);
-    if (!x->hist) x->hist = ll_histogram_new(HIST_LOWEST, HIST_HIGHEST, s->reg->sig_digits);
+    if (!x->hist) x->hist = ll_histogram_new(LL_SHARD_HIST_LOWEST, LL_SHARD_HIST_HIGHEST, s->reg->sig_digits);
     if (x->hist) ll_histogram_record(x->hist, v);
 }
 
@@ -154,6 +152,14 @@ void ll_shard_check(ll_shard *s, int check_id, int ok, ll_tag_source *t) {
     check_slot(s, check_id);
     s->checks[check_id][ok ? 0 : 1]++;
     ll_shard_rate(s, LL_M_CHECKS, ok, t);
+}
+
+ll_value *ll_shard_value(ll_shard *s, int id) { return slot(s, id); }
+
+void ll_shard_check_counts(ll_shard *s, int check_id, int64_t passes, int64_t fails) {
+    check_slot(s, check_id);
+    s->checks[check_id][0] += passes;
+    s->checks[check_id][1] += fails;
 }
 
 void ll_shard_reset(ll_shard *s) {

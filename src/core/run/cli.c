@@ -173,8 +173,26 @@ static int config_error(int failed, const char *why) {
     return LL_EXIT_CONFIG;
 }
 
-int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
-    memset(cfg, 0, sizeof(*cfg));
+/* Whether flag takes a value (the next argument unless --flag=value). */
+static int takes_value(const char *flag) {
+    return is(flag, "-s", "--stage") || is(flag, "-u", "--vus") || is(flag, "-c", "--connections") || is(flag, "-d", "--duration") ||
+           is(flag, "-i", "--iterations") || is(flag, "-w", "--workers") || is(flag, "-e", "--env") ||
+           is(flag, "--graceful-stop", "--graceful-stop") ||
+           is(flag, "--summary-export", "--summary-export") ||
+           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
+           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
+           is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output") ||
+           is(flag, "--threshold", "--threshold") || is(flag, "--transport", "--transport") ||
+           is(flag, "--execution-segment", "--execution-segment") ||
+           is(flag, "--execution-segment-sequence", "--execution-segment-sequence") ||
+           is(flag, "--shard", "--shard") || is(flag, "--setup-data", "--setup-data") ||
+           is(flag, "--setup-data-out", "--setup-data-out") || is(flag, "-a", "--address") ||
+           is(flag, "--start-at", "--start-at") ||
+           ll_quick_flag_kind(flag) == 1;
+}
+
+/* The flags and the script or URL of argv[1..argc-1] into cfg. */
+static int parse_args(int argc, char **argv, ll_config *cfg) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -187,21 +205,8 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         } else {
             snprintf(flag, sizeof(flag), "%s", a);
         }
-        int takes_value = is(flag, "-s", "--stage") || is(flag, "-u", "--vus") || is(flag, "-c", "--connections") || is(flag, "-d", "--duration") ||
-                          is(flag, "-i", "--iterations") || is(flag, "-w", "--workers") || is(flag, "-e", "--env") ||
-                          is(flag, "--graceful-stop", "--graceful-stop") ||
-                          is(flag, "--summary-export", "--summary-export") ||
-                          is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
-                          is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
-                          is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output") ||
-                          is(flag, "--threshold", "--threshold") || is(flag, "--transport", "--transport") ||
-                          is(flag, "--execution-segment", "--execution-segment") ||
-                          is(flag, "--execution-segment-sequence", "--execution-segment-sequence") ||
-                          is(flag, "--shard", "--shard") || is(flag, "--setup-data", "--setup-data") ||
-                          is(flag, "--setup-data-out", "--setup-data-out") || is(flag, "-a", "--address") ||
-                          is(flag, "--start-at", "--start-at") ||
-                          ll_quick_flag_kind(flag) == 1;
-        if (takes_value && !v) {
+        int needs = takes_value(flag);
+        if (needs && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: flag %s needs a value\n", flag);
                 return LL_EXIT_CONFIG;
@@ -320,6 +325,13 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         }
         if (rc) return rc;
     }
+    return 0;
+}
+
+int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    int rc = parse_args(argc, argv, cfg);
+    if (rc) return rc;
     if (!cfg->script_path && !cfg->quick_url) {
         fprintf(stderr, "luaload: run needs a script or a URL (luaload run script.lua)\n");
         return LL_EXIT_CONFIG;
@@ -359,6 +371,76 @@ int ll_cli_parse_env(ll_config *cfg) {
     if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
         if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
         cfg->seed_set = 1;
+    }
+    return rc;
+}
+
+static void merge_usage(FILE *f) {
+    fputs("usage: luaload merge [flags] [SCRIPT.lua] PART.hlog...\n"
+          "  PART.hlog                 a part's --out hdrlog=FILE (its FILE.json beside it)\n"
+          "  SCRIPT.lua                the test's script: its handle_summary() prints the summary\n"
+          "  -e, --env KEY=VALUE       environment variable for the script (repeatable)\n"
+          "      --summary-export FILE write the merged summary as JSON (k6's format)\n"
+          "  -o, --out TYPE=FILE       the merged samples: json=FILE or csv=FILE (.gz: gzip)\n"
+          "      --summary-trend-stats L, --summary-time-unit U   instead of the parts' options\n"
+          "      --threshold M=EXPR    one more threshold to judge the merged results (repeatable)\n"
+          "      --no-thresholds       do not evaluate thresholds\n"
+          "      --no-summary          do not print the summary\n"
+          "      --no-color            a summary without colors (also NO_COLOR=1)\n"
+          "exit code: 0, 99 when a threshold fails, 104 when the parts do not belong together\n",
+          f);
+}
+
+/* The flags luaload merge takes; the others are luaload run's alone. */
+static int merge_flag(const char *flag) {
+    return is(flag, "-e", "--env") || is(flag, "-o", "--out") || is(flag, "--summary-export", "--summary-export") ||
+           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
+           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "--threshold", "--threshold") ||
+           is(flag, "--no-thresholds", "--no-thresholds") || is(flag, "--no-summary", "--no-summary") ||
+           is(flag, "--no-color", "--no-color") || is(flag, "-q", "--quiet");
+}
+
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), t = strlen(tail);
+    return n > t && strcmp(s + n - t, tail) == 0;
+}
+
+int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int *nparts) {
+    memset(cfg, 0, sizeof(*cfg));
+    *parts = calloc((size_t)argc + 1, sizeof(**parts));
+    char **rest = calloc((size_t)argc + 1, sizeof(*rest)); /* what parse_args reads */
+    *nparts = 0;
+    int nrest = 0, rc = 0;
+    if (!*parts || !rest) {
+        free(rest);
+        return LL_EXIT_FAILURE;
+    }
+    rest[nrest++] = argv[0];
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        char flag[64];
+        snprintf(flag, sizeof(flag), "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
+        if (is(flag, "-h", "--help")) {
+            merge_usage(stdout);
+            rc = -1;
+        } else if (a[0] == '-' && a[1] && !merge_flag(flag)) {
+            fprintf(stderr, "luaload: merge: unknown flag %s (see luaload merge --help)\n", flag);
+            rc = LL_EXIT_CONFIG;
+        } else if (a[0] == '-' && a[1]) {
+            rest[nrest++] = argv[i];
+            if (!eq && takes_value(flag) && i + 1 < argc) rest[nrest++] = argv[++i];
+        } else if (ends_with(a, ".lua")) {
+            rest[nrest++] = argv[i];
+        } else {
+            (*parts)[(*nparts)++] = argv[i];
+        }
+    }
+    if (!rc) rc = parse_args(nrest, rest, cfg);
+    free(rest);
+    if (!rc && *nparts == 0) {
+        fprintf(stderr, "luaload: merge: no parts given (luaload merge part1.hlog part2.hlog ...)\n");
+        rc = LL_EXIT_CONFIG;
     }
     return rc;
 }

@@ -175,3 +175,17 @@ int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, cha
     cfg->segment_set = cfg->sequence_set = cfg->shard_set = 1;
     return 0;
 }
+
+/* --threshold 'metric=expression', after the script's own (its custom
+ * metrics exist by then) */
+int ll_config_add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
+    for (int i = 0; i < cfg->ncli_thresholds && !cfg->no_thresholds; i++) {
+        const char *key = cfg->cli_threshold_keys[i], *expr = cfg->cli_threshold_exprs[i];
+        char why[320];
+        if (ll_threshold_set_add(&cfg->thresholds, reg, key, expr, 0, 0, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "--threshold '%s=%s': %s", key, expr, why);
+            return LL_EXIT_CONFIG;
+        }
+    }
+    return 0;
+}

@@ -76,6 +76,11 @@ typedef struct ll_config {
  * help was printed, or LL_EXIT_CONFIG after printing a one-line error. */
 int ll_cli_parse_run(int argc, char **argv, ll_config *cfg);
 void ll_config_free(ll_config *cfg);
+/* Parses `luaload merge` arguments (argv[0] is "merge"): the summary and
+ * output flags into cfg, a SCRIPT.lua into cfg->script_path, the parts'
+ * paths into *parts (malloc'd, pointing into argv). Returns like
+ * ll_cli_parse_run. */
+int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int *nparts);
 
 /* Sets summaryTrendStats from a comma-separated list ("avg,p(99),count").
  * Returns 0, or -1 with a one-line reason in err. */
@@ -97,6 +102,10 @@ int ll_config_set_segment(ll_config *cfg, const char *what, const char *value, i
 int ll_config_set_sequence(ll_config *cfg, const char *what, const char *value, int force, char *err,
                            size_t errlen);
 int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, char *err, size_t errlen);
+
+/* Adds the --threshold flags to cfg->thresholds (after the script's own:
+ * its custom metrics exist by then). 0, or LL_EXIT_CONFIG with err set. */
+int ll_config_add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, size_t errlen);
 
 /* Parses a seed: decimal digits only, 0 to 2^64-1. Returns 0 or -1. */
 int ll_config_parse_seed(const char *s, uint64_t *out);

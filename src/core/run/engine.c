@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "identity.h"
 #include "output.h"
+#include "output_hdrlog.h"
 #include "poster.h"
 #include "progress.h"
 #include "script.h"
@@ -187,20 +189,6 @@ static int engine_check_vus(const ll_config *cfg, uint64_t *id_base, int64_t *ma
     return LL_EXIT_CONFIG;
 }
 
-/* --threshold 'metric=expression', after the script's own (its custom
- * metrics exist by then) */
-static int add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
-    for (int i = 0; i < cfg->ncli_thresholds && !cfg->no_thresholds; i++) {
-        const char *key = cfg->cli_threshold_keys[i], *expr = cfg->cli_threshold_exprs[i];
-        char why[320];
-        if (ll_threshold_set_add(&cfg->thresholds, reg, key, expr, 0, 0, why, sizeof(why)) != 0) {
-            snprintf(err, errlen, "--threshold '%s=%s': %s", key, expr, why);
-            return LL_EXIT_CONFIG;
-        }
-    }
-    return 0;
-}
-
 /* The worker threads: one per core (or --workers), no more than VUs. */
 static int engine_nworkers(const ll_config *cfg, int64_t max_vus) {
     int n = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -326,8 +314,8 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
  * failed abortOnFail threshold) are asked to stop their Lua code, then
  * given up on (abandoned). */
 static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0,
-                          ll_quick_report *qr) {
-    ll_shard *snap = cfg->thresholds.n ? ll_shard_new(run->reg) : NULL;
+                          ll_quick_report *qr, ll_hdrlog *hdrlog) {
+    ll_shard *snap = cfg->thresholds.n || hdrlog ? ll_shard_new(run->reg) : NULL;
     int progress = !cfg->quiet && isatty(2), asked = 0;
     uint64_t max_grace, due = planned_end_ns(cfg, t0, &max_grace);
     int seen_abort = 0, seen_threshold = 0;
@@ -373,6 +361,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
             ll_shard_merge(snap, life->shard);
             int abort = 0;
             double elapsed = (double)(now - t0) / 1e9;
+            if (hdrlog) ll_hdrlog_interval(hdrlog, snap, elapsed); /* a write error is reported at the end */
             ll_threshold_set_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
             if (abort && !atomic_exchange(&run->threshold_abort, 1))
                 fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
@@ -518,6 +507,40 @@ static int bare_summary(ll_run *run, const cJSON *data) {
     return rc;
 }
 
+/* The FILE of --out hdrlog=FILE (NULL when none); *others counts the
+ * outputs that are not hdrlog. -1 after a one-line error when there are two. */
+static int hdrlog_path(const ll_config *cfg, const char **path, int *others) {
+    *path = NULL;
+    *others = 0;
+    for (int i = 0; i < cfg->noutputs; i++) {
+        if (strncmp(cfg->outputs[i], "hdrlog=", 7) != 0) {
+            (*others)++;
+            continue;
+        }
+        if (*path || !cfg->outputs[i][7]) {
+            fprintf(stderr, "luaload: --out %s: %s\n", cfg->outputs[i],
+                    *path ? "only one hdrlog output per run" : "expected hdrlog=FILE");
+            return -1;
+        }
+        *path = cfg->outputs[i] + 7;
+    }
+    return 0;
+}
+
+/* Writes the last interval and the sidecar of --out hdrlog. 0, or
+ * LL_EXIT_FAILURE after a one-line error. */
+static int close_hdrlog(ll_hdrlog *l, const ll_shard *total, double elapsed, const ll_config *cfg,
+                        const char *whole_options) {
+    char err[1024];
+    cJSON *id = ll_identity_json(cfg, whole_options, err, sizeof(err));
+    int rc = -1;
+    if (id) rc = ll_hdrlog_close(l, total, elapsed, &cfg->thresholds, id, err, sizeof(err));
+    else ll_hdrlog_close(l, NULL, 0, NULL, NULL, NULL, 0);
+    cJSON_Delete(id);
+    if (rc) fprintf(stderr, "luaload: --out hdrlog: %s\n", err);
+    return rc ? LL_EXIT_FAILURE : 0;
+}
+
 int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
@@ -545,6 +568,10 @@ int ll_engine_run(ll_config *cfg) {
     int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0, outputs_stopped = 0;
     ll_worker life, *workers = NULL;
     ll_outputs *outputs = NULL;
+    ll_hdrlog *hdrlog = NULL;
+    const char *hdrlog_file = NULL;
+    char *whole_options = NULL; /* before the split: what every part of the test shares */
+    int other_outputs = 0;
     memset(&life, 0, sizeof(life));
     ll_shard *total = NULL;
     cJSON *data = NULL;
@@ -593,7 +620,7 @@ int ll_engine_run(ll_config *cfg) {
     rc = ll_cli_parse_env(cfg); /* prints its own error */
     if (rc) goto done;
     rc = ll_script_read_options(&life, cfg, run.reg, err, sizeof(err));
-    if (!rc) rc = add_cli_thresholds(cfg, run.reg, err, sizeof(err));
+    if (!rc) rc = ll_config_add_cli_thresholds(cfg, run.reg, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "luaload: %s\n", err);
         goto done;
@@ -604,7 +631,11 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
-    if (cfg->noutputs) {
+    if (hdrlog_path(cfg, &hdrlog_file, &other_outputs) != 0) {
+        rc = LL_EXIT_CONFIG;
+        goto done;
+    }
+    if (other_outputs) {
         outputs = ll_outputs_open(cfg->outputs, cfg->noutputs, run.reg, &cfg->thresholds, &ll_poster_http, err,
                                   sizeof(err));
         if (outputs) ll_outputs_attach(outputs, life.shard);
@@ -621,6 +652,10 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = check_exec_functions(&life, cfg);
     if (rc) goto done;
+    if (hdrlog_file && !(whole_options = ll_options_json(cfg))) {
+        rc = LL_EXIT_FAILURE;
+        goto done;
+    }
     if (cfg->segment_set || cfg->sequence_set) { /* one part of a test split over instances */
         if (ll_segment_tuple_init(&tuple, cfg->segment_set ? &cfg->segment : NULL,
                                   cfg->sequence.n ? &cfg->sequence : NULL, err, sizeof(err)) != 0 ||
@@ -654,10 +689,6 @@ int ll_engine_run(ll_config *cfg) {
     }
     nworkers = engine_nworkers(cfg, max_vus);
     run.nworkers = nworkers;
-    if (cfg->setup_data_in) { /* setup() ran once elsewhere: its result is here */
-        rc = read_setup_data(cfg->setup_data_in, &run.setup_json);
-        if (rc) goto done;
-    }
     if (!cfg->quiet) print_banner(cfg, nworkers);
     if (cfg->paused || cfg->address) {
         const char *addr = cfg->address ? cfg->address : "127.0.0.1:6565";
@@ -682,7 +713,9 @@ int ll_engine_run(ll_config *cfg) {
         goto done;
     }
     ll_api_set_status(api, LL_API_STATUS_SETUP);
-    if (cfg->setup_data_in) {
+    if (cfg->setup_data_in) { /* setup() ran once elsewhere (after this part was started, maybe): its result is here */
+        rc = read_setup_data(cfg->setup_data_in, &run.setup_json);
+        if (rc) goto done;
         setup_done = 1;
         goto setup_ran;
     }
@@ -744,6 +777,11 @@ setup_ran:
     clock_gettime(CLOCK_REALTIME, &wall);
     run.t0_unix_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
     uint64_t t0 = run.t0 = ll_loop_now_ns();
+    if (hdrlog_file && !(hdrlog = ll_hdrlog_open(hdrlog_file, run.reg, run.t0_unix_ms, t0, err, sizeof(err)))) {
+        fprintf(stderr, "luaload: --out %s\n", err);
+        rc = LL_EXIT_CONFIG;
+        goto done;
+    }
     for (int i = 0; i < nworkers; i++) {
         if (ll_worker_start_thread(&workers[i]) != 0) {
             fprintf(stderr, "luaload: cannot start worker thread %d\n", i);
@@ -758,7 +796,7 @@ setup_ran:
         uint64_t tick = cfg->quick.ticker_us ? cfg->quick.ticker_us : 1000000;
         ll_quick_report_start(&qr, t0, cfg->verbose ? tick * 1000 : 0);
     }
-    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL);
+    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL, hdrlog);
     elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
@@ -801,6 +839,11 @@ summarize:
     report_http_errors(workers, nworkers, life_lost ? NULL : &life);
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
+    if (hdrlog) {
+        int hrc = close_hdrlog(hdrlog, total, elapsed, cfg, whole_options);
+        hdrlog = NULL;
+        if (!rc) rc = hrc;
+    }
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     const char *nc = getenv("NO_COLOR");
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
@@ -849,6 +892,8 @@ done:
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     ll_outputs_free(outputs); /* before the shards it writes from */
+    if (hdrlog) ll_hdrlog_close(hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
+    free(whole_options);
     cJSON_Delete(data);
     free(teardown_out);
     ll_shard_free(total);
@@ -867,5 +912,74 @@ done:
     pthread_mutex_destroy(&run.mu);
     free(quick);
     ll_quick_plan_free(plan);
+    return rc;
+}
+
+int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s) {
+    char libbuf[4200], err[1024];
+    ll_run run;
+    ll_worker life;
+    memset(&run, 0, sizeof(run));
+    memset(&life, 0, sizeof(life));
+    pthread_mutex_init(&run.mu, NULL);
+    pthread_cond_init(&run.cv, NULL);
+    run.script_path = cfg->script_path;
+    run.lib_dir = find_lib_dir(libbuf, sizeof(libbuf));
+    run.env = cfg->env;
+    run.nenv = cfg->nenv;
+    run.scenarios = &cfg->scenarios;
+    if (!cfg->seed_set) cfg->seed = ll_random_entropy_seed();
+    run.seed = &cfg->seed;
+    run.reg = reg;
+    life_step step = {&life, &run, NULL, NULL, NULL, 0, 0, NULL};
+    int rc = 0, lost = 0;
+    g_run = &run;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, reg, total, elapsed_s, &abort_unused);
+    const char *nc = getenv("NO_COLOR");
+    ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
+                             cfg->no_color || (nc && *nc)};
+    cJSON *data = ll_summary_data(reg, total, elapsed_s, &sopts);
+    if (!data) {
+        rc = LL_EXIT_FAILURE;
+        goto done;
+    }
+    if (!cfg->no_summary && cfg->script_path) { /* the script's handle_summary */
+        rc = life_run(&run, &life, &lost, step_init, &step, 0);
+        if (rc && !lost) {
+            fprintf(stderr, "luaload: %s\n", life.errmsg);
+            goto done;
+        }
+        step.summary = data;
+        if (!lost && life_run(&run, &life, &lost, step_summary, &step, LL_RUN_SIGNAL_SUMMARY_NS) != 0)
+            rc = LL_EXIT_FAILURE;
+        if (lost) {
+            fprintf(stderr, "luaload: the script's init code or handle_summary() did not return\n");
+            rc = LL_EXIT_EXTERNAL_ABORT;
+            goto done;
+        }
+    } else if (!cfg->no_summary && bare_summary(&run, data) != 0) {
+        rc = LL_EXIT_FAILURE;
+    }
+    report_thresholds(&cfg->thresholds, reg);
+    if (cfg->summary_export && ll_summary_export(data, cfg->summary_export, err, sizeof(err)) != 0) {
+        fprintf(stderr, "luaload: %s\n", err);
+        if (!rc) rc = LL_EXIT_FAILURE;
+    }
+    if (!rc && failed) rc = LL_EXIT_THRESHOLDS;
+
+done:
+    cJSON_Delete(data);
+    if (lost) { /* a thread still runs Lua code in the state: free nothing, leave */
+        fflush(NULL);
+        _exit(rc);
+    }
+    g_run = NULL;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    ll_worker_free(&life);
+    pthread_cond_destroy(&run.cv);
+    pthread_mutex_destroy(&run.mu);
     return rc;
 }

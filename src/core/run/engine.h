@@ -3,8 +3,16 @@
 #define LL_ENGINE_H
 
 #include "config.h"
+#include "metrics.h"
 
 /* Runs the test described by cfg; returns the process exit code. */
 int ll_engine_run(ll_config *cfg);
+
+/* The end of a test whose metrics were measured elsewhere (luaload merge):
+ * evaluates cfg's thresholds on total, prints the summary (the handle_summary
+ * of cfg's script, after its init code, when there is one; else the default
+ * text), writes --summary-export, and returns the exit code: 99 when a
+ * threshold failed. */
+int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s);
 
 #endif

@@ -1,0 +1,587 @@
+/* merge.c -- `luaload merge [SCRIPT.lua] PART.hlog...`: the parts of a test
+ * split with execution segments, each written with --out hdrlog=FILE, added
+ * into one registry and one shard; then the end of a test as if one process
+ * had run it all (engine.c's ll_engine_report): thresholds judged on the
+ * merged data, the summary or the script's handle_summary, --summary-export;
+ * and --out json/csv with the samples the histograms hold.
+ *
+ * Owns: reading sidecars and logs back (output_hdrlog.h writes them), the
+ * checks that the parts belong to one test (the same script, options and
+ * segment sequence; segments that cover 0 to 1 once), and how each metric
+ * type adds up: counters, rates, checks and histograms add; a gauge keeps
+ * the value set last (by Unix time); vus and vus_max add (each part ran
+ * its share of the VUs). */
+#include "merge.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "config.h"
+#include "engine.h"
+#include "hdr_codec.h"
+#include "identity.h"
+#include "output.h"
+#include "output_hdrlog.h"
+#include "segment.h"
+#include "tagset.h"
+
+typedef struct part {
+    const char *arg;      /* as given */
+    char *log;            /* the hdrlog's path */
+    char *side_path;      /* its sidecar's */
+    cJSON *side;
+    ll_segment seg;
+    int *ids;             /* sidecar metric i -> registry id */
+    int nids;
+    ll_shard *shard;
+} part;
+
+typedef struct merge {
+    ll_registry *reg;
+    part *parts;
+    int n;
+    char err[1200];
+} merge;
+
+static int fail(merge *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(merge *m, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->err, sizeof(m->err), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *str_at(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num_at(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* ---- the sidecars ---- */
+
+/* PART is the log (its sidecar is PART.json) or the sidecar itself. */
+static int load_sidecar(merge *m, part *p) {
+    size_t n = strlen(p->arg);
+    if (n > 5 && strcmp(p->arg + n - 5, ".json") == 0) {
+        p->side_path = strdup(p->arg);
+        p->log = strndup(p->arg, n - 5);
+    } else {
+        p->log = strdup(p->arg);
+        p->side_path = malloc(n + 6);
+        if (p->side_path) snprintf(p->side_path, n + 6, "%s.json", p->arg);
+    }
+    if (!p->log || !p->side_path) return fail(m, "out of memory");
+    ll_buf text = {0};
+    if (ll_buf_read_file(&text, p->side_path) != 0) {
+        snprintf(m->err, sizeof(m->err), "%s: %s (each part is --out hdrlog=FILE and FILE.json beside it)",
+                 p->side_path, strerror(errno));
+        ll_buf_free(&text);
+        return -1;
+    }
+    p->side = cJSON_Parse(text.p ? text.p : "");
+    ll_buf_free(&text);
+    const char *format = str_at(p->side, "format");
+    if (!format || strcmp(format, LL_HDRLOG_FORMAT) != 0)
+        return fail(m, "%s: not a sidecar of luaload's --out hdrlog (expected \"format\": \"%s\")", p->side_path,
+                    LL_HDRLOG_FORMAT);
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(p->side, "run");
+    const char *seg = str_at(run, "segment");
+    char why[300];
+    if (!seg || ll_segment_parse(seg, "segment", &p->seg, why, sizeof(why)) != 0)
+        return fail(m, "%s: no valid \"run\".\"segment\" (the run failed before its end?)", p->side_path);
+    return 0;
+}
+
+/* Whether b is a part of the same test as a. */
+static int same_test(merge *m, const part *a, const part *b) {
+    const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a->side, "run");
+    const cJSON *rb = cJSON_GetObjectItemCaseSensitive(b->side, "run");
+    static const char *const what[] = {"script", "options", "sequence"};
+    static const char *const why[] = {"another script (or another version of it)", "other options",
+                                      "another --execution-segment-sequence"};
+    for (int i = 0; i < 3; i++) {
+        if (cJSON_Compare(cJSON_GetObjectItemCaseSensitive(ra, what[i]), cJSON_GetObjectItemCaseSensitive(rb, what[i]), 1))
+            continue;
+        snprintf(m->err, sizeof(m->err), "%s is not a part of the same test as %s: it ran %s", b->arg, a->arg, why[i]);
+        return -1;
+    }
+    if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(a->side, "histogram"),
+                       cJSON_GetObjectItemCaseSensitive(b->side, "histogram"), 1))
+        return fail(m, "%s and %s have histograms of different layouts", a->arg, b->arg);
+    return 0;
+}
+
+/* The parts' segments must cover 0 to 1, each piece once. */
+static int check_segments(merge *m) {
+    int *order = calloc((size_t)m->n, sizeof(*order));
+    if (!order) return fail(m, "out of memory");
+    for (int i = 0; i < m->n; i++) order[i] = i;
+    for (int i = 1; i < m->n; i++) /* insertion sort by start: a handful of parts */
+        for (int j = i; j > 0 && ll_segment_rat_cmp(m->parts[order[j]].seg.from, m->parts[order[j - 1]].seg.from) < 0; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    ll_segment_rat at = {0, 1};
+    const part *last = NULL;
+    int rc = 0;
+    for (int i = 0; i < m->n && !rc; i++) {
+        const part *p = &m->parts[order[i]];
+        int c = ll_segment_rat_cmp(p->seg.from, at);
+        char s1[100], s2[100];
+        if (c < 0) {
+            ll_segment_format(&p->seg, s1, sizeof(s1));
+            ll_segment_format(&last->seg, s2, sizeof(s2));
+            snprintf(m->err, sizeof(m->err), "segments overlap: %s (%s) and %s (%s)", s2, last->arg, s1, p->arg);
+            rc = -1;
+        } else if (c > 0) {
+            ll_segment gap = {at, p->seg.from};
+            ll_segment_format(&gap, s1, sizeof(s1));
+            snprintf(m->err, sizeof(m->err), "no part covers the segment %s (a part is missing)", s1);
+            rc = -1;
+        }
+        at = p->seg.to;
+        last = p;
+    }
+    if (!rc && ll_segment_rat_cmp(at, (ll_segment_rat){1, 1}) != 0) {
+        char s1[100];
+        ll_segment gap = {at, {1, 1}};
+        ll_segment_format(&gap, s1, sizeof(s1));
+        snprintf(m->err, sizeof(m->err), "no part covers the segment %s (a part is missing)", s1);
+        rc = -1;
+    }
+    free(order);
+    return rc;
+}
+
+/* ---- the registry: every part's metrics, by name ---- */
+
+static ll_metric_type type_of(const char *s) {
+    return strcmp(s, "counter") == 0 ? LL_COUNTER : strcmp(s, "gauge") == 0 ? LL_GAUGE : strcmp(s, "rate") == 0 ? LL_RATE
+                                                                                                                : LL_TREND;
+}
+
+static ll_contains contains_of(const char *s) {
+    return s && strcmp(s, "time") == 0 ? LL_CONTAINS_TIME : s && strcmp(s, "data") == 0 ? LL_CONTAINS_DATA
+                                                                                         : LL_CONTAINS_DEFAULT;
+}
+
+static int register_metric(merge *m, const part *p, const cJSON *e) {
+    const char *name = str_at(e, "name"), *type = str_at(e, "type"), *parent = str_at(e, "parent");
+    if (!name || !type) return fail(m, "%s: a metric without a name or type", p->side_path);
+    int id = ll_registry_find(m->reg, name);
+    if (id < 0 && parent) {
+        const cJSON *sel = cJSON_GetObjectItemCaseSensitive(e, "selector");
+        int n = cJSON_GetArraySize(sel), pid = ll_registry_find(m->reg, parent);
+        const char *keys[64], *values[64];
+        if (pid < 0 || n < 1 || n > 64) return fail(m, "%s: sub-metric %s without its parent", p->side_path, name);
+        for (int i = 0; i < n; i++) {
+            const cJSON *kv = cJSON_GetArrayItem(sel, i);
+            const cJSON *k = cJSON_GetArrayItem(kv, 0), *v = cJSON_GetArrayItem(kv, 1);
+            if (!cJSON_IsString(k) || !cJSON_IsString(v))
+                return fail(m, "%s: sub-metric %s has a bad selector", p->side_path, name);
+            keys[i] = k->valuestring;
+            values[i] = v->valuestring;
+        }
+        id = ll_registry_submetric(m->reg, pid, keys, values, n);
+    } else if (id < 0) {
+        id = ll_registry_metric(m->reg, name, type_of(type), contains_of(str_at(e, "contains")));
+    }
+    if (id < 0 || m->reg->metrics[id].type != type_of(type))
+        return fail(m, "%s: metric %s is of another type than in the other parts", p->side_path, name);
+    return id;
+}
+
+/* The part's exact end values (all but the Trends' histograms) and its
+ * checks into its shard. */
+static int read_values(merge *m, part *p) {
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(p->side, "metrics");
+    p->nids = cJSON_GetArraySize(ms);
+    p->ids = calloc(p->nids > 0 ? (size_t)p->nids : 1, sizeof(*p->ids));
+    p->shard = ll_shard_new(m->reg);
+    if (!p->ids) return fail(m, "out of memory");
+    for (int i = 0; i < p->nids; i++) {
+        const cJSON *e = cJSON_GetArrayItem(ms, i);
+        int id = register_metric(m, p, e);
+        if (id < 0) return -1;
+        p->ids[i] = id;
+        ll_value *v = ll_shard_value(p->shard, id);
+        switch (m->reg->metrics[id].type) {
+        case LL_COUNTER:
+            v->sum = num_at(e, "sum");
+            v->total = (int64_t)num_at(e, "samples");
+            break;
+        case LL_GAUGE:
+            v->sum = num_at(e, "value");
+            v->min = num_at(e, "min");
+            v->max = num_at(e, "max");
+            v->total = (int64_t)num_at(e, "samples");
+            v->stamp = (uint64_t)num_at(e, "set_unix_ns");
+            break;
+        case LL_RATE:
+            v->passes = (int64_t)num_at(e, "passes");
+            v->total = (int64_t)num_at(e, "total");
+            break;
+        case LL_TREND:
+            break;
+        }
+    }
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(p->side, "groups")) {
+        if (cJSON_IsString(g)) ll_registry_group(m->reg, g->valuestring);
+    }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p->side, "checks")) {
+        const char *group = str_at(c, "group"), *name = str_at(c, "name");
+        if (!group || !name) return fail(m, "%s: a check without a group or name", p->side_path);
+        int id = ll_registry_check(m->reg, group, name);
+        if (id < 0) return fail(m, "out of memory");
+        ll_shard_check_counts(p->shard, id, (int64_t)num_at(c, "passes"), (int64_t)num_at(c, "fails"));
+    }
+    return 0;
+}
+
+/* ---- the logs ---- */
+
+/* The registry id of the Trend whose lines carry tag, or -1. */
+static int tag_metric(const part *p, const char *tag, size_t n) {
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(p->side, "metrics");
+    for (int i = 0; i < p->nids; i++) {
+        const char *t = str_at(cJSON_GetArrayItem(ms, i), "tag");
+        if (t && strlen(t) == n && memcmp(t, tag, n) == 0) return p->ids[i];
+    }
+    return -1;
+}
+
+/* One interval of the log, as read_log hands it on. */
+typedef struct interval {
+    int id;               /* the Trend's registry id */
+    double start_s, len_s; /* from the part's start */
+    const ll_histogram *h;
+} interval;
+
+typedef int interval_fn(merge *m, part *p, const interval *iv, void *ud);
+
+/* Calls fn for every interval line of p's log. */
+static int read_log(merge *m, part *p, interval_fn *fn, void *ud) {
+    FILE *f = fopen(p->log, "r");
+    if (!f) return fail(m, "%s: %s", p->log, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = 0, lineno = 0;
+    while (!rc && (len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+        if (len == 0 || line[0] == '#' || line[0] == '"') continue;
+        char *comma = strncmp(line, "Tag=", 4) == 0 ? strchr(line, ',') : NULL;
+        char *b64 = strrchr(line, ',');
+        interval iv = {-1, 0, 0, NULL};
+        char where[64], why[300];
+        snprintf(where, sizeof(where), ":%d", lineno);
+        if (comma) iv.id = tag_metric(p, line + 4, (size_t)(comma - line - 4));
+        if (!comma || iv.id < 0 || sscanf(comma + 1, "%lf,%lf", &iv.start_s, &iv.len_s) != 2) {
+            snprintf(m->err, sizeof(m->err), "%s%s: expected Tag=TAG,START,LENGTH,MAX,HISTFAAA... with a tag of %s",
+                     p->log, where, p->side_path);
+            rc = -1;
+            break;
+        }
+        ll_histogram *h = ll_hdr_codec_decode(b64 + 1, strlen(b64 + 1), why, sizeof(why));
+        if (!h) {
+            snprintf(m->err, sizeof(m->err), "%s%s: %s", p->log, where, why);
+            rc = -1;
+            break;
+        }
+        iv.h = h;
+        rc = fn(m, p, &iv, ud);
+        ll_histogram_free(h);
+    }
+    if (!rc && ferror(f)) rc = fail(m, "%s: %s", p->log, strerror(errno));
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+static int add_interval(merge *m, part *p, const interval *iv, void *ud) {
+    (void)ud;
+    ll_value *v = ll_shard_value(p->shard, iv->id);
+    if (!v->hist) v->hist = ll_histogram_new(iv->h->lowest, iv->h->highest, iv->h->sig_digits);
+    if (!v->hist || ll_histogram_merge(v->hist, iv->h) != 0)
+        return fail(m, "%s: intervals of %s with different layouts", p->log, m->reg->metrics[iv->id].name);
+    return 0;
+}
+
+/* Each Trend's histogram (the sum of its intervals) must hold as many
+ * samples as the sidecar says; its exact sum, min and max come from there. */
+static int finish_trends(merge *m, part *p) {
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(p->side, "metrics");
+    for (int i = 0; i < p->nids; i++) {
+        int id = p->ids[i];
+        if (m->reg->metrics[id].type != LL_TREND) continue;
+        const cJSON *e = cJSON_GetArrayItem(ms, i);
+        ll_histogram *h = ll_shard_value(p->shard, id)->hist;
+        int64_t want = (int64_t)num_at(e, "count"), have = h ? h->total_count : 0;
+        if (want != have) {
+            snprintf(m->err, sizeof(m->err), "%s: %lld samples of %s, but %s counts %lld (a truncated log?)", p->log,
+                     (long long)have, m->reg->metrics[id].name, p->side_path, (long long)want);
+            return -1;
+        }
+        if (!h) continue;
+        h->sum = num_at(e, "sum");
+        h->min = (int64_t)num_at(e, "min");
+        h->max = (int64_t)num_at(e, "max");
+    }
+    return 0;
+}
+
+/* ---- --out: the samples the merged data holds ---- */
+
+typedef struct kv_tags {
+    const char *k[2], *v[2];
+    int n;
+} kv_tags;
+
+static const char *kv_get(const void *ctx, const char *key, char *buf, size_t len) {
+    (void)buf;
+    (void)len;
+    const kv_tags *t = ctx;
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->k[i], key) == 0) return t->v[i];
+    return NULL;
+}
+
+static void kv_list(const void *ctx, ll_tag_fn *fn, void *ud) {
+    const kv_tags *t = ctx;
+    for (int i = 0; i < t->n; i++) fn(ud, t->k[i], t->v[i]);
+}
+
+typedef struct out {
+    ll_output_sink **sinks;
+    int n;
+    ll_tagsets ts;
+    ll_tagset_cache cache;
+    int none;            /* the tag set without tags */
+    int64_t end_ns;      /* the test's end, Unix ns */
+} out;
+
+static void out_sample(out *o, const ll_registry *reg, int id, double value, int64_t unix_ns, int tagset) {
+    ll_out_sample x = {id, &reg->metrics[id], value, unix_ns, &o->ts, tagset};
+    for (int i = 0; i < o->n; i++) o->sinks[i]->write(o->sinks[i], &x);
+}
+
+/* Every sample of a Trend's interval, at the interval's middle, with the
+ * value of its histogram slot. Sub-metrics are not written: their samples
+ * are their parent's (k6 writes no sub-metric samples either). */
+static int out_interval(merge *m, part *p, const interval *iv, void *ud) {
+    out *o = ud;
+    if (m->reg->metrics[iv->id].parent >= 0) return 0;
+    int64_t start_ms = (int64_t)num_at(p->side, "start_unix_ms");
+    int64_t at = start_ms * 1000000 + (int64_t)((iv->start_s + iv->len_s / 2) * 1e9);
+    for (int32_t i = 0; i < iv->h->counts_len; i++)
+        for (int64_t k = 0; k < iv->h->counts[i]; k++)
+            out_sample(o, m->reg, iv->id, (double)ll_histogram_slot_value(iv->h, i) / 1000.0, at, o->none);
+    return 0;
+}
+
+/* A rate's samples: passes ones and fails zeros. */
+static void out_rate(out *o, const ll_registry *reg, int id, int64_t passes, int64_t fails, int tagset) {
+    for (int64_t k = 0; k < passes; k++) out_sample(o, reg, id, 1, o->end_ns, tagset);
+    for (int64_t k = 0; k < fails; k++) out_sample(o, reg, id, 0, o->end_ns, tagset);
+}
+
+/* The metrics other than Trends, at the test's end: a counter's total, a
+ * gauge's value, a rate's (and each check's) passes and fails. */
+static void out_totals(merge *m, out *o, const ll_shard *total) {
+    const ll_registry *reg = m->reg;
+    for (int id = 0; id < reg->nmetrics && id < total->nvalues; id++) {
+        const ll_metric *mt = &reg->metrics[id];
+        const ll_value *v = &total->values[id];
+        if (mt->parent >= 0 || id == LL_M_CHECKS) continue;
+        if (mt->type == LL_COUNTER && v->sum != 0) out_sample(o, reg, id, v->sum, o->end_ns, o->none);
+        if (mt->type == LL_GAUGE && v->total) out_sample(o, reg, id, v->sum, o->end_ns, o->none);
+        if (mt->type == LL_RATE) out_rate(o, reg, id, v->passes, v->total - v->passes, o->none);
+    }
+    for (int i = 0; i < reg->nchecks && i < total->nchecks; i++) {
+        kv_tags t = {{"check", "group"}, {reg->checks[i].name, reg->checks[i].group_path}, 2};
+        ll_tag_source src = {kv_get, kv_list, &t, -1};
+        int ts = ll_tagsets_intern(&o->ts, &o->cache, reg, &src);
+        out_rate(o, reg, LL_M_CHECKS, total->checks[i][0], total->checks[i][1], ts);
+    }
+}
+
+static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, double elapsed_s) {
+    out o;
+    memset(&o, 0, sizeof(o));
+    ll_tagsets_init(&o.ts);
+    o.sinks = calloc((size_t)cfg->noutputs, sizeof(*o.sinks));
+    int rc = o.sinks ? 0 : fail(m, "out of memory");
+    for (int i = 0; !rc && i < cfg->noutputs; i++) {
+        const char *spec = cfg->outputs[i];
+        char why[600];
+        ll_output_sink *s = NULL;
+        if (strncmp(spec, "json=", 5) == 0 && spec[5]) s = ll_output_json_open(spec + 5, why, sizeof(why));
+        else if (strncmp(spec, "csv=", 4) == 0 && spec[4]) s = ll_output_csv_open(spec + 4, why, sizeof(why));
+        else snprintf(why, sizeof(why), "expected json=FILE or csv=FILE");
+        if (!s) rc = fail(m, "--out %s: %s", spec, why);
+        else o.sinks[o.n++] = s;
+    }
+    int64_t start_ms = m->n ? (int64_t)num_at(m->parts[0].side, "start_unix_ms") : 0;
+    for (int i = 1; i < m->n; i++)
+        if ((int64_t)num_at(m->parts[i].side, "start_unix_ms") < start_ms)
+            start_ms = (int64_t)num_at(m->parts[i].side, "start_unix_ms");
+    o.end_ns = start_ms * 1000000 + (int64_t)(elapsed_s * 1e9);
+    o.none = rc ? -1 : ll_tagsets_intern(&o.ts, &o.cache, m->reg, NULL);
+    for (int i = 0; !rc && i < m->n; i++) rc = read_log(m, &m->parts[i], out_interval, &o);
+    if (!rc) out_totals(m, &o, total);
+    for (int i = 0; i < o.n; i++) {
+        ll_output_sink *s = o.sinks[i];
+        if (s->flush) s->flush(s);
+        if (s->err[0] && !rc) rc = fail(m, "--out %s: %s", cfg->outputs[i], s->err);
+        s->close(s);
+    }
+    free(o.sinks);
+    ll_tagset_cache_free(&o.cache);
+    ll_tagsets_free(&o.ts);
+    return rc;
+}
+
+/* ---- putting it together ---- */
+
+/* The parts' thresholds (the whole test's: every part has them all), then
+ * --threshold; the parts' summary options unless the flags gave them. */
+static int apply_options(merge *m, ll_config *cfg) {
+    const cJSON *first = m->parts[0].side, *t;
+    char why[400];
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(first, "thresholds")) {
+        if (cfg->no_thresholds) break;
+        const char *metric = str_at(t, "metric"), *src = str_at(t, "threshold");
+        if (!metric || !src ||
+            ll_threshold_set_add(&cfg->thresholds, m->reg, metric, src, cJSON_IsTrue(cJSON_GetObjectItem(t, "abortOnFail")),
+                                 (uint64_t)num_at(t, "delayAbortEval_us"), why, sizeof(why)) != 0)
+            return fail(m, "%s: a threshold merge cannot read: %s", m->parts[0].side_path, metric ? why : "no metric");
+    }
+    if (ll_config_add_cli_thresholds(cfg, m->reg, m->err, sizeof(m->err)) != 0) return -1;
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(first, "run"), "options");
+    const cJSON *stats = cJSON_GetObjectItemCaseSensitive(opts, "summaryTrendStats"), *s;
+    if (!cfg->trend_stats_set && cJSON_IsArray(stats)) {
+        ll_buf list = {0};
+        cJSON_ArrayForEach(s, stats) {
+            if (!cJSON_IsString(s)) continue;
+            if (list.len) ll_buf_puts(&list, ",");
+            ll_buf_puts(&list, s->valuestring);
+        }
+        int bad = list.p && ll_config_set_trend_stats(cfg, list.p, why, sizeof(why)) != 0;
+        ll_buf_free(&list);
+        if (bad) return fail(m, "%s: summaryTrendStats: %s", m->parts[0].side_path, why);
+    }
+    const char *unit = str_at(opts, "summaryTimeUnit");
+    if (!cfg->time_unit_set && unit && ll_config_time_unit_valid(unit)) cfg->time_unit = unit;
+    return 0;
+}
+
+/* A script given to merge must be the one the parts ran. */
+static int check_script(merge *m, const ll_config *cfg) {
+    if (!cfg->script_path) return 0;
+    const cJSON *script = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m->parts[0].side, "run"),
+                                                           "script");
+    const char *want = str_at(script, "sha256");
+    char hex[65], why[600];
+    if (ll_identity_sha256_file(cfg->script_path, hex, why, sizeof(why)) != 0) return fail(m, "%s", why);
+    if (!want || strcmp(want, hex) != 0)
+        return fail(m, "%s is not the script the parts ran (%s has another SHA-256)", cfg->script_path,
+                    m->parts[0].side_path);
+    return 0;
+}
+
+/* vus and vus_max: each part had its share of the VUs, so they add. */
+static void add_vus(merge *m, ll_shard *total) {
+    const int ids[2] = {LL_M_VUS, LL_M_VUS_MAX};
+    for (int k = 0; k < 2; k++) {
+        ll_value *t = ll_shard_value(total, ids[k]);
+        double sum = 0, min = 0, max = 0;
+        for (int i = 0; i < m->n; i++) {
+            const ll_value *v = ll_shard_value(m->parts[i].shard, ids[k]);
+            sum += v->sum;
+            min += v->min;
+            max += v->max;
+        }
+        t->sum = sum;
+        t->min = min;
+        t->max = max;
+    }
+}
+
+int ll_merge_main(int argc, char **argv) {
+    ll_config cfg;
+    char **args = NULL;
+    merge m;
+    memset(&m, 0, sizeof(m));
+    int nargs = 0, rc = ll_cli_parse_merge(argc, argv, &cfg, &args, &nargs);
+    ll_shard *total = NULL;
+    if (rc) {
+        rc = rc < 0 ? LL_EXIT_OK : rc;
+        goto done;
+    }
+    m.parts = calloc((size_t)nargs, sizeof(*m.parts));
+    if (!m.parts) {
+        rc = LL_EXIT_FAILURE;
+        goto done;
+    }
+    m.n = nargs;
+    for (int i = 0; i < m.n; i++) m.parts[i].arg = args[i];
+    rc = LL_EXIT_CONFIG; /* from here, the parts were refused */
+    for (int i = 0; i < m.n; i++)
+        if (load_sidecar(&m, &m.parts[i]) != 0 || (i > 0 && same_test(&m, &m.parts[0], &m.parts[i]) != 0)) goto done;
+    if (check_segments(&m) != 0 || check_script(&m, &cfg) != 0) goto done;
+    const cJSON *hp = cJSON_GetObjectItemCaseSensitive(m.parts[0].side, "histogram");
+    if (num_at(hp, "lowest") != LL_SHARD_HIST_LOWEST || num_at(hp, "highest") != (double)LL_SHARD_HIST_HIGHEST ||
+        !(m.reg = ll_registry_new((int)num_at(hp, "significant_digits")))) {
+        fail(&m, "%s: histograms of a layout this luaload does not use", m.parts[0].side_path);
+        goto done;
+    }
+    double elapsed = 0;
+    total = ll_shard_new(m.reg);
+    for (int i = 0; i < m.n; i++) {
+        part *p = &m.parts[i];
+        if (read_values(&m, p) != 0 || read_log(&m, p, add_interval, NULL) != 0 || finish_trends(&m, p) != 0)
+            goto done;
+        if (ll_shard_merge(total, p->shard) != 0) {
+            fail(&m, "%s: histograms of another layout", p->log);
+            goto done;
+        }
+        double d = num_at(p->side, "duration_s");
+        if (d > elapsed) elapsed = d; /* the parts ran side by side */
+    }
+    add_vus(&m, total);
+    if (apply_options(&m, &cfg) != 0) goto done;
+    m.err[0] = 0;
+    rc = ll_engine_report(&cfg, m.reg, total, elapsed);
+    if (cfg.noutputs && write_outputs(&m, &cfg, total, elapsed) != 0 && (rc == 0 || rc == LL_EXIT_THRESHOLDS))
+        rc = LL_EXIT_FAILURE;
+
+done:
+    if (m.err[0]) fprintf(stderr, "luaload: merge: %s\n", m.err);
+    for (int i = 0; m.parts && i < m.n; i++) {
+        free(m.parts[i].log);
+        free(m.parts[i].side_path);
+        free(m.parts[i].ids);
+        cJSON_Delete(m.parts[i].side);
+        ll_shard_free(m.parts[i].shard);
+    }
+    free(m.parts);
+    ll_shard_free(total);
+    ll_registry_free(m.reg);
+    free(args);
+    ll_config_free(&cfg);
+    return rc;
+}
