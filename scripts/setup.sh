@@ -61,4 +61,12 @@ ver=$(pkg-config --modversion libcurl)
 case $ver in
   7.*) echo "setup.sh: libcurl $ver is too old (need 8.x from bookworm-backports)" >&2; exit 1 ;;
 esac
+# the offline validator of `luaload k8s`'s manifests (tests/e2e/test_k8s.sh):
+# kubernetes-models from the npm registry, pinned by its package-lock.json
+if ! command -v npm >/dev/null; then
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+npm ci --prefix "$root/deploy/k8s/validate" --no-audit --no-fund --silent
+
 echo "setup.sh: ready (libcurl $ver, $(luajit -v | cut -d' ' -f1-2))" >&2

@@ -1,4 +1,4 @@
-/* main.c -- the luaload command: run, merge, serve, clear-cache, version. */
+/* main.c -- the luaload command: run, merge, k8s, serve, clear-cache, version. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +6,7 @@
 #include "config.h"
 #include "engine.h"
 #include "jwt_cache.h"
+#include "k8s.h"
 #include "merge.h"
 #include "serve.h"
 #include "transport_curl.h"
@@ -14,6 +15,7 @@ static void usage(FILE *f) {
     fputs("usage: luaload <command> [flags]\n"
           "  run SCRIPT.lua | URL   run a load test (luaload run --help)\n"
           "  merge PART.hlog...     add up the parts of a split test (luaload merge --help)\n"
+          "  k8s SCRIPT.lua -n N    Kubernetes manifests that run it in N parts (luaload k8s --help)\n"
           "  serve                  start the built-in target server (luaload serve --help)\n"
           "  clear-cache [DIR]      remove the JWT token cache (default ~/.cache/luaload/jwt)\n"
           "  version                print the version\n",
@@ -56,6 +58,7 @@ int main(int argc, char **argv) {
         return rc;
     }
     if (strcmp(cmd, "merge") == 0) return ll_merge_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "k8s") == 0) return ll_k8s_main(argc - 1, argv + 1);
     if (strcmp(cmd, "serve") == 0) return ll_serve_main(argc - 1, argv + 1);
     if (strcmp(cmd, "clear-cache") == 0) return clear_cache(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

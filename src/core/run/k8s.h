@@ -1,0 +1,11 @@
+/* k8s.h -- `luaload k8s`: the Kubernetes manifests of a test split in N
+ * parts (an Indexed Job, its headless Service, the script's ConfigMap, a
+ * results volume and the collector that merges the parts). */
+#ifndef LL_K8S_H
+#define LL_K8S_H
+
+/* argv[0] is "k8s". Writes the manifests on stdout; returns the exit code
+ * (104 for bad flags or files). */
+int ll_k8s_main(int argc, char **argv);
+
+#endif
