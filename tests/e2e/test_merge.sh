@@ -156,6 +156,53 @@ cp "$T/part3.hlog.json" "$T/bad.hlog.json"
 refuse "a damaged interval" 'bad.hlog:[0-9]+:' "$T/part1.hlog" "$T/part2.hlog" "$T/bad.hlog" "$T/part4.hlog"
 echo '{}' >"$T/x.hlog.json"
 refuse "not a sidecar" 'not a sidecar of luaload' "$T/x.hlog"
+# a part that did not run all of its share is refused: interrupted, aborted
+F=$(script failing.lua <<LUA
+options = { iterations = 2 }
+function setup() if __ENV.FAIL then error("setup fails") end end
+function default() end
+LUA
+)
+Z=$(script sleepy.lua <<LUA
+local luaload = require("luaload")
+options = { vus = 2, duration = "3s" }
+function default() luaload.sleep(0.05) end
+LUA
+)
+timeout -s INT 1.5 "$LUALOAD" run "$Z" --shard 1/2 -q --out "hdrlog=$T/int.hlog" >/dev/null 2>&1
+expect_eq "an interrupted part still writes its sidecar" "$(jq -r .run.outcome.interrupted "$T/int.hlog.json")" true
+run_ll run "$Z" --shard 2/2 -q --out "hdrlog=$T/int2.hlog"
+refuse "an interrupted part" 'int.hlog: the part was interrupted by a signal' "$T/int.hlog" "$T/int2.hlog"
+A=$(script abort.lua <<LUA
+local luaload = require("luaload")
+options = { iterations = 3 }
+function default() luaload.abort("enough") end
+LUA
+)
+run_ll run "$A" -q --out "hdrlog=$T/abort.hlog"
+refuse "an aborted part" 'was aborted' "$T/abort.hlog"
+# a run that fails before its end leaves nothing behind for merge
+run_ll run "$F" -q --out "hdrlog=$T/stale.hlog"
+expect_eq "a good run: its sidecar" "$(jq -r .format "$T/stale.hlog.json")" luaload-hdrlog/1
+run_ll run "$F" -q -e FAIL=1 --out "hdrlog=$T/stale.hlog"
+expect_eq "the same run failing in setup(): exit 107" "$RC" 107
+refuse "the old sidecar is gone with it" 'stale.hlog.json: No such file' "$T/stale.hlog"
+# the script is known by its text, not by how its path was written
+LL_ABS=$(readlink -f "$LUALOAD")
+(cd "$(dirname "$S")" && "$LL_ABS" run "./$(basename "$S")" --shard 1/2 -q --no-summary --out "hdrlog=$T/rel.hlog" >/dev/null 2>&1)
+run_ll run "$S" --shard 2/2 -q --no-summary --out "hdrlog=$T/abs.hlog"
+run_ll merge "$T/rel.hlog" "$T/abs.hlog" --no-summary
+expect_eq "./script and /path/script are the same script" "$RC" 99
+# numbers a sidecar cannot hold
+jq '(.metrics[] | select(.name == "checks")) |= (.passes = 5 | .total = 2)' "$T/part1.hlog.json" >"$T/n1.hlog.json"
+cp "$T/part1.hlog" "$T/n1.hlog"
+refuse "passes above the total" 'checks has counts that are not whole numbers' "$T/n1.hlog" "$T"/part[2-4].hlog
+jq '(.metrics[] | select(.name == "http_reqs")) |= (.samples = -3)' "$T/part1.hlog.json" >"$T/n2.hlog.json"
+cp "$T/part1.hlog" "$T/n2.hlog"
+refuse "a negative count" 'http_reqs has counts' "$T/n2.hlog" "$T"/part[2-4].hlog
+run_ll merge "$T"/part[1-4].hlog --out influxdb=http://127.0.0.1:1/x --summary-export "$T/never.json"
+expect_eq "merge --out of another type: exit 104" "$RC" 104
+expect_eq "merge --out of another type: refused before anything is written" "$(test -e "$T/never.json" && echo yes || echo no)" no
 run_ll merge
 expect_eq "merge without parts: exit 104" "$RC" 104
 run_ll merge "$T/whole.hlog" --vus 3
@@ -163,7 +210,7 @@ expect_eq "merge with a run flag: exit 104" "$RC" 104
 expect_match "merge with a run flag: names it" "$ERR" 'merge: unknown flag --vus'
 run_ll run "$S" --out hdrlog= -q
 expect_eq "--out hdrlog= without a file: exit 104" "$RC" 104
-run_ll run "$S" --out "hdrlog=$T/no/such/dir.hlog" -q -i 1
+run_ll run "$F" --out "hdrlog=$T/no/such/dir.hlog" -q
 expect_eq "--out hdrlog to an unwritable path: exit 104" "$RC" 104
 expect_match "--out hdrlog to an unwritable path: says so" "$ERR" 'cannot write .*no/such/dir.hlog'
 finish

@@ -41,7 +41,7 @@ static void check_decoded(const ll_histogram *h) {
     char *again = ll_hdr_codec_encode(h);
     CHECK(again != NULL);
     char err[256];
-    ll_histogram *h2 = ll_hdr_codec_decode(again, strlen(again), err, sizeof(err));
+    ll_histogram *h2 = ll_hdr_codec_decode(again, strlen(again), NULL, err, sizeof(err));
     CHECK(h2 != NULL && h2->counts_len == h->counts_len && h2->total_count == h->total_count);
     CHECK(memcmp(h2->counts, h->counts, (size_t)h->counts_len * sizeof(int64_t)) == 0);
     ll_histogram_free(h2);
@@ -50,7 +50,7 @@ static void check_decoded(const ll_histogram *h) {
 
 static void try_text(const char *b64, size_t len) {
     char err[256] = "";
-    ll_histogram *h = ll_hdr_codec_decode(b64, len, err, sizeof(err));
+    ll_histogram *h = ll_hdr_codec_decode(b64, len, NULL, err, sizeof(err));
     if (h) check_decoded(h);
     else CHECK(err[0] != 0);
     ll_histogram_free(h);

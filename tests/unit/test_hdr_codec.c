@@ -65,7 +65,7 @@ static ll_histogram *roundtrip(const ll_histogram *h, const char *name) {
     size_t len = strlen(s);
     char *copy = malloc(len); /* no NUL: the decoder must stay within len */
     memcpy(copy, s, len);
-    ll_histogram *d = ll_hdr_codec_decode(copy, len, err, sizeof(err));
+    ll_histogram *d = ll_hdr_codec_decode(copy, len, NULL, err, sizeof(err));
     tu_check(d != NULL, "%s: decodes (%zu base64 chars) %s", name, len, err);
     if (d) {
         tu_check(same_counts(h, d), "%s: same parameters and counts slot by slot (total %lld)", name,
@@ -136,7 +136,7 @@ static void test_whole_range(void) {
 
 static void test_java_vector(void) {
     char err[256] = "";
-    ll_histogram *d = ll_hdr_codec_decode(java_vector, strlen(java_vector), err, sizeof(err));
+    ll_histogram *d = ll_hdr_codec_decode(java_vector, strlen(java_vector), NULL, err, sizeof(err));
     if (!tu_check(d != NULL, "java vector: decodes %s", err)) return;
     ll_histogram *want = ll_histogram_new(LOWEST, HIGHEST, SIG);
     int64_t values[] = {1, 1000, 1000, 123456, 3600000000LL};
@@ -233,7 +233,7 @@ static char *craft(header hd, const uint8_t *counts, size_t n) {
 
 static void refuse(char *s, const char *name, const char *want) {
     char err[256] = "";
-    ll_histogram *d = ll_hdr_codec_decode(s, strlen(s), err, sizeof(err));
+    ll_histogram *d = ll_hdr_codec_decode(s, strlen(s), NULL, err, sizeof(err));
     tu_check(d == NULL && strstr(err, want) && !strchr(err, '\n'), "refuses %s: %s", name, err);
     ll_histogram_free(d);
     free(s);
@@ -242,7 +242,7 @@ static void refuse(char *s, const char *name, const char *want) {
 static void test_refusals(void) {
     static const uint8_t one[] = {2}; /* a count of 1 in slot 0 */
     char *ok = craft(good, one, 1), err[256] = "";
-    ll_histogram *d = ll_hdr_codec_decode(ok, strlen(ok), err, sizeof(err));
+    ll_histogram *d = ll_hdr_codec_decode(ok, strlen(ok), NULL, err, sizeof(err));
     tu_check(d && d->total_count == 1 && d->counts[0] == 1, "crafted: a count of 1 in slot 0 decodes %s", err);
     ll_histogram_free(d);
 
@@ -337,7 +337,7 @@ static void test_refusals(void) {
     refuse(craft(good, big, 10), "a total count beyond INT64_MAX", "total count overflows");
     d = NULL;
     s = craft(good, big, 9);
-    d = ll_hdr_codec_decode(s, strlen(s), err, sizeof(err));
+    d = ll_hdr_codec_decode(s, strlen(s), NULL, err, sizeof(err));
     tu_check(d && d->counts[0] == INT64_MAX, "a count of INT64_MAX alone decodes %s", err);
     ll_histogram_free(d);
     free(s);
@@ -354,7 +354,7 @@ static void test_damage(void) {
     int bad = 0;
     for (size_t n = 0; n < len; n++) {
         err[0] = 0;
-        ll_histogram *d = ll_hdr_codec_decode(s, n, err, sizeof(err));
+        ll_histogram *d = ll_hdr_codec_decode(s, n, NULL, err, sizeof(err));
         if (d || !err[0]) bad++;
         ll_histogram_free(d);
     }
@@ -367,7 +367,7 @@ static void test_damage(void) {
         char *m = strdup(s);
         for (int j = 1 + (int)(tu_rand() % 3); j > 0; j--) m[tu_rand() % len] = alphabet[tu_rand() % 65];
         err[0] = 0;
-        ll_histogram *d = ll_hdr_codec_decode(m, len, err, sizeof(err));
+        ll_histogram *d = ll_hdr_codec_decode(m, len, NULL, err, sizeof(err));
         if (!d && !err[0]) bad++;
         decoded += d != NULL;
         ll_histogram_free(d);
@@ -390,7 +390,7 @@ static void test_damage(void) {
         if (tu_rand() % 4 == 0) m[tu_rand() % rawlen] = 0xff; /* long varints */
         char *t = wrap(0x1c849314u, m, tu_rand() % 8 == 0 ? rawlen - 1 - tu_rand() % 50 : rawlen, 0, 0);
         err[0] = 0;
-        ll_histogram *d = ll_hdr_codec_decode(t, strlen(t), err, sizeof(err));
+        ll_histogram *d = ll_hdr_codec_decode(t, strlen(t), NULL, err, sizeof(err));
         if (!d && !err[0]) bad++;
         if (d) {
             decoded++;
@@ -453,7 +453,26 @@ static void test_subtract(void) {
     ll_histogram_free(dst);
 }
 
+/* With an expected layout, another one is refused before its counts are made. */
+static void test_like(void) {
+    ll_histogram *h = ll_histogram_new(1, 3600000000ll, 3), *like = ll_histogram_new(1, 3600000000ll, 3);
+    ll_histogram *other = ll_histogram_new(1, 1000, 2);
+    ll_histogram_record(h, 1234);
+    char *s = ll_hdr_codec_encode(h), err[256] = "";
+    ll_histogram *d = ll_hdr_codec_decode(s, strlen(s), like, err, sizeof(err));
+    tu_check(d && d->total_count == 1, "like: the same layout decodes %s", err);
+    ll_histogram_free(d);
+    d = ll_hdr_codec_decode(s, strlen(s), other, err, sizeof(err));
+    tu_check(!d && strstr(err, "expected 1, 1000, 2"), "like: another layout is refused: %s", err);
+    ll_histogram_free(d);
+    free(s);
+    ll_histogram_free(h);
+    ll_histogram_free(like);
+    ll_histogram_free(other);
+}
+
 int main(void) {
+    test_like();
     test_empty_and_one();
     test_whole_range();
     test_java_vector();

@@ -252,7 +252,7 @@ static int read_counts(ll_histogram *h, const uint8_t *p, size_t n, char *err, s
     return 0;
 }
 
-ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, char *err, size_t errlen) {
+ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogram *like, char *err, size_t errlen) {
     size_t n = 0;
     uint8_t *bin = b64_decode(b64, len, &n, err, errlen);
     if (!bin) return NULL;
@@ -307,6 +307,12 @@ ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, char *err, size_t
     }
     if (ratio != 1.0) {
         seterr(err, errlen, "histogram: integer to double conversion ratio %g is not 1", ratio);
+        goto fail;
+    }
+    if (like && (lowest != like->lowest || highest != like->highest || sig != like->sig_digits)) {
+        seterr(err, errlen, "histogram: layout lowest=%lld highest=%lld significant digits=%d, expected %lld, %lld, %d",
+               (long long)lowest, (long long)highest, sig, (long long)like->lowest, (long long)like->highest,
+               like->sig_digits);
         goto fail;
     }
     if (!(h = ll_histogram_new(lowest, highest, sig))) {

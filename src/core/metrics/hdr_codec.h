@@ -21,10 +21,11 @@
 char *ll_hdr_codec_encode(const ll_histogram *h);
 
 /* Parses len bytes of base64 (no NUL needed, no whitespace allowed) holding a
- * compressed V2 histogram. NULL with a one-line message in err on any bad
- * input; never reads outside b64[0..len). Free the result with
- * ll_histogram_free. */
-ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, char *err, size_t errlen);
+ * compressed V2 histogram. With like, a histogram of another layout (lowest,
+ * highest, significant digits) is refused before anything is allocated for
+ * it. NULL with a one-line message in err on any bad input; never reads
+ * outside b64[0..len). Free the result with ll_histogram_free. */
+ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogram *like, char *err, size_t errlen);
 
 /* dst = a - b slot by slot (a cumulative snapshot minus an earlier one); dst
  * may be a or b. -1, dst untouched, if the three differ in lowest/highest/

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hdr_codec.h"
 #include "xmalloc.h"
@@ -52,24 +53,30 @@ void ll_hdrlog_tag(const char *name, char *out, size_t len) {
  * when something had to be replaced. */
 static void metric_tag(const ll_registry *reg, int id, char *out, size_t len) {
     const char *name = reg->metrics[id].name;
-    ll_hdrlog_tag(name, out, len);
+    ll_hdrlog_tag(name, out, len - 16); /* room for "~id" */
     if (strcmp(out, name) != 0) {
         size_t n = strlen(out);
         snprintf(out + n, len - n, "~%d", id);
     }
 }
 
-ll_hdrlog *ll_hdrlog_open(const char *path, const ll_registry *reg, int64_t start_unix_ms, uint64_t start_mono_ns,
-                          char *err, size_t errlen) {
+ll_hdrlog *ll_hdrlog_open(const char *path, const ll_registry *reg, char *err, size_t errlen) {
+    char side[4200];
+    snprintf(side, sizeof(side), "%s.json", path);
     FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "hdrlog: cannot write %s: %s", path, strerror(errno));
+    if (!f || (unlink(side) != 0 && errno != ENOENT)) {
+        snprintf(err, errlen, "hdrlog: cannot write %s: %s", f ? side : path, strerror(errno));
+        if (f) fclose(f);
         return NULL;
     }
     ll_hdrlog *l = ll_xcalloc(1, sizeof(*l));
     l->f = f;
     l->path = ll_xstrdup(path);
     l->reg = reg;
+    return l;
+}
+
+int ll_hdrlog_start(ll_hdrlog *l, int64_t start_unix_ms, uint64_t start_mono_ns) {
     l->start_unix_ms = start_unix_ms;
     l->start_mono_ns = start_mono_ns;
     time_t secs = (time_t)(start_unix_ms / 1000);
@@ -77,20 +84,17 @@ ll_hdrlog *ll_hdrlog_open(const char *path, const ll_registry *reg, int64_t star
     struct tm tm;
     strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", gmtime_r(&secs, &tm));
     double start = (double)start_unix_ms / 1000.0;
-    fprintf(f, "#[Histogram log format version 1.2]\n");
-    fprintf(f, "#[luaload %s: one tag per Trend and sub-metric, values in microseconds; exact totals in %s.json]\n",
-            LUALOAD_VERSION, path);
-    fprintf(f, "#[StartTime: %.3f (seconds since epoch), %s]\n", start, when);
-    fprintf(f, "#[BaseTime: %.3f (seconds since epoch)]\n", start);
-    fprintf(f, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n");
-    if (fflush(f) != 0) {
-        snprintf(err, errlen, "hdrlog: cannot write %s: %s", path, strerror(errno));
-        fclose(f);
-        free(l->path);
-        free(l);
-        return NULL;
+    fprintf(l->f, "#[Histogram log format version 1.2]\n");
+    fprintf(l->f, "#[luaload %s: one tag per Trend and sub-metric, values in microseconds; exact totals in %s.json]\n",
+            LUALOAD_VERSION, l->path);
+    fprintf(l->f, "#[StartTime: %.3f (seconds since epoch), %s]\n", start, when);
+    fprintf(l->f, "#[BaseTime: %.3f (seconds since epoch)]\n", start);
+    fprintf(l->f, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n");
+    if (fflush(l->f) != 0 && !l->failed) {
+        l->failed = 1;
+        l->err_no = errno;
     }
-    return l;
+    return l->failed ? -1 : 0;
 }
 
 /* Writes the part of metric id's histogram h beyond what was last written. */
@@ -121,6 +125,7 @@ static void write_cut(ll_hdrlog *l, int id, const ll_histogram *h, double t_s) {
 }
 
 int ll_hdrlog_interval(ll_hdrlog *l, const ll_shard *cumulative, double t_s) {
+    if (t_s < l->last_t) t_s = l->last_t;
     for (int id = 0; id < cumulative->nvalues && id < l->reg->nmetrics; id++) {
         const ll_histogram *h = cumulative->values[id].hist;
         if (l->reg->metrics[id].type == LL_TREND && h && h->total_count > 0) write_cut(l, id, h, t_s);
@@ -231,13 +236,18 @@ static cJSON *sidecar_json(const ll_hdrlog *l, const ll_shard *total, double t_s
 }
 
 static int write_sidecar(const ll_hdrlog *l, const cJSON *j, char *err, size_t errlen) {
-    char path[4200];
+    char path[4200], tmp[4300];
     snprintf(path, sizeof(path), "%s.json", l->path);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     char *text = cJSON_Print(j);
-    FILE *f = text ? fopen(path, "w") : NULL;
-    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    FILE *f = text ? fopen(tmp, "w") : NULL;
+    int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0 && fsync(fileno(f)) == 0;
     if (f && fclose(f) != 0) ok = 0;
-    if (!ok) snprintf(err, errlen, "hdrlog: cannot write %s: %s", path, text ? strerror(errno) : "out of memory");
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) {
+        snprintf(err, errlen, "hdrlog: cannot write %s: %s", path, text ? strerror(errno) : "out of memory");
+        unlink(tmp);
+    }
     free(text);
     return ok ? 0 : -1;
 }

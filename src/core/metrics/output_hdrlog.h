@@ -29,19 +29,25 @@ typedef struct ll_hdrlog ll_hdrlog;
 
 #define LL_HDRLOG_FORMAT "luaload-hdrlog/1" /* the sidecar's "format" */
 
-/* Opens path and writes the log's header. start_unix_ms and start_mono_ns
- * are the same instant (the test's start) on the two clocks; gauge stamps
- * are turned into Unix time with them. NULL with a one-line reason in err. */
-ll_hdrlog *ll_hdrlog_open(const char *path, const ll_registry *reg, int64_t start_unix_ms, uint64_t start_mono_ns,
-                          char *err, size_t errlen);
+/* Opens path before the run (an empty log; an old sidecar beside it is
+ * removed, so that a run that fails before its end leaves nothing merge
+ * would take). NULL with a one-line reason in err. */
+ll_hdrlog *ll_hdrlog_open(const char *path, const ll_registry *reg, char *err, size_t errlen);
 
-/* Writes one interval ending t_s seconds after the start: what cumulative
- * holds beyond what the last call (or the start) had. */
+/* Writes the log's header when the scenarios start. start_unix_ms and
+ * start_mono_ns are that instant on the two clocks; gauge stamps are
+ * turned into Unix time with them. */
+int ll_hdrlog_start(ll_hdrlog *l, int64_t start_unix_ms, uint64_t start_mono_ns);
+
+/* Writes one interval ending t_s seconds after the start (when the
+ * snapshots were taken): what cumulative holds beyond what the last call
+ * (or the start) had. */
 int ll_hdrlog_interval(ll_hdrlog *l, const ll_shard *cumulative, double t_s);
 
 /* Writes the last interval (from total, the run's final totals), then the
- * sidecar with the thresholds and run (an object the caller keeps), and
- * frees l. 0, or -1 with a one-line reason in err (l is freed either way).
+ * sidecar with the thresholds and run (an object the caller keeps: what the
+ * part is and how it ended) -- to FILE.json.tmp, then renamed, so that no
+ * reader sees half of it -- and frees l. 0, or -1 with a one-line reason in err (l is freed either way).
  * With total NULL (a run that failed before its end) it only closes the log
  * and writes no sidecar, so that merge refuses the part. */
 int ll_hdrlog_close(ll_hdrlog *l, const ll_shard *total, double t_s, const ll_threshold_set *th, const cJSON *run,

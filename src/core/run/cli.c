@@ -438,6 +438,11 @@ int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int
     }
     if (!rc) rc = parse_args(nrest, rest, cfg);
     free(rest);
+    for (int i = 0; !rc && i < cfg->noutputs; i++) {
+        const char *o = cfg->outputs[i];
+        if ((strncmp(o, "json=", 5) == 0 && o[5]) || (strncmp(o, "csv=", 4) == 0 && o[4])) continue;
+        rc = bad("--out", o, "json=FILE or csv=FILE");
+    }
     if (!rc && *nparts == 0) {
         fprintf(stderr, "luaload: merge: no parts given (luaload merge part1.hlog part2.hlog ...)\n");
         rc = LL_EXIT_CONFIG;

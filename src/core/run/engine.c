@@ -357,11 +357,15 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
         if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, now, 0);
         if (snap) {
             ll_shard_reset(snap);
-            for (int i = 0; i < n; i++) ll_worker_read_published(&workers[i], snap);
+            uint64_t upto = now; /* the snapshots hold the samples up to the oldest running one's time */
+            for (int i = 0; i < n; i++) {
+                uint64_t at = ll_worker_read_published(&workers[i], snap);
+                if (at != UINT64_MAX && (at ? at : t0) < upto) upto = at ? at : t0;
+            }
             ll_shard_merge(snap, life->shard);
             int abort = 0;
             double elapsed = (double)(now - t0) / 1e9;
-            if (hdrlog) ll_hdrlog_interval(hdrlog, snap, elapsed); /* a write error is reported at the end */
+            if (hdrlog) ll_hdrlog_interval(hdrlog, snap, (double)(upto - t0) / 1e9); /* errors: reported at the end */
             ll_threshold_set_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
             if (abort && !atomic_exchange(&run->threshold_abort, 1))
                 fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
@@ -527,16 +531,20 @@ static int hdrlog_path(const ll_config *cfg, const char **path, int *others) {
     return 0;
 }
 
-/* Writes the last interval and the sidecar of --out hdrlog. 0, or
- * LL_EXIT_FAILURE after a one-line error. */
-static int close_hdrlog(ll_hdrlog *l, const ll_shard *total, double elapsed, const ll_config *cfg,
-                        const char *whole_options) {
+/* Writes the last interval and the sidecar of --out hdrlog: what the part
+ * is (id) and how it ended, which merge reads to refuse a part that did
+ * not run all of its share. 0, or LL_EXIT_FAILURE after a one-line error. */
+static int close_hdrlog(ll_hdrlog *l, ll_run *run, const ll_shard *total, double elapsed, const ll_config *cfg,
+                        cJSON *id, int abandoned) {
     char err[1024];
-    cJSON *id = ll_identity_json(cfg, whole_options, err, sizeof(err));
-    int rc = -1;
-    if (id) rc = ll_hdrlog_close(l, total, elapsed, &cfg->thresholds, id, err, sizeof(err));
-    else ll_hdrlog_close(l, NULL, 0, NULL, NULL, NULL, 0);
-    cJSON_Delete(id);
+    cJSON *end = cJSON_AddObjectToObject(id, "outcome");
+    cJSON_AddBoolToObject(end, "interrupted", atomic_load(&run->interrupt));
+    cJSON_AddBoolToObject(end, "aborted", atomic_load(&run->aborted));
+    if (atomic_load(&run->aborted)) cJSON_AddStringToObject(end, "abort_reason", run->abort_reason);
+    cJSON_AddBoolToObject(end, "abandoned", abandoned);
+    cJSON_AddBoolToObject(end, "threshold_abort", atomic_load(&run->threshold_abort));
+    cJSON_AddBoolToObject(end, "marked_failed", atomic_load(&run->marked_failed));
+    int rc = ll_hdrlog_close(l, total, elapsed, &cfg->thresholds, id, err, sizeof(err));
     if (rc) fprintf(stderr, "luaload: --out hdrlog: %s\n", err);
     return rc ? LL_EXIT_FAILURE : 0;
 }
@@ -571,6 +579,7 @@ int ll_engine_run(ll_config *cfg) {
     ll_hdrlog *hdrlog = NULL;
     const char *hdrlog_file = NULL;
     char *whole_options = NULL; /* before the split: what every part of the test shares */
+    cJSON *identity = NULL;     /* what this part is, for the hdrlog's sidecar */
     int other_outputs = 0;
     memset(&life, 0, sizeof(life));
     ll_shard *total = NULL;
@@ -607,6 +616,15 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_SCRIPT;
         goto done;
     }
+    if (hdrlog_path(cfg, &hdrlog_file, &other_outputs) != 0) {
+        rc = LL_EXIT_CONFIG;
+        goto done;
+    }
+    if (hdrlog_file && !(hdrlog = ll_hdrlog_open(hdrlog_file, run.reg, err, sizeof(err)))) {
+        fprintf(stderr, "luaload: --out %s\n", err);
+        rc = LL_EXIT_CONFIG;
+        goto done;
+    }
     rc = life_run(&run, &life, &life_lost, step_init, &step, 0);
     if (atomic_load(&run.interrupt)) {
         fprintf(stderr, "luaload: interrupted by a signal while running the script's init code\n");
@@ -631,10 +649,6 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_FAILURE;
         goto done;
     }
-    if (hdrlog_path(cfg, &hdrlog_file, &other_outputs) != 0) {
-        rc = LL_EXIT_CONFIG;
-        goto done;
-    }
     if (other_outputs) {
         outputs = ll_outputs_open(cfg->outputs, cfg->noutputs, run.reg, &cfg->thresholds, &ll_poster_http, err,
                                   sizeof(err));
@@ -652,7 +666,12 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = check_exec_functions(&life, cfg);
     if (rc) goto done;
-    if (hdrlog_file && !(whole_options = ll_options_json(cfg))) {
+    if (hdrlog && !(whole_options = ll_options_json(cfg))) {
+        rc = LL_EXIT_FAILURE;
+        goto done;
+    }
+    if (hdrlog && !(identity = ll_identity_json(cfg, whole_options, err, sizeof(err)))) {
+        fprintf(stderr, "luaload: --out hdrlog: %s\n", err);
         rc = LL_EXIT_FAILURE;
         goto done;
     }
@@ -777,9 +796,9 @@ setup_ran:
     clock_gettime(CLOCK_REALTIME, &wall);
     run.t0_unix_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
     uint64_t t0 = run.t0 = ll_loop_now_ns();
-    if (hdrlog_file && !(hdrlog = ll_hdrlog_open(hdrlog_file, run.reg, run.t0_unix_ms, t0, err, sizeof(err)))) {
-        fprintf(stderr, "luaload: --out %s\n", err);
-        rc = LL_EXIT_CONFIG;
+    if (hdrlog && ll_hdrlog_start(hdrlog, run.t0_unix_ms, t0) != 0) {
+        fprintf(stderr, "luaload: --out hdrlog: cannot write %s: %s\n", hdrlog_file, strerror(errno));
+        rc = LL_EXIT_FAILURE;
         goto done;
     }
     for (int i = 0; i < nworkers; i++) {
@@ -839,8 +858,10 @@ summarize:
     report_http_errors(workers, nworkers, life_lost ? NULL : &life);
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
-    if (hdrlog) {
-        int hrc = close_hdrlog(hdrlog, total, elapsed, cfg, whole_options);
+    if (hdrlog && identity && run.t0) { /* the scenarios ran: the part's results */
+        int abandoned = life_lost;
+        for (int i = 0; workers && i < nworkers; i++) abandoned |= workers[i].abandoned;
+        int hrc = close_hdrlog(hdrlog, &run, total, elapsed, cfg, identity, abandoned);
         hdrlog = NULL;
         if (!rc) rc = hrc;
     }
@@ -894,6 +915,7 @@ done:
     ll_outputs_free(outputs); /* before the shards it writes from */
     if (hdrlog) ll_hdrlog_close(hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
     free(whole_options);
+    cJSON_Delete(identity);
     cJSON_Delete(data);
     free(teardown_out);
     ll_shard_free(total);
@@ -945,28 +967,26 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
         rc = LL_EXIT_FAILURE;
         goto done;
     }
+    int script_rc = 0; /* the script's init code failed: the default summary, then its exit code */
     if (!cfg->no_summary && cfg->script_path) { /* the script's handle_summary */
-        rc = life_run(&run, &life, &lost, step_init, &step, 0);
-        if (rc && !lost) {
-            fprintf(stderr, "luaload: %s\n", life.errmsg);
-            goto done;
-        }
+        script_rc = life_run(&run, &life, &lost, step_init, &step, 0);
+        if (script_rc && !lost) fprintf(stderr, "luaload: %s: printing the default summary\n", life.errmsg);
         step.summary = data;
-        if (!lost && life_run(&run, &life, &lost, step_summary, &step, LL_RUN_SIGNAL_SUMMARY_NS) != 0)
+        if (!script_rc && !lost && life_run(&run, &life, &lost, step_summary, &step, LL_RUN_SIGNAL_SUMMARY_NS) != 0)
             rc = LL_EXIT_FAILURE;
         if (lost) {
             fprintf(stderr, "luaload: the script's init code or handle_summary() did not return\n");
             rc = LL_EXIT_EXTERNAL_ABORT;
             goto done;
         }
-    } else if (!cfg->no_summary && bare_summary(&run, data) != 0) {
-        rc = LL_EXIT_FAILURE;
     }
+    if (!cfg->no_summary && (!cfg->script_path || script_rc) && bare_summary(&run, data) != 0) rc = LL_EXIT_FAILURE;
     report_thresholds(&cfg->thresholds, reg);
     if (cfg->summary_export && ll_summary_export(data, cfg->summary_export, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: %s\n", err);
         if (!rc) rc = LL_EXIT_FAILURE;
     }
+    if (!rc) rc = script_rc;
     if (!rc && failed) rc = LL_EXIT_THRESHOLDS;
 
 done:

@@ -57,7 +57,8 @@ static void usage(FILE *f) {
           "      --storage SIZE        the results volume's size (default 1Gi)\n"
           "      --access-mode M       its access mode (default ReadWriteMany; ReadWriteOnce on a\n"
           "                            single-node cluster)\n"
-          "      --timeout D           how long the collector waits for the parts (default 1h)\n"
+          "      --timeout D           the longest the parts may take, paused or running (default\n"
+          "                            1h): the Jobs' activeDeadlineSeconds\n"
           "  -- RUN FLAGS              flags for every part's luaload run, e.g. -- -e BASE=http://svc\n",
           f);
 }
@@ -142,6 +143,11 @@ static int parse_args(int argc, char **argv, k8s_opts *o) {
         fprintf(stderr, "luaload: k8s: expected a script and --instances N (luaload k8s script.lua --instances 4)\n");
         return LL_EXIT_CONFIG;
     }
+    size_t n = strlen(o->script);
+    if (n < 5 || strcmp(o->script + n - 4, ".lua") != 0) { /* what luaload merge takes for the script */
+        fprintf(stderr, "luaload: k8s: the script's name must end in .lua: %s\n", o->script);
+        return LL_EXIT_CONFIG;
+    }
     return 0;
 }
 
@@ -208,8 +214,8 @@ static char *part_step(const k8s_opts *o) {
 
 static char *start_step(const k8s_opts *o) {
     ll_buf b = {0};
-    ll_buf_puts(&b, "rm -f \"$RESULTS\"/part-*.hlog \"$RESULTS\"/part-*.hlog.json \"$RESULTS/setup.json\" "
-                    "\"$RESULTS/summary.json\"\n"
+    /* the parts removed their own old sidecars when they started (before they paused) */
+    ll_buf_puts(&b, "rm -f \"$RESULTS/setup.json\" \"$RESULTS/summary.json\"\n"
                     "luaload run \"$SCRIPTS\"/");
     sh_quote(&b, base_name(o->script));
     ll_buf_puts(&b, " --setup-only --setup-data-out \"$RESULTS/setup.json\" -q");
@@ -233,24 +239,26 @@ static char *start_step(const k8s_opts *o) {
 
 static char *collect_step(const k8s_opts *o) {
     ll_buf b = {0};
-    char line[256];
+    char line[512];
     long long n = (long long)o->instances, wait_s = (long long)(o->timeout_us / 1000000);
     snprintf(line, sizeof(line),
+             "set --\n"
+             "i=1\n"
+             "while [ \"$i\" -le %lld ]; do set -- \"$@\" \"$RESULTS/part-$i.hlog\"; i=$((i + 1)); done\n"
              "n=0\n"
-             "until [ \"$(ls \"$RESULTS\"/part-*.hlog.json 2>/dev/null | wc -l)\" -ge %lld ]; do\n"
-             "  n=$((n + 2))\n",
-             n);
+             "while :; do # each part writes its sidecar (FILE.json) when it ends\n"
+             "  ended=0\n"
+             "  for f in \"$@\"; do [ -e \"$f.json\" ] && ended=$((ended + 1)); done\n"
+             "  [ \"$ended\" -eq %lld ] && break\n"
+             "  n=$((n + 2))\n"
+             "  [ \"$n\" -le %lld ] || { echo \"luaload: $ended of %lld parts finished in %llds\" >&2; exit 1; }\n"
+             "  sleep 2\n"
+             "done\n",
+             n, n, wait_s, n, wait_s);
     ll_buf_puts(&b, line);
-    snprintf(line, sizeof(line),
-             "  [ \"$n\" -le %lld ] || { echo \"luaload: $(ls \"$RESULTS\"/part-*.hlog.json 2>/dev/null | wc -l) of %lld "
-             "parts finished in %llds\" >&2; exit 1; }\n",
-             wait_s, n, wait_s);
-    ll_buf_puts(&b, line);
-    ll_buf_puts(&b, "  sleep 2\n"
-                    "done\n"
-                    "exec luaload merge \"$SCRIPTS\"/");
+    ll_buf_puts(&b, "exec luaload merge \"$SCRIPTS\"/");
     sh_quote(&b, base_name(o->script));
-    ll_buf_puts(&b, " \"$RESULTS\"/part-*.hlog --summary-export \"$RESULTS/summary.json\"");
+    ll_buf_puts(&b, " \"$@\" --summary-export \"$RESULTS/summary.json\"");
     sh_env_only(&b, o);
     ll_buf_puts(&b, "\n");
     return b.failed ? (ll_buf_free(&b), NULL) : b.p;
@@ -380,7 +388,7 @@ static int add_file(const char *path, const char *dir, cJSON *data, cJSON *binar
         unsigned char c = (unsigned char)text.p[i];
         plain = c >= 0x20 ? c < 0x7f : c == '\n' || c == '\t' || c == '\r';
     }
-    *total += text.len;
+    *total += plain ? text.len : (text.len + 2) / 3 * 4; /* binaryData is base64 */
     if (plain) {
         cJSON_AddItemToObject(data, key, cJSON_CreateString(text.p ? text.p : ""));
     } else {
@@ -443,11 +451,14 @@ static cJSON *claim(const k8s_opts *o) {
     return c;
 }
 
-/* A Job's pod template around containers (and init containers). */
-static cJSON *job(const k8s_opts *o, const char *suffix, const char *role, cJSON *pod_spec) {
+/* A Job's pod template around containers (and init containers); the Job
+ * is stopped after deadline_s (parts paused forever, a collector waiting
+ * for a part that never ends). */
+static cJSON *job(const k8s_opts *o, const char *suffix, const char *role, cJSON *pod_spec, int64_t deadline_s) {
     cJSON *j = object("batch/v1", "Job", meta(o, suffix, role));
     cJSON *spec = cJSON_AddObjectToObject(j, "spec");
     cJSON_AddNumberToObject(spec, "backoffLimit", 0);
+    cJSON_AddNumberToObject(spec, "activeDeadlineSeconds", (double)deadline_s);
     cJSON *tmpl = cJSON_AddObjectToObject(spec, "template");
     cJSON *m = meta(o, suffix, role);
     cJSON_DeleteItemFromObject(m, "name");
@@ -475,7 +486,7 @@ static cJSON *parts_job(const k8s_opts *o, const cJSON *items) {
     cJSON_AddItemToArray(ports, p);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(pod, "containers"), c);
     cJSON_AddItemToObject(pod, "volumes", volumes(o, items));
-    cJSON *j = job(o, "-parts", "part", pod);
+    cJSON *j = job(o, "-parts", "part", pod, (int64_t)(o->timeout_us / 1000000));
     cJSON *spec = cJSON_GetObjectItem(j, "spec");
     cJSON_AddStringToObject(spec, "completionMode", "Indexed");
     cJSON_AddNumberToObject(spec, "completions", (double)o->instances);
@@ -498,7 +509,7 @@ static cJSON *collect_job(const k8s_opts *o, const cJSON *items) {
     cJSON_AddItemToArray(cJSON_AddArrayToObject(pod, "containers"),
                          container(o, "collect", collect_step(o), cJSON_CreateArray()));
     cJSON_AddItemToObject(pod, "volumes", volumes(o, items));
-    return job(o, "-collect", "collect", pod);
+    return job(o, "-collect", "collect", pod, (int64_t)(o->timeout_us / 1000000) + 600); /* + setup, merge */
 }
 
 int ll_k8s_main(int argc, char **argv) {

@@ -15,6 +15,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,11 @@
 #include "segment.h"
 #include "tagset.h"
 
+typedef struct tag_id {
+    const char *tag;      /* in the sidecar */
+    int id;               /* the registry's */
+} tag_id;
+
 typedef struct part {
     const char *arg;      /* as given */
     char *log;            /* the hdrlog's path */
@@ -38,11 +44,14 @@ typedef struct part {
     ll_segment seg;
     int *ids;             /* sidecar metric i -> registry id */
     int nids;
+    tag_id *tags;         /* the Trends' tags, sorted */
+    int ntags;
     ll_shard *shard;
 } part;
 
 typedef struct merge {
     ll_registry *reg;
+    ll_histogram *like;   /* the layout every interval must have */
     part *parts;
     int n;
     char err[1200];
@@ -64,8 +73,20 @@ static const char *str_at(const cJSON *o, const char *key) {
 
 static double num_at(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0;
 }
+
+#define COUNT_MAX 9007199254740992.0 /* 2^53: a count a double holds exactly */
+
+/* A count in the sidecar: a whole number from 0 to 2^53, or -1. */
+static int64_t count_at(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    return isfinite(d) && d >= 0 && d <= COUNT_MAX && d == floor(d) ? (int64_t)d : -1;
+}
+
+static int bool_at(const cJSON *o, const char *key) { return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key)); }
 
 /* ---- the sidecars ---- */
 
@@ -98,7 +119,14 @@ static int load_sidecar(merge *m, part *p) {
     const char *seg = str_at(run, "segment");
     char why[300];
     if (!seg || ll_segment_parse(seg, "segment", &p->seg, why, sizeof(why)) != 0)
-        return fail(m, "%s: no valid \"run\".\"segment\" (the run failed before its end?)", p->side_path);
+        return fail(m, "%s: no valid \"run\".\"segment\"", p->side_path);
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(run, "outcome");
+    if (!cJSON_IsObject(end)) return fail(m, "%s: no \"run\".\"outcome\"", p->side_path);
+    const char *cut = bool_at(end, "interrupted") ? "was interrupted by a signal (exit 105)"
+                      : bool_at(end, "aborted")   ? "was aborted (luaload.abort, exit 108)"
+                      : bool_at(end, "abandoned") ? "had Lua code that did not stop and was given up on"
+                                                  : NULL;
+    if (cut) return fail(m, "%s: the part %s: it did not run all of its share of the test", p->arg, cut);
     return 0;
 }
 
@@ -106,12 +134,15 @@ static int load_sidecar(merge *m, part *p) {
 static int same_test(merge *m, const part *a, const part *b) {
     const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a->side, "run");
     const cJSON *rb = cJSON_GetObjectItemCaseSensitive(b->side, "run");
-    static const char *const what[] = {"script", "options", "sequence"};
-    static const char *const why[] = {"another script (or another version of it)", "other options",
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(ra, "script"), *sb = cJSON_GetObjectItemCaseSensitive(rb, "script");
+    const cJSON *left[] = {cJSON_GetObjectItemCaseSensitive(sa, "sha256"), cJSON_GetObjectItemCaseSensitive(sa, "url"),
+                           cJSON_GetObjectItemCaseSensitive(ra, "options"), cJSON_GetObjectItemCaseSensitive(ra, "sequence")};
+    const cJSON *right[] = {cJSON_GetObjectItemCaseSensitive(sb, "sha256"), cJSON_GetObjectItemCaseSensitive(sb, "url"),
+                            cJSON_GetObjectItemCaseSensitive(rb, "options"), cJSON_GetObjectItemCaseSensitive(rb, "sequence")};
+    static const char *const why[] = {"another script (its SHA-256 differs)", "another URL", "other options",
                                       "another --execution-segment-sequence"};
-    for (int i = 0; i < 3; i++) {
-        if (cJSON_Compare(cJSON_GetObjectItemCaseSensitive(ra, what[i]), cJSON_GetObjectItemCaseSensitive(rb, what[i]), 1))
-            continue;
+    for (int i = 0; i < 4; i++) {
+        if ((!left[i] && !right[i]) || cJSON_Compare(left[i], right[i], 1)) continue;
         snprintf(m->err, sizeof(m->err), "%s is not a part of the same test as %s: it ran %s", b->arg, a->arg, why[i]);
         return -1;
     }
@@ -219,22 +250,27 @@ static int read_values(merge *m, part *p) {
         switch (m->reg->metrics[id].type) {
         case LL_COUNTER:
             v->sum = num_at(e, "sum");
-            v->total = (int64_t)num_at(e, "samples");
+            v->total = count_at(e, "samples");
             break;
         case LL_GAUGE:
             v->sum = num_at(e, "value");
             v->min = num_at(e, "min");
             v->max = num_at(e, "max");
-            v->total = (int64_t)num_at(e, "samples");
-            v->stamp = (uint64_t)num_at(e, "set_unix_ns");
+            v->total = count_at(e, "samples");
+            v->stamp = num_at(e, "set_unix_ns") > 0 ? (uint64_t)num_at(e, "set_unix_ns") : 0;
             break;
         case LL_RATE:
-            v->passes = (int64_t)num_at(e, "passes");
-            v->total = (int64_t)num_at(e, "total");
+            v->passes = count_at(e, "passes");
+            v->total = count_at(e, "total");
             break;
         case LL_TREND:
+            if (count_at(e, "count") < 0) v->total = -1;
             break;
         }
+        if (v->total < 0 || v->passes < 0 || v->passes > v->total)
+            return fail(m, "%s: metric %s has counts that are not whole numbers from 0 to 2^53", p->side_path,
+                        m->reg->metrics[id].name);
+        v->total = m->reg->metrics[id].type == LL_TREND ? 0 : v->total;
     }
     const cJSON *g;
     cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(p->side, "groups")) {
@@ -245,22 +281,43 @@ static int read_values(merge *m, part *p) {
         const char *group = str_at(c, "group"), *name = str_at(c, "name");
         if (!group || !name) return fail(m, "%s: a check without a group or name", p->side_path);
         int id = ll_registry_check(m->reg, group, name);
+        int64_t passes = count_at(c, "passes"), fails = count_at(c, "fails");
         if (id < 0) return fail(m, "out of memory");
-        ll_shard_check_counts(p->shard, id, (int64_t)num_at(c, "passes"), (int64_t)num_at(c, "fails"));
+        if (passes < 0 || fails < 0) return fail(m, "%s: check %s has bad counts", p->side_path, name);
+        ll_shard_check_counts(p->shard, id, passes, fails);
     }
     return 0;
 }
 
 /* ---- the logs ---- */
 
+static int tag_cmp(const void *a, const void *b) { return strcmp(((const tag_id *)a)->tag, ((const tag_id *)b)->tag); }
+
+/* The tags of p's Trends, sorted for tag_metric. */
+static int index_tags(merge *m, part *p) {
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(p->side, "metrics");
+    p->tags = calloc(p->nids > 0 ? (size_t)p->nids : 1, sizeof(*p->tags));
+    if (!p->tags) return fail(m, "out of memory");
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ms) {
+        const char *t = str_at(e, "tag");
+        if (t && i < p->nids && m->reg->metrics[p->ids[i]].type == LL_TREND) p->tags[p->ntags++] = (tag_id){t, p->ids[i]};
+        i++;
+    }
+    qsort(p->tags, (size_t)p->ntags, sizeof(*p->tags), tag_cmp);
+    return 0;
+}
+
 /* The registry id of the Trend whose lines carry tag, or -1. */
 static int tag_metric(const part *p, const char *tag, size_t n) {
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(p->side, "metrics");
-    for (int i = 0; i < p->nids; i++) {
-        const char *t = str_at(cJSON_GetArrayItem(ms, i), "tag");
-        if (t && strlen(t) == n && memcmp(t, tag, n) == 0) return p->ids[i];
-    }
-    return -1;
+    char key[600];
+    if (n >= sizeof(key)) return -1;
+    memcpy(key, tag, n);
+    key[n] = 0;
+    tag_id want = {key, -1};
+    const tag_id *hit = bsearch(&want, p->tags, (size_t)p->ntags, sizeof(*p->tags), tag_cmp);
+    return hit ? hit->id : -1;
 }
 
 /* One interval of the log, as read_log hands it on. */
@@ -296,7 +353,7 @@ static int read_log(merge *m, part *p, interval_fn *fn, void *ud) {
             rc = -1;
             break;
         }
-        ll_histogram *h = ll_hdr_codec_decode(b64 + 1, strlen(b64 + 1), why, sizeof(why));
+        ll_histogram *h = ll_hdr_codec_decode(b64 + 1, strlen(b64 + 1), m->like, why, sizeof(why));
         if (!h) {
             snprintf(m->err, sizeof(m->err), "%s%s: %s", p->log, where, why);
             rc = -1;
@@ -330,7 +387,7 @@ static int finish_trends(merge *m, part *p) {
         if (m->reg->metrics[id].type != LL_TREND) continue;
         const cJSON *e = cJSON_GetArrayItem(ms, i);
         ll_histogram *h = ll_shard_value(p->shard, id)->hist;
-        int64_t want = (int64_t)num_at(e, "count"), have = h ? h->total_count : 0;
+        int64_t want = count_at(e, "count"), have = h ? h->total_count : 0;
         if (want != have) {
             snprintf(m->err, sizeof(m->err), "%s: %lld samples of %s, but %s counts %lld (a truncated log?)", p->log,
                      (long long)have, m->reg->metrics[id].name, p->side_path, (long long)want);
@@ -338,8 +395,10 @@ static int finish_trends(merge *m, part *p) {
         }
         if (!h) continue;
         h->sum = num_at(e, "sum");
-        h->min = (int64_t)num_at(e, "min");
-        h->max = (int64_t)num_at(e, "max");
+        h->min = count_at(e, "min");
+        h->max = count_at(e, "max");
+        if (h->min < 0 || h->max < h->min)
+            return fail(m, "%s: %s has a bad min or max", p->side_path, m->reg->metrics[id].name);
     }
     return 0;
 }
@@ -385,7 +444,7 @@ static void out_sample(out *o, const ll_registry *reg, int id, double value, int
 static int out_interval(merge *m, part *p, const interval *iv, void *ud) {
     out *o = ud;
     if (m->reg->metrics[iv->id].parent >= 0) return 0;
-    int64_t start_ms = (int64_t)num_at(p->side, "start_unix_ms");
+    int64_t start_ms = count_at(p->side, "start_unix_ms");
     int64_t at = start_ms * 1000000 + (int64_t)((iv->start_s + iv->len_s / 2) * 1e9);
     for (int32_t i = 0; i < iv->h->counts_len; i++)
         for (int64_t k = 0; k < iv->h->counts[i]; k++)
@@ -435,10 +494,9 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
         if (!s) rc = fail(m, "--out %s: %s", spec, why);
         else o.sinks[o.n++] = s;
     }
-    int64_t start_ms = m->n ? (int64_t)num_at(m->parts[0].side, "start_unix_ms") : 0;
+    int64_t start_ms = m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0;
     for (int i = 1; i < m->n; i++)
-        if ((int64_t)num_at(m->parts[i].side, "start_unix_ms") < start_ms)
-            start_ms = (int64_t)num_at(m->parts[i].side, "start_unix_ms");
+        if (count_at(m->parts[i].side, "start_unix_ms") < start_ms) start_ms = count_at(m->parts[i].side, "start_unix_ms");
     o.end_ns = start_ms * 1000000 + (int64_t)(elapsed_s * 1e9);
     o.none = rc ? -1 : ll_tagsets_intern(&o.ts, &o.cache, m->reg, NULL);
     for (int i = 0; !rc && i < m->n; i++) rc = read_log(m, &m->parts[i], out_interval, &o);
@@ -544,8 +602,10 @@ int ll_merge_main(int argc, char **argv) {
         if (load_sidecar(&m, &m.parts[i]) != 0 || (i > 0 && same_test(&m, &m.parts[0], &m.parts[i]) != 0)) goto done;
     if (check_segments(&m) != 0 || check_script(&m, &cfg) != 0) goto done;
     const cJSON *hp = cJSON_GetObjectItemCaseSensitive(m.parts[0].side, "histogram");
+    double sig = num_at(hp, "significant_digits");
     if (num_at(hp, "lowest") != LL_SHARD_HIST_LOWEST || num_at(hp, "highest") != (double)LL_SHARD_HIST_HIGHEST ||
-        !(m.reg = ll_registry_new((int)num_at(hp, "significant_digits")))) {
+        !(sig >= 1 && sig <= 5 && sig == floor(sig)) || !(m.reg = ll_registry_new((int)sig)) ||
+        !(m.like = ll_histogram_new(LL_SHARD_HIST_LOWEST, LL_SHARD_HIST_HIGHEST, (int)sig))) {
         fail(&m, "%s: histograms of a layout this luaload does not use", m.parts[0].side_path);
         goto done;
     }
@@ -553,7 +613,8 @@ int ll_merge_main(int argc, char **argv) {
     total = ll_shard_new(m.reg);
     for (int i = 0; i < m.n; i++) {
         part *p = &m.parts[i];
-        if (read_values(&m, p) != 0 || read_log(&m, p, add_interval, NULL) != 0 || finish_trends(&m, p) != 0)
+        if (read_values(&m, p) != 0 || index_tags(&m, p) != 0 || read_log(&m, p, add_interval, NULL) != 0 ||
+            finish_trends(&m, p) != 0)
             goto done;
         if (ll_shard_merge(total, p->shard) != 0) {
             fail(&m, "%s: histograms of another layout", p->log);
@@ -566,6 +627,15 @@ int ll_merge_main(int argc, char **argv) {
     if (apply_options(&m, &cfg) != 0) goto done;
     m.err[0] = 0;
     rc = ll_engine_report(&cfg, m.reg, total, elapsed);
+    int stopped = 0, marked = 0; /* as one process would: an abortOnFail stop is a failed threshold */
+    for (int i = 0; i < m.n; i++) {
+        const cJSON *end = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m.parts[i].side, "run"),
+                                                            "outcome");
+        stopped |= bool_at(end, "threshold_abort");
+        marked |= bool_at(end, "marked_failed");
+    }
+    if (rc == 0 && stopped) rc = LL_EXIT_THRESHOLDS;
+    if (rc == 0 && marked) rc = LL_EXIT_MARKED_FAILED;
     if (cfg.noutputs && write_outputs(&m, &cfg, total, elapsed) != 0 && (rc == 0 || rc == LL_EXIT_THRESHOLDS))
         rc = LL_EXIT_FAILURE;
 
@@ -575,12 +645,14 @@ done:
         free(m.parts[i].log);
         free(m.parts[i].side_path);
         free(m.parts[i].ids);
+        free(m.parts[i].tags);
         cJSON_Delete(m.parts[i].side);
         ll_shard_free(m.parts[i].shard);
     }
     free(m.parts);
     ll_shard_free(total);
     ll_registry_free(m.reg);
+    ll_histogram_free(m.like);
     free(args);
     ll_config_free(&cfg);
     return rc;

@@ -97,12 +97,19 @@ static void drive(ll_worker *w) {
 
 #define PUBLISH_EVERY_US 1000000
 
-static void publish(ll_loop *loop, void *ud) {
-    ll_worker *w = ud;
+/* A copy of the shard for other threads; at is when it was taken
+ * (UINT64_MAX: the last, when the worker is done). */
+static void publish_at(ll_worker *w, uint64_t at) {
     pthread_mutex_lock(&w->pub_mu);
     ll_shard_reset(w->published);
     ll_shard_merge(w->published, w->shard);
+    w->published_at = at;
     pthread_mutex_unlock(&w->pub_mu);
+}
+
+static void publish(ll_loop *loop, void *ud) {
+    ll_worker *w = ud;
+    publish_at(w, ll_loop_now_ns());
     ll_loop_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
 }
 
@@ -111,10 +118,12 @@ void ll_worker_count_response(ll_worker *w, int status) {
     atomic_fetch_add_explicit(&w->http_reqs, 1, memory_order_relaxed);
 }
 
-void ll_worker_read_published(ll_worker *w, ll_shard *dst) {
+uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst) {
     pthread_mutex_lock(&w->pub_mu);
     if (w->published) ll_shard_merge(dst, w->published);
+    uint64_t at = w->published_at;
     pthread_mutex_unlock(&w->pub_mu);
+    return at;
 }
 
 static void *thread_main(void *arg) {
@@ -131,7 +140,10 @@ static void *thread_main(void *arg) {
     w->active = w->nexecutors;
     for (int i = 0; i < w->nexecutors; i++) ll_executor_begin(&w->executors[i]);
     drive(w);
-    if (w->published) ll_loop_timer_stop(w->loop, &w->pub_timer);
+    if (w->published) {
+        ll_loop_timer_stop(w->loop, &w->pub_timer);
+        publish_at(w, UINT64_MAX);
+    }
     pthread_mutex_lock(&w->run->mu);
     w->finished = 1;
     w->run->finished++;

@@ -59,7 +59,9 @@ struct ll_worker {
     _Atomic int64_t interrupted; /* iterations cut by the hard end (read by
                                  * other workers' luaload.execution) */
     ll_shard *published;        /* a copy of shard, refreshed every second */
-    pthread_mutex_t pub_mu;     /* guards published */
+    pthread_mutex_t pub_mu;     /* guards published and published_at */
+    uint64_t published_at;      /* when published was taken (ll_loop_now_ns); 0: not
+                                 * yet, UINT64_MAX: the last, the worker is done */
     ll_timer pub_timer;
     pthread_t thread;
     int finished;               /* its thread is done (under run->mu) */
@@ -91,6 +93,6 @@ int ll_worker_join(ll_worker *w);
 void ll_worker_count_response(ll_worker *w, int status);
 
 /* Adds w's last published snapshot into dst (any thread). */
-void ll_worker_read_published(ll_worker *w, ll_shard *dst);
+uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst); /* returns its published_at */
 
 #endif
