@@ -1,5 +1,6 @@
 /* poster.c -- blocking POSTs with one reused libcurl easy handle (so the
- * connection is kept alive between writes), 10 s timeout, no proxy. */
+ * connection is kept alive between writes), 10 s timeout, no proxy; the
+ * caller's headers and basic auth per request. */
 #include "poster.h"
 
 #include <curl/curl.h>
@@ -27,12 +28,29 @@ static void *poster_open(void) {
     return c;
 }
 
-static long poster_post(void *conn, const char *url, const char *body, size_t len, char *err, size_t errlen) {
+static long poster_post(void *conn, const ll_output_post *to, const char *body, size_t len, char *err, size_t errlen) {
     CURL *c = conn;
-    curl_easy_setopt(c, CURLOPT_URL, url);
+    struct curl_slist *hs = NULL;
+    for (const char *const *h = to->headers; h && *h; h++) {
+        struct curl_slist *more = curl_slist_append(hs, *h);
+        if (!more) {
+            curl_slist_free_all(hs);
+            snprintf(err, errlen, "out of memory");
+            return 0;
+        }
+        hs = more;
+    }
+    curl_easy_setopt(c, CURLOPT_URL, to->url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
+    curl_easy_setopt(c, CURLOPT_USERPWD, to->userpwd);
+    curl_easy_setopt(c, CURLOPT_HTTPAUTH, to->userpwd ? (long)CURLAUTH_BASIC : (long)CURLAUTH_NONE);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, to->insecure ? 0L : 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, to->insecure ? 0L : 2L);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     CURLcode rc = curl_easy_perform(c);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hs);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK) {

@@ -83,17 +83,23 @@ static void emit(void *ud, int id, double value, uint64_t now, ll_tag_source *t)
 
 static int open_sink(ll_outputs *o, const char *spec, const ll_output_http *http, char *err, size_t errlen) {
     const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec || !eq[1]) {
-        snprintf(err, errlen, "invalid output '%s' (expected json=FILE, csv=FILE, influxdb=URL or hdrlog=FILE)", spec);
-        return -1;
-    }
-    size_t n = (size_t)(eq - spec);
+    size_t n = eq ? (size_t)(eq - spec) : strlen(spec);
     ll_output_sink *s = NULL;
-    if (n == 4 && strncmp(spec, "json", n) == 0) s = ll_output_json_open(eq + 1, err, errlen);
-    else if (n == 3 && strncmp(spec, "csv", n) == 0) s = ll_output_csv_open(eq + 1, err, errlen);
-    else if (n == 8 && strncmp(spec, "influxdb", n) == 0) s = ll_output_influxdb_open(eq + 1, http, err, errlen);
-    else {
-        snprintf(err, errlen, "unknown output type '%.*s' in '%s' (expected json, csv, influxdb or hdrlog)", (int)n, spec, spec);
+    if (n == 26 && strncmp(spec, "experimental-prometheus-rw", n) == 0) {
+        s = ll_output_promrw_open(o->reg, http, err, errlen); /* K6_PROMETHEUS_RW_*; as k6, no argument */
+    } else if (!eq || eq == spec || !eq[1]) {
+        snprintf(err, errlen, "invalid output '%s' (expected json=FILE, csv=FILE, influxdb=URL, hdrlog=FILE or "
+                              "experimental-prometheus-rw)", spec);
+        return -1;
+    } else if (n == 4 && strncmp(spec, "json", n) == 0) {
+        s = ll_output_json_open(eq + 1, err, errlen);
+    } else if (n == 3 && strncmp(spec, "csv", n) == 0) {
+        s = ll_output_csv_open(eq + 1, err, errlen);
+    } else if (n == 8 && strncmp(spec, "influxdb", n) == 0) {
+        s = ll_output_influxdb_open(eq + 1, http, err, errlen);
+    } else {
+        snprintf(err, errlen, "unknown output type '%.*s' in '%s' (expected json, csv, influxdb, hdrlog or "
+                              "experimental-prometheus-rw)", (int)n, spec, spec);
         return -1;
     }
     if (!s) return -1;

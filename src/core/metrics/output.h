@@ -30,9 +30,16 @@ typedef struct ll_out_sample {
  * output thread. metrics/ has no HTTP library; the run passes http/'s
  * (poster.c). post returns the status (an error text in err unless 2xx),
  * or 0 with err set when the request failed. */
+typedef struct ll_output_post {
+    const char *url;
+    const char *const *headers; /* "Name: value", NULL-terminated; NULL for none */
+    const char *userpwd;        /* "user:password" for basic auth, or NULL */
+    int insecure;               /* do not verify the server's certificate */
+} ll_output_post;
+
 typedef struct ll_output_http {
     void *(*open)(void);
-    long (*post)(void *conn, const char *url, const char *body, size_t len, char *err, size_t errlen);
+    long (*post)(void *conn, const ll_output_post *to, const char *body, size_t len, char *err, size_t errlen);
     void (*close)(void *conn);
 } ll_output_http;
 
@@ -45,11 +52,13 @@ struct ll_output_sink {
     char err[256];                    /* the last error, reported once */
 };
 
-/* Sinks (output_json.c, output_csv.c, output_influxdb.c). A path ending in
- * .gz is written gzip-compressed. */
+/* Sinks (output_json.c, output_csv.c, output_influxdb.c, output_promrw.c).
+ * A path ending in .gz is written gzip-compressed. */
 ll_output_sink *ll_output_json_open(const char *path, char *err, size_t errlen);
 ll_output_sink *ll_output_csv_open(const char *path, char *err, size_t errlen);
 ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *http, char *err, size_t errlen);
+/* k6's experimental-prometheus-rw, configured by K6_PROMETHEUS_RW_* (output_promrw.c). */
+ll_output_sink *ll_output_promrw_open(const ll_registry *reg, const ll_output_http *http, char *err, size_t errlen);
 
 typedef struct ll_outputs ll_outputs;
 

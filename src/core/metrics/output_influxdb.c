@@ -55,7 +55,8 @@ static int influx_flush(ll_output_sink *s) {
     influx_sink *f = (influx_sink *)s;
     if (f->batch.len == 0) return 0;
     char why[200] = "";
-    long status = f->http->post(f->conn, f->write_url, f->batch.p, f->batch.len, why, sizeof(why));
+    ll_output_post to = {f->write_url, NULL, NULL, 0};
+    long status = f->http->post(f->conn, &to, f->batch.p, f->batch.len, why, sizeof(why));
     f->batch.len = 0;
     if (status / 100 == 2) return 0;
     f->failures++;
@@ -112,7 +113,8 @@ ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *h
     }
     char q[1024], why[200] = "";
     snprintf(q, sizeof(q), "%s/query?q=CREATE%%20DATABASE%%20%%22%s%%22", base, db);
-    long status = http->post(f->conn, q, "", 0, why, sizeof(why));
+    ll_output_post to = {q, NULL, NULL, 0};
+    long status = http->post(f->conn, &to, "", 0, why, sizeof(why));
     if (status / 100 != 2) {
         snprintf(err, errlen, "influxdb output: cannot create database %s at %s: %s", db, base, why);
         influx_close(&f->base);
