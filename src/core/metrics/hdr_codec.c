@@ -13,6 +13,7 @@
  * the first 8 (high bit = more follows), all 8 bits of the 9th. Counts run
  * to the last non-empty slot (one slot when empty), as Java writes them. */
 #include "hdr_codec.h"
+#include "base64.h"
 #include "xmalloc.h"
 
 #include <stdarg.h>
@@ -74,65 +75,6 @@ static size_t get_varint(const uint8_t *p, size_t avail, uint64_t *z) {
         if (!(p[i] & 0x80)) return i + 1;
     }
     return 0;
-}
-
-static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *b64_encode(const uint8_t *p, size_t n) {
-    char *out = ll_xmalloc((n + 2) / 3 * 4 + 1), *o = out;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16;
-        if (i + 1 < n) v |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n) v |= p[i + 2];
-        *o++ = b64_chars[v >> 18];
-        *o++ = b64_chars[(v >> 12) & 63];
-        *o++ = i + 1 < n ? b64_chars[(v >> 6) & 63] : '=';
-        *o++ = i + 2 < n ? b64_chars[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
-static int b64_digit(char c) {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Strict standard base64: length a multiple of 4, '=' only as the last one
- * or two characters (with zero bits before them), no whitespace. */
-static uint8_t *b64_decode(const char *s, size_t len, size_t *outlen, char *err, size_t errlen) {
-    if (len == 0 || len % 4 != 0) {
-        seterr(err, errlen, "histogram: base64 length %zu is not a positive multiple of 4", len);
-        return NULL;
-    }
-    size_t pad = s[len - 1] == '=' ? (s[len - 2] == '=' ? 2 : 1) : 0;
-    uint8_t *out = ll_xmalloc(len / 4 * 3), *o = out;
-    for (size_t i = 0; i < len; i += 4) {
-        uint32_t v = 0;
-        for (size_t j = i; j < i + 4; j++) {
-            int d = j >= len - pad ? 0 : b64_digit(s[j]);
-            if (d < 0) {
-                seterr(err, errlen, "histogram: invalid base64 character at offset %zu", j);
-                free(out);
-                return NULL;
-            }
-            v = v << 6 | (uint32_t)d;
-        }
-        *o++ = (uint8_t)(v >> 16);
-        *o++ = (uint8_t)(v >> 8);
-        *o++ = (uint8_t)v;
-    }
-    if (pad && (out[len / 4 * 3 - pad] != 0)) { /* the bits after the last byte must be 0 */
-        seterr(err, errlen, "histogram: base64 has stray bits before its padding");
-        free(out);
-        return NULL;
-    }
-    *outlen = len / 4 * 3 - pad;
-    return out;
 }
 
 /* Slot i holds [lowest, lowest + width). */
@@ -203,7 +145,7 @@ char *ll_hdr_codec_encode(const ll_histogram *h) {
     }
     put32(z, COOKIE_ZLIB);
     put32(z + 4, (uint32_t)zlen);
-    char *out = b64_encode(z, 8 + zlen);
+    char *out = ll_base64_encode(z, 8 + zlen, NULL);
     free(z);
     return out;
 }
@@ -254,8 +196,12 @@ static int read_counts(ll_histogram *h, const uint8_t *p, size_t n, char *err, s
 
 ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogram *like, char *err, size_t errlen) {
     size_t n = 0;
-    uint8_t *bin = b64_decode(b64, len, &n, err, errlen);
-    if (!bin) return NULL;
+    char why[160];
+    uint8_t *bin = ll_base64_decode(b64, len, &n, why, sizeof(why));
+    if (!bin) {
+        seterr(err, errlen, "histogram: %s", why);
+        return NULL;
+    }
 
     ll_histogram *h = NULL;
     uint8_t hdr[HEADER_LEN], *payload = NULL;

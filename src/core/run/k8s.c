@@ -22,11 +22,11 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "buf.h"
 #include "duration.h"
 #include "exit.h"
@@ -392,9 +392,8 @@ static int add_file(const char *path, const char *dir, cJSON *data, cJSON *binar
     if (plain) {
         cJSON_AddItemToObject(data, key, cJSON_CreateString(text.p ? text.p : ""));
     } else {
-        char *b64 = malloc(text.len / 3 * 4 + 8);
-        if (b64) EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)text.p, (int)text.len);
-        cJSON_AddItemToObject(binary, key, cJSON_CreateString(b64 ? b64 : ""));
+        char *b64 = ll_base64_encode(text.p, text.len, NULL);
+        cJSON_AddItemToObject(binary, key, cJSON_CreateString(b64));
         free(b64);
     }
     ll_buf_free(&text);
