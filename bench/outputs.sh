@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # outputs.sh -- what the outputs cost a run: the same scripted test with no
 # output, with -o json, with -o experimental-prometheus-rw (against Debian's
-# Prometheus started here on loopback) and with --out hdrlog, alternating
+# Prometheus started here on loopback), --out hdrlog and --out html, alternating
 # REPS times. Target: luaload serve (1 thread) on SERVER_CPU; Prometheus on
 # SERVER_CPU too; the client (-w 1) on CLIENT_CPU. For each: req/s, client
 # CPU µs per request, peak RSS, and the samples the outputs dropped.
 #
 # Knobs: DUR(10) VUS(50) REPS(3) CLIENT_CPU(1) SERVER_CPU(0) PORT(18495)
-#   LUALOAD(build/luaload) CASES("none json promrw hdrlog")
+#   LUALOAD(build/luaload) CASES("none json promrw hdrlog html")
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +19,7 @@ REPS=${REPS:-3}
 CLIENT_CPU=${CLIENT_CPU:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 PORT=${PORT:-18495}
-CASES=${CASES:-none json promrw hdrlog}
+CASES=${CASES:-none json promrw hdrlog html}
 URL=http://127.0.0.1:$PORT/
 
 die() { echo "outputs.sh: $*" >&2; exit 1; }
@@ -56,6 +56,7 @@ flags() {
     json) echo "-o json=$SCR/samples.json" ;;
     promrw) echo "-o experimental-prometheus-rw" ;;
     hdrlog) echo "--out hdrlog=$SCR/run.hlog" ;;
+    html) echo "--out html=$SCR/report.html" ;;
   esac
 }
 
@@ -72,6 +73,6 @@ for ((r = 1; r <= REPS; r++)); do
     dropped=$(sed -n 's/.*outputs could not keep up: \([0-9]*\).*/\1/p' "$SCR/out")
     printf '%-8s %10.0f %12.2f %10d %s\n' "$c" "$rate" "$(awk -v u="$u" -v s="$s" -v n="$reqs" 'BEGIN {print (u + s) * 1e6 / n}')" \
       "$((m / 1024))" "${dropped:-0}"
-    rm -f "$SCR/samples.json" "$SCR"/run.hlog*
+    rm -f "$SCR/samples.json" "$SCR"/run.hlog* "$SCR/report.html"
   done
 done

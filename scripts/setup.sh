@@ -14,7 +14,7 @@ PKGS=(
   libgnutls28-dev caddy tinyproxy openssl brotli zstd libpng-dev libbrotli-dev libzstd-dev
   libxml2-dev libhttp-parser-dev liburing-dev
   default-jre-headless libhdrhistogram-java
-  libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus
+  libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus chromium
 )
 BACKPORT_PKGS=(libcurl4-gnutls-dev)
 
@@ -63,12 +63,14 @@ ver=$(pkg-config --modversion libcurl)
 case $ver in
   7.*) echo "setup.sh: libcurl $ver is too old (need 8.x from bookworm-backports)" >&2; exit 1 ;;
 esac
-# the offline validator of `luaload k8s`'s manifests (tests/e2e/test_k8s.sh):
-# kubernetes-models from the npm registry, pinned by its package-lock.json
+# from the npm registry, each pinned by its package-lock.json: the offline
+# validator of `luaload k8s`'s manifests (tests/e2e/test_k8s.sh), kubernetes-models
 if ! command -v npm >/dev/null; then
   $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 npm ci --prefix "$root/deploy/k8s/validate" --no-audit --no-fund --silent
+# uPlot for the HTML report, built into luaload (no CDN)
+npm ci --prefix "$root/src/core/metrics/report/page" --no-audit --no-fund --silent
 
 echo "setup.sh: ready (libcurl $ver, $(luajit -v | cut -d' ' -f1-2))" >&2

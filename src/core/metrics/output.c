@@ -88,7 +88,7 @@ static int open_sink(ll_outputs *o, const char *spec, const ll_output_http *http
     if (n == 26 && strncmp(spec, "experimental-prometheus-rw", n) == 0) {
         s = ll_output_promrw_open(o->reg, http, err, errlen); /* K6_PROMETHEUS_RW_*; as k6, no argument */
     } else if (!eq || eq == spec || !eq[1]) {
-        snprintf(err, errlen, "invalid output '%s' (expected json=FILE, csv=FILE, influxdb=URL, hdrlog=FILE or "
+        snprintf(err, errlen, "invalid output '%s' (expected json=FILE, csv=FILE, influxdb=URL, hdrlog=FILE, html=FILE or "
                               "experimental-prometheus-rw)", spec);
         return -1;
     } else if (n == 4 && strncmp(spec, "json", n) == 0) {
@@ -98,7 +98,7 @@ static int open_sink(ll_outputs *o, const char *spec, const ll_output_http *http
     } else if (n == 8 && strncmp(spec, "influxdb", n) == 0) {
         s = ll_output_influxdb_open(eq + 1, http, err, errlen);
     } else {
-        snprintf(err, errlen, "unknown output type '%.*s' in '%s' (expected json, csv, influxdb, hdrlog or "
+        snprintf(err, errlen, "unknown output type '%.*s' in '%s' (expected json, csv, influxdb, hdrlog, html or "
                               "experimental-prometheus-rw)", (int)n, spec, spec);
         return -1;
     }
@@ -119,7 +119,8 @@ ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_thre
     clock_gettime(CLOCK_REALTIME, &rt);
     o->mono_to_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)ll_loop_now_ns();
     for (int i = 0; i < n; i++) {
-        if (strncmp(specs[i], "hdrlog=", 7) == 0) continue; /* the run writes it (output_hdrlog.h) */
+        if (strncmp(specs[i], "hdrlog=", 7) == 0 || strncmp(specs[i], "html=", 5) == 0)
+            continue; /* the run writes them (output_hdrlog.h, report.h) */
         if (open_sink(o, specs[i], http, err, errlen) != 0) {
             ll_outputs_free(o);
             return NULL;

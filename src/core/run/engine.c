@@ -19,6 +19,8 @@
 #include "identity.h"
 #include "output.h"
 #include "output_hdrlog.h"
+#include "report.h"
+#include "timeline.h"
 #include "poster.h"
 #include "progress.h"
 #include "script.h"
@@ -314,8 +316,8 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
  * failed abortOnFail threshold) are asked to stop their Lua code, then
  * given up on (abandoned). */
 static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0,
-                          ll_quick_report *qr, ll_hdrlog *hdrlog) {
-    ll_shard *snap = cfg->thresholds.n || hdrlog ? ll_shard_new(run->reg) : NULL;
+                          ll_quick_report *qr, ll_hdrlog *hdrlog, ll_timeline *timeline) {
+    ll_shard *snap = cfg->thresholds.n || hdrlog || timeline ? ll_shard_new(run->reg) : NULL;
     int progress = !cfg->quiet && isatty(2), asked = 0;
     uint64_t max_grace, due = planned_end_ns(cfg, t0, &max_grace);
     int seen_abort = 0, seen_threshold = 0;
@@ -366,6 +368,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
             int abort = 0;
             double elapsed = (double)(now - t0) / 1e9;
             if (hdrlog) ll_hdrlog_interval(hdrlog, snap, (double)(upto - t0) / 1e9); /* errors: reported at the end */
+            if (timeline) ll_timeline_tick(timeline, snap, (double)(upto - t0) / 1e9);
             ll_threshold_set_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
             if (abort && !atomic_exchange(&run->threshold_abort, 1))
                 fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
@@ -511,24 +514,53 @@ static int bare_summary(ll_run *run, const cJSON *data) {
     return rc;
 }
 
-/* The FILE of --out hdrlog=FILE (NULL when none); *others counts the
- * outputs that are not hdrlog. -1 after a one-line error when there are two. */
-static int hdrlog_path(const ll_config *cfg, const char **path, int *others) {
+/* The FILE of --out TYPE=FILE for an output the run writes itself
+ * ("hdrlog", "html"; NULL when none). -1 after a one-line error when there
+ * are two, or no FILE. */
+static int own_output(const ll_config *cfg, const char *type, const char **path) {
+    size_t n = strlen(type);
     *path = NULL;
-    *others = 0;
     for (int i = 0; i < cfg->noutputs; i++) {
-        if (strncmp(cfg->outputs[i], "hdrlog=", 7) != 0) {
-            (*others)++;
-            continue;
-        }
-        if (*path || !cfg->outputs[i][7]) {
-            fprintf(stderr, "luaload: --out %s: %s\n", cfg->outputs[i],
-                    *path ? "only one hdrlog output per run" : "expected hdrlog=FILE");
+        const char *o = cfg->outputs[i];
+        if (strncmp(o, type, n) != 0 || o[n] != '=') continue;
+        if (*path || !o[n + 1]) {
+            fprintf(stderr, "luaload: --out %s: %s%s%s\n", o, *path ? "only one " : "expected ", type,
+                    *path ? " output per run" : "=FILE");
             return -1;
         }
-        *path = cfg->outputs[i] + 7;
+        *path = o + n + 1;
     }
     return 0;
+}
+
+/* --out html=FILE: the report, with the run's header. 0, or
+ * LL_EXIT_FAILURE after a one-line error. */
+static int write_report(const char *path, const ll_config *cfg, const ll_run *run, const cJSON *data,
+                        const ll_timeline *tl, const ll_shard *total, double elapsed) {
+    char err[1024], when[64];
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "script", cfg->script_path ? cfg->script_path : cfg->quick_url ? cfg->quick_url : "");
+    for (int k = 0; k < 2; k++) {
+        int64_t ms = run->t0_unix_ms + (k ? (int64_t)(elapsed * 1000) : 0);
+        time_t secs = (time_t)(ms / 1000);
+        struct tm tm;
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&secs, &tm));
+        cJSON_AddStringToObject(r, k ? "ended" : "started", when);
+    }
+    cJSON *scs = cJSON_AddArrayToObject(r, "scenarios");
+    for (int i = 0; i < cfg->scenarios.n; i++) cJSON_AddItemToArray(scs, cJSON_CreateString(cfg->scenarios.items[i].name));
+    char seg[256] = "0:1";
+    if (cfg->segment_set) ll_segment_format(&cfg->segment, seg, sizeof(seg));
+    cJSON_AddStringToObject(r, "segment", seg);
+    cJSON_AddNumberToObject(r, "seed", (double)cfg->seed);
+    cJSON_AddStringToObject(r, "version", LUALOAD_VERSION);
+    cJSON *opts = cJSON_Parse(run->options_json ? run->options_json : "{}");
+    if (opts) cJSON_AddItemToObject(r, "options", opts);
+    const ll_value *d = LL_M_HTTP_REQ_DURATION < total->nvalues ? &total->values[LL_M_HTTP_REQ_DURATION] : NULL;
+    int rc = ll_report_write(path, r, data, tl, d ? d->hist : NULL, err, sizeof(err));
+    cJSON_Delete(r);
+    if (rc) fprintf(stderr, "luaload: --out html: %s\n", err);
+    return rc ? LL_EXIT_FAILURE : 0;
 }
 
 /* Writes the last interval and the sidecar of --out hdrlog: what the part
@@ -577,7 +609,8 @@ int ll_engine_run(ll_config *cfg) {
     ll_worker life, *workers = NULL;
     ll_outputs *outputs = NULL;
     ll_hdrlog *hdrlog = NULL;
-    const char *hdrlog_file = NULL;
+    ll_timeline *timeline = NULL; /* for --out html */
+    const char *hdrlog_file = NULL, *html_file = NULL;
     char *whole_options = NULL; /* before the split: what every part of the test shares */
     cJSON *identity = NULL;     /* what this part is, for the hdrlog's sidecar */
     int other_outputs = 0;
@@ -616,10 +649,12 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_SCRIPT;
         goto done;
     }
-    if (hdrlog_path(cfg, &hdrlog_file, &other_outputs) != 0) {
+    if (own_output(cfg, "hdrlog", &hdrlog_file) != 0 || own_output(cfg, "html", &html_file) != 0) {
         rc = LL_EXIT_CONFIG;
         goto done;
     }
+    other_outputs = cfg->noutputs - (hdrlog_file != NULL) - (html_file != NULL);
+    if (html_file) timeline = ll_timeline_new(run.reg);
     if (hdrlog_file && !(hdrlog = ll_hdrlog_open(hdrlog_file, run.reg, err, sizeof(err)))) {
         fprintf(stderr, "luaload: --out %s\n", err);
         rc = LL_EXIT_CONFIG;
@@ -815,7 +850,7 @@ setup_ran:
         uint64_t tick = cfg->quick.ticker_us ? cfg->quick.ticker_us : 1000000;
         ll_quick_report_start(&qr, t0, cfg->verbose ? tick * 1000 : 0);
     }
-    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL, hdrlog);
+    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL, hdrlog, timeline);
     elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
@@ -870,6 +905,11 @@ summarize:
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
                              cfg->no_color || (nc && *nc)};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
+    if (html_file && run.t0) {
+        ll_timeline_tick(timeline, total, elapsed);
+        int hrc = write_report(html_file, cfg, &run, data, timeline, total, elapsed);
+        if (!rc) rc = hrc;
+    }
     if (!cfg->no_summary) {
         int src = -1;
         if (!life_lost && life.L) {
@@ -916,6 +956,7 @@ done:
     if (hdrlog) ll_hdrlog_close(hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
     free(whole_options);
     cJSON_Delete(identity);
+    ll_timeline_free(timeline);
     cJSON_Delete(data);
     free(teardown_out);
     ll_shard_free(total);

@@ -1,0 +1,117 @@
+/* report.c -- `--out html=FILE` (and luaload merge --out html=FILE): one HTML
+ * file that opens in any browser without a network (see report.h).
+ *
+ * Owns: the report's data -- the run, k6's summary data, the per-second
+ * series, the full http_req_duration histogram (its non-empty slots) and its
+ * percentile spectrum -- as JSON, gzip-compressed and base64-encoded into the
+ * page, which is built into luaload (report_assets.c, made by
+ * cmake/embed.cmake from page/ and uPlot). */
+#include "report.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base64.h"
+#include "buf.h"
+#include "xmalloc.h"
+
+extern const char ll_report_page_html[], ll_report_page_css[], ll_report_page_js[], ll_report_uplot_css[],
+    ll_report_uplot_js[];
+
+/* The non-empty slots of h as [value ms, count], and its percentile
+ * spectrum as [percentile, value ms] from 0 to 99.999 (finer near the top). */
+static void histogram_json(cJSON *data, const ll_histogram *h) {
+    cJSON *slots = cJSON_AddArrayToObject(data, "slots"), *spectrum = cJSON_AddArrayToObject(data, "spectrum");
+    if (!h || h->total_count == 0) return;
+    for (int32_t i = 0; i < h->counts_len; i++) {
+        if (!h->counts[i]) continue;
+        cJSON *pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)ll_histogram_slot_value(h, i) / 1000.0));
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)h->counts[i]));
+        cJSON_AddItemToArray(slots, pair);
+    }
+    for (int k = 0; k <= 200; k++) {
+        double p = 100.0 * (1.0 - pow(10.0, -(double)k / 40.0)); /* 0, ..., 99.999 */
+        cJSON *pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber(p));
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)ll_histogram_percentile(h, p) / 1000.0));
+        cJSON_AddItemToArray(spectrum, pair);
+    }
+}
+
+/* text gzip-compressed (zlib's gzip wrapper), then base64. */
+static char *gzip_base64(const char *text, char *err, size_t errlen) {
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK) {
+        snprintf(err, errlen, "zlib deflateInit2 failed");
+        return NULL;
+    }
+    size_t n = strlen(text), cap = deflateBound(&z, (uLong)n);
+    unsigned char *out = ll_xmalloc(cap);
+    z.next_in = (unsigned char *)text;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    int rc = deflate(&z, Z_FINISH);
+    size_t zlen = cap - z.avail_out;
+    deflateEnd(&z);
+    char *b64 = rc == Z_STREAM_END ? ll_base64_encode(out, zlen, NULL) : NULL;
+    if (!b64) snprintf(err, errlen, "zlib deflate failed");
+    free(out);
+    return b64;
+}
+
+/* The page with each marker replaced: the CSS, uPlot, the page's JS and the
+ * data. */
+static int write_page(FILE *f, const char *b64) {
+    static const struct {
+        const char *marker;
+        const char *text;
+    } parts[] = {{"/*@UPLOT_CSS@*/", NULL}, {"/*@PAGE_CSS@*/", NULL}, {"@DATA@", NULL},
+                 {"/*@UPLOT_JS@*/", NULL}, {"/*@PAGE_JS@*/", NULL}};
+    const char *texts[] = {ll_report_uplot_css, ll_report_page_css, b64, ll_report_uplot_js, ll_report_page_js};
+    const char *at = ll_report_page_html;
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        const char *m = strstr(at, parts[i].marker);
+        if (!m) return -1; /* the page and this file disagree: a build error */
+        if (fwrite(at, 1, (size_t)(m - at), f) != (size_t)(m - at) || fputs(texts[i], f) < 0) return -1;
+        at = m + strlen(parts[i].marker);
+    }
+    return fputs(at, f) < 0 ? -1 : 0;
+}
+
+int ll_report_write(const char *path, const cJSON *run, const cJSON *summary, const ll_timeline *tl,
+                    const ll_histogram *duration, char *err, size_t errlen) {
+    cJSON *data = cJSON_CreateObject();
+    cJSON_AddItemToObject(data, "run", run ? cJSON_Duplicate(run, 1) : cJSON_CreateObject());
+    cJSON_AddItemToObject(data, "summary", summary ? cJSON_Duplicate(summary, 1) : cJSON_CreateObject());
+    cJSON_AddItemToObject(data, "series", tl ? ll_timeline_json(tl) : cJSON_CreateObject());
+    histogram_json(data, duration);
+    char *text = cJSON_PrintUnformatted(data);
+    cJSON_Delete(data);
+    char *b64 = text ? gzip_base64(text, err, errlen) : NULL;
+    free(text);
+    if (!b64) {
+        if (!text) snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && write_page(f, b64) == 0;
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) {
+        snprintf(err, errlen, "html: cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(b64);
+    return ok ? 0 : -1;
+}

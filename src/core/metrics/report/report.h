@@ -1,0 +1,22 @@
+/* report.h -- the HTML report: one self-contained file (no network) with
+ * the run's header, thresholds, k6's summary tables, checks by group,
+ * per-second charts, and the latency distribution and percentile spectrum
+ * of the full http_req_duration histogram; uPlot draws the charts. */
+#ifndef LL_REPORT_H
+#define LL_REPORT_H
+
+#include <stddef.h>
+
+#include "histogram.h"
+#include "timeline.h"
+
+typedef struct cJSON cJSON;
+
+/* Writes the report to path (through path.tmp, renamed). run: the header's
+ * fields (script, started, ended, scenarios, segment, seed, version,
+ * options); summary: k6's summary data (ll_summary_data); tl and duration
+ * may be NULL. 0, or -1 with a one-line reason in err. */
+int ll_report_write(const char *path, const cJSON *run, const cJSON *summary, const ll_timeline *tl,
+                    const ll_histogram *duration, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,24 @@
+/* timeline.h -- a run's per-second series for the HTML report: VUs,
+ * requests/s, iterations/s, the failed rate, bytes out and in per second,
+ * and p50/p90/p95/p99 of http_req_duration in each second. Bounded: at
+ * most LL_TIMELINE_MAX_POINTS points, neighbours merged when it is full. */
+#ifndef LL_TIMELINE_H
+#define LL_TIMELINE_H
+
+#include "metrics.h"
+
+#define LL_TIMELINE_MAX_POINTS 1800
+
+typedef struct cJSON cJSON;
+typedef struct ll_timeline ll_timeline;
+
+ll_timeline *ll_timeline_new(const ll_registry *reg);
+void ll_timeline_free(ll_timeline *t);
+/* One point ending t_s seconds after the start: what cumulative (a merged
+ * snapshot, or the final totals) holds beyond the last tick. */
+void ll_timeline_tick(ll_timeline *t, const ll_shard *cumulative, double t_s);
+/* {"t": [end of each point, s], "vus", "reqs" (/s), "iters" (/s), "failed"
+ * (0..1), "sent", "recv" (bytes/s), "p50", "p90", "p95", "p99" (ms)}. */
+cJSON *ll_timeline_json(const ll_timeline *t);
+
+#endif

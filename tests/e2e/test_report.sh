@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# --out html=FILE: one file that needs no network (uPlot and the data are in
+# it), opened by Debian's headless Chromium from the disk: the page renders,
+# draws its charts, shows the thresholds with their results and the same
+# p(95) as the summary export; a screenshot of it is left in the build tree
+# (tests/report.png) for the docs. A day-long run keeps a bounded number of
+# points (timeline.c merges neighbours).
+source "$(dirname "$0")/lib.sh"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+[[ -n $CHROMIUM ]] || { echo "FAIL - chromium missing (scripts/setup.sh installs it)"; exit 1; }
+start_serve
+S=$(script report.lua <<LUA
+local http = require("luaload.http")
+local luaload = require("luaload")
+options = { vus = 4, duration = "3s",
+  thresholds = { http_req_duration = { "p(95)<1000" }, http_reqs = { "count<10" } } }
+function default()
+  local res = http.get("$URL/")
+  luaload.group("home", function()
+    luaload.check(res, { ["status is 200"] = function(r) return r.status == 200 end })
+  end)
+end
+LUA
+)
+run_ll run "$S" -q --out "html=$T/report.html" --summary-export "$T/sum.json"
+expect_eq "run: exit 99 (count<10 fails)" "$RC" 99
+expect_cmp "report: one file under 2 MB" "x > 10000 && x < 2000000" "$(stat -c %s "$T/report.html")"
+expect_eq "report: loads nothing from the network" \
+  "$(grep -Eoc '(src|href)=["'\'']?(https?:)?//' "$T/report.html")" 0
+expect_match "report: uPlot is inlined" "$T/report.html" 'uPlot'
+# Chromium's own profile and cache in the scratch dir; no network needed
+chrome() { timeout -k 5 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+  --user-data-dir="$T/chrome" --virtual-time-budget=10000 "$@" "file://$T/report.html" 2>"$T/chrome.err"; }
+chrome --dump-dom >"$T/dom.html"
+expect_match "chromium: the page rendered" "$T/dom.html" 'data-rendered="1"'
+expect_cmp "chromium: six charts drawn (canvas)" "x >= 6" "$(grep -o '<canvas' "$T/dom.html" | wc -l)"
+expect_match "the thresholds table: p(95)<1000 passes" "$T/dom.html" 'p\(95\)&lt;1000</td><td><span class="ok">✓ pass'
+expect_match "the thresholds table: count<10 fails" "$T/dom.html" 'count&lt;10</td><td><span class="fail">✗ fail'
+p95=$(jq '.metrics.http_req_duration["p(95)"]' "$T/sum.json")
+want=$(awk -v v="$p95" 'BEGIN { if (v >= 1000) printf "%.2fs", v / 1000; else if (v >= 1) printf "%.2fms", v; else printf "%.2fµs", v * 1000 }')
+expect_match "the page's p(95) is the summary export's ($want)" "$T/dom.html" "id=\"duration-p95\"[^>]*>$want<"
+expect_match "checks by group" "$T/dom.html" 'home</td><td>status is 200</td>'
+expect_match "the run's header names the script" "$T/dom.html" "report.lua"
+shot=$(dirname "$LUALOAD")/tests/report.png
+mkdir -p "$(dirname "$shot")"
+chrome --window-size=1280,2400 --screenshot="$shot" >/dev/null
+expect_cmp "a screenshot in the build tree ($shot)" "x > 20000" "$(stat -c %s "$shot" 2>/dev/null || echo 0)"
+run_ll run "$S" -q --out "html=$T/no/such/dir/r.html"
+expect_eq "an unwritable report: exit 1 after the run" "$RC" 1
+expect_match "an unwritable report: says so" "$ERR" 'html: cannot write .*no/such/dir'
+finish
