@@ -45,6 +45,18 @@ shot=$(dirname "$LUALOAD")/tests/report.png
 mkdir -p "$(dirname "$shot")"
 chrome --window-size=1280,2400 --screenshot="$shot" >/dev/null
 expect_cmp "a screenshot in the build tree ($shot)" "x > 20000" "$(stat -c %s "$shot" 2>/dev/null || echo 0)"
+# from luaload merge: the parts' histograms make the series and the spectrum
+for i in 1 2; do
+  run_ll run "$S" --shard "$i/2" -q --no-summary --out "hdrlog=$T/part$i.hlog"
+done
+run_ll merge "$T/part1.hlog" "$T/part2.hlog" --no-summary --summary-export "$T/msum.json" --out "html=$T/report.html"
+expect_eq "merge --out html: exit 99 as the whole test" "$RC" 99
+chrome --dump-dom >"$T/mdom.html"
+expect_match "merge's report rendered" "$T/mdom.html" 'data-rendered="1"'
+p95=$(jq '.metrics.http_req_duration["p(95)"]' "$T/msum.json")
+want=$(awk -v v="$p95" 'BEGIN { if (v >= 1000) printf "%.2fs", v / 1000; else if (v >= 1) printf "%.2fms", v; else printf "%.2fµs", v * 1000 }')
+expect_match "merge's report: the merged p(95) ($want)" "$T/mdom.html" "id=\"duration-p95\"[^>]*>$want<"
+expect_match "merge's report: the parts, in its header" "$T/mdom.html" '2 parts merged'
 run_ll run "$S" -q --out "html=$T/no/such/dir/r.html"
 expect_eq "an unwritable report: exit 1 after the run" "$RC" 1
 expect_match "an unwritable report: says so" "$ERR" 'html: cannot write .*no/such/dir'

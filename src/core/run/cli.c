@@ -32,7 +32,9 @@ static void usage(FILE *f) {
           "      --no-thresholds       do not evaluate thresholds\n"
           "      --no-color            a summary without colors (also NO_COLOR=1)\n"
           "  -o, --out TYPE=TARGET     stream every sample: json=FILE, csv=FILE (.gz: gzip),\n"
-          "                            influxdb=http://127.0.0.1:8086/k6 (repeatable)\n"
+          "                            influxdb=http://127.0.0.1:8086/k6, experimental-prometheus-rw\n"
+          "                            (K6_PROMETHEUS_RW_*); the run's own: html=FILE (the report),\n"
+          "                            hdrlog=FILE (for luaload merge) (repeatable)\n"
           "      --seed N              seed of math.random, to repeat a run (default: random,\n"
           "                            printed in the banner)\n"
           "  -q, --quiet               print nothing but errors and the summary\n"
@@ -381,7 +383,8 @@ static void merge_usage(FILE *f) {
           "  SCRIPT.lua                the test's script: its handle_summary() prints the summary\n"
           "  -e, --env KEY=VALUE       environment variable for the script (repeatable)\n"
           "      --summary-export FILE write the merged summary as JSON (k6's format)\n"
-          "  -o, --out TYPE=FILE       the merged samples: json=FILE or csv=FILE (.gz: gzip)\n"
+          "  -o, --out TYPE=FILE       the merged samples: json=FILE or csv=FILE (.gz: gzip);\n"
+          "                            html=FILE: the HTML report\n"
           "      --summary-trend-stats L, --summary-time-unit U   instead of the parts' options\n"
           "      --threshold M=EXPR    one more threshold to judge the merged results (repeatable)\n"
           "      --no-thresholds       do not evaluate thresholds\n"
@@ -440,8 +443,10 @@ int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int
     free(rest);
     for (int i = 0; !rc && i < cfg->noutputs; i++) {
         const char *o = cfg->outputs[i];
-        if ((strncmp(o, "json=", 5) == 0 && o[5]) || (strncmp(o, "csv=", 4) == 0 && o[4])) continue;
-        rc = bad("--out", o, "json=FILE or csv=FILE");
+        if ((strncmp(o, "json=", 5) == 0 && o[5]) || (strncmp(o, "csv=", 4) == 0 && o[4]) ||
+            (strncmp(o, "html=", 5) == 0 && o[5]))
+            continue;
+        rc = bad("--out", o, "json=FILE, csv=FILE or html=FILE");
     }
     if (!rc && *nparts == 0) {
         fprintf(stderr, "luaload: merge: no parts given (luaload merge part1.hlog part2.hlog ...)\n");

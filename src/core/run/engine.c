@@ -978,7 +978,8 @@ done:
     return rc;
 }
 
-int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s) {
+int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s, const char *html,
+                     const cJSON *run_info, const ll_timeline *tl) {
     char libbuf[4200], err[1024];
     ll_run run;
     ll_worker life;
@@ -1025,6 +1026,11 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
     report_thresholds(&cfg->thresholds, reg);
     if (cfg->summary_export && ll_summary_export(data, cfg->summary_export, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: %s\n", err);
+        if (!rc) rc = LL_EXIT_FAILURE;
+    }
+    const ll_value *d = LL_M_HTTP_REQ_DURATION < total->nvalues ? &total->values[LL_M_HTTP_REQ_DURATION] : NULL;
+    if (html && ll_report_write(html, run_info, data, tl, d ? d->hist : NULL, err, sizeof(err)) != 0) {
+        fprintf(stderr, "luaload: --out html: %s\n", err);
         if (!rc) rc = LL_EXIT_FAILURE;
     }
     if (!rc) rc = script_rc;

@@ -4,6 +4,9 @@
 
 #include "config.h"
 #include "metrics.h"
+#include "timeline.h"
+
+typedef struct cJSON cJSON;
 
 /* Runs the test described by cfg; returns the process exit code. */
 int ll_engine_run(ll_config *cfg);
@@ -11,8 +14,10 @@ int ll_engine_run(ll_config *cfg);
 /* The end of a test whose metrics were measured elsewhere (luaload merge):
  * evaluates cfg's thresholds on total, prints the summary (the handle_summary
  * of cfg's script, after its init code, when there is one; else the default
- * text), writes --summary-export, and returns the exit code: 99 when a
- * threshold failed. */
-int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s);
+ * text), writes --summary-export and, with html (a path), the HTML report
+ * with run as its header and tl's series (may be NULL). Returns the exit
+ * code: 99 when a threshold failed. */
+int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s, const char *html,
+                     const cJSON *run, const ll_timeline *tl);
 
 #endif

@@ -20,12 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buf.h"
 #include "config.h"
 #include "engine.h"
 #include "hdr_codec.h"
 #include "identity.h"
+#include "timeline.h"
+#include "xmalloc.h"
 #include "output.h"
 #include "output_hdrlog.h"
 #include "segment.h"
@@ -325,6 +328,7 @@ typedef struct interval {
     int id;               /* the Trend's registry id */
     double start_s, len_s; /* from the part's start */
     const ll_histogram *h;
+    const char *b64;      /* its text */
 } interval;
 
 typedef int interval_fn(merge *m, part *p, const interval *iv, void *ud);
@@ -343,7 +347,7 @@ static int read_log(merge *m, part *p, interval_fn *fn, void *ud) {
         if (len == 0 || line[0] == '#' || line[0] == '"') continue;
         char *comma = strncmp(line, "Tag=", 4) == 0 ? strchr(line, ',') : NULL;
         char *b64 = strrchr(line, ',');
-        interval iv = {-1, 0, 0, NULL};
+        interval iv = {-1, 0, 0, NULL, NULL};
         char where[64], why[300];
         snprintf(where, sizeof(where), ":%d", lineno);
         if (comma) iv.id = tag_metric(p, line + 4, (size_t)(comma - line - 4));
@@ -360,6 +364,7 @@ static int read_log(merge *m, part *p, interval_fn *fn, void *ud) {
             break;
         }
         iv.h = h;
+        iv.b64 = b64 + 1;
         rc = fn(m, p, &iv, ud);
         ll_histogram_free(h);
     }
@@ -426,6 +431,7 @@ static void kv_list(const void *ctx, ll_tag_fn *fn, void *ud) {
 
 typedef struct out {
     ll_output_sink **sinks;
+    const char **names;  /* their --out specs */
     int n;
     ll_tagsets ts;
     ll_tagset_cache cache;
@@ -483,34 +489,138 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
     memset(&o, 0, sizeof(o));
     ll_tagsets_init(&o.ts);
     o.sinks = calloc((size_t)cfg->noutputs, sizeof(*o.sinks));
-    int rc = o.sinks ? 0 : fail(m, "out of memory");
+    o.names = calloc((size_t)cfg->noutputs, sizeof(*o.names));
+    int rc = o.sinks && o.names ? 0 : fail(m, "out of memory");
     for (int i = 0; !rc && i < cfg->noutputs; i++) {
         const char *spec = cfg->outputs[i];
         char why[600];
         ll_output_sink *s = NULL;
+        if (strncmp(spec, "html=", 5) == 0) continue; /* ll_engine_report wrote it */
         if (strncmp(spec, "json=", 5) == 0 && spec[5]) s = ll_output_json_open(spec + 5, why, sizeof(why));
         else if (strncmp(spec, "csv=", 4) == 0 && spec[4]) s = ll_output_csv_open(spec + 4, why, sizeof(why));
         else snprintf(why, sizeof(why), "expected json=FILE or csv=FILE");
         if (!s) rc = fail(m, "--out %s: %s", spec, why);
-        else o.sinks[o.n++] = s;
+        else {
+            o.names[o.n] = spec;
+            o.sinks[o.n++] = s;
+        }
     }
     int64_t start_ms = m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0;
     for (int i = 1; i < m->n; i++)
         if (count_at(m->parts[i].side, "start_unix_ms") < start_ms) start_ms = count_at(m->parts[i].side, "start_unix_ms");
     o.end_ns = start_ms * 1000000 + (int64_t)(elapsed_s * 1e9);
     o.none = rc ? -1 : ll_tagsets_intern(&o.ts, &o.cache, m->reg, NULL);
-    for (int i = 0; !rc && i < m->n; i++) rc = read_log(m, &m->parts[i], out_interval, &o);
-    if (!rc) out_totals(m, &o, total);
+    for (int i = 0; !rc && o.n && i < m->n; i++) rc = read_log(m, &m->parts[i], out_interval, &o);
+    if (!rc && o.n) out_totals(m, &o, total);
     for (int i = 0; i < o.n; i++) {
         ll_output_sink *s = o.sinks[i];
         if (s->flush) s->flush(s);
-        if (s->err[0] && !rc) rc = fail(m, "--out %s: %s", cfg->outputs[i], s->err);
+        if (s->err[0] && !rc) rc = fail(m, "--out %s: %s", o.names[i], s->err);
         s->close(s);
     }
     free(o.sinks);
+    free(o.names);
     ll_tagset_cache_free(&o.cache);
     ll_tagsets_free(&o.ts);
     return rc;
+}
+
+/* ---- --out html: the series from the parts' intervals ---- */
+
+/* An interval of http_req_duration or iteration_duration, by the second of
+ * the whole test it ended in. */
+typedef struct second_line {
+    int64_t second;
+    int kind; /* 0 http_req_duration, 1 iteration_duration */
+    char *b64;
+} second_line;
+
+typedef struct lines {
+    second_line *v;
+    size_t n, cap;
+    int64_t t0_ms; /* the earliest part's start */
+} lines;
+
+static int keep_line(merge *m, part *p, const interval *iv, void *ud) {
+    (void)m;
+    lines *ls = ud;
+    if (iv->id != LL_M_HTTP_REQ_DURATION && iv->id != LL_M_ITERATION_DURATION) return 0;
+    if (ls->n == ls->cap) {
+        ls->cap = ls->cap ? ls->cap * 2 : 1024;
+        ls->v = ll_xrealloc(ls->v, ls->cap * sizeof(*ls->v));
+    }
+    double end = (double)(count_at(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + iv->start_s + iv->len_s;
+    ls->v[ls->n++] = (second_line){end > 0 ? (int64_t)end : 0, iv->id == LL_M_ITERATION_DURATION, ll_xstrdup(iv->b64)};
+    return 0;
+}
+
+static int by_second(const void *a, const void *b) {
+    const second_line *x = a, *y = b;
+    return x->second < y->second ? -1 : x->second > y->second;
+}
+
+/* Requests (http_req_duration samples), iterations and the latency
+ * percentiles of each second of the whole test, from every part's lines. */
+static int merged_timeline(merge *m, ll_timeline *tl) {
+    lines ls = {NULL, 0, 0, m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0};
+    for (int i = 1; i < m->n; i++)
+        if (count_at(m->parts[i].side, "start_unix_ms") < ls.t0_ms) ls.t0_ms = count_at(m->parts[i].side, "start_unix_ms");
+    int rc = 0;
+    for (int i = 0; !rc && i < m->n; i++) rc = read_log(m, &m->parts[i], keep_line, &ls);
+    qsort(ls.v, ls.n, sizeof(*ls.v), by_second);
+    ll_histogram *sum = ll_histogram_new(m->like->lowest, m->like->highest, m->like->sig_digits);
+    static const double pcts[4] = {50, 90, 95, 99};
+    for (size_t i = 0; !rc && i < ls.n;) {
+        int64_t sec = ls.v[i].second;
+        double iters = 0;
+        char why[300];
+        ll_histogram_reset(sum);
+        for (; !rc && i < ls.n && ls.v[i].second == sec; i++) {
+            ll_histogram *h = ll_hdr_codec_decode(ls.v[i].b64, strlen(ls.v[i].b64), m->like, why, sizeof(why));
+            if (!h) rc = fail(m, "html: %s", why);
+            else if (ls.v[i].kind) iters += (double)h->total_count;
+            else ll_histogram_merge(sum, h);
+            ll_histogram_free(h);
+        }
+        int64_t lat[4];
+        for (int k = 0; k < 4; k++) lat[k] = ll_histogram_percentile(sum, pcts[k]);
+        if (!rc) ll_timeline_add(tl, (double)sec, 1.0, (double)sum->total_count, iters, lat);
+    }
+    for (size_t i = 0; i < ls.n; i++) free(ls.v[i].b64);
+    free(ls.v);
+    ll_histogram_free(sum);
+    return rc;
+}
+
+/* The report's header for merged parts. */
+static cJSON *merged_run(const merge *m, const ll_config *cfg, double elapsed) {
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(m->parts[0].side, "run");
+    const cJSON *script = cJSON_GetObjectItemCaseSensitive(run, "script");
+    cJSON *r = cJSON_CreateObject();
+    const char *name = str_at(script, "path") ? str_at(script, "path") : str_at(script, "url");
+    cJSON_AddStringToObject(r, "script", cfg->script_path ? cfg->script_path : name ? name : "");
+    int64_t t0 = count_at(m->parts[0].side, "start_unix_ms");
+    for (int i = 1; i < m->n; i++)
+        if (count_at(m->parts[i].side, "start_unix_ms") < t0) t0 = count_at(m->parts[i].side, "start_unix_ms");
+    for (int k = 0; k < 2; k++) {
+        char when[64];
+        time_t secs = (time_t)((t0 + (k ? (int64_t)(elapsed * 1000) : 0)) / 1000);
+        struct tm tm;
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&secs, &tm));
+        cJSON_AddStringToObject(r, k ? "ended" : "started", when);
+    }
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(run, "options");
+    cJSON *scs = cJSON_AddArrayToObject(r, "scenarios");
+    const cJSON *sc;
+    cJSON_ArrayForEach(sc, cJSON_GetObjectItemCaseSensitive(opts, "scenarios")) {
+        cJSON_AddItemToArray(scs, cJSON_CreateString(sc->string));
+    }
+    char seg[64];
+    snprintf(seg, sizeof(seg), "%d parts merged", m->n);
+    cJSON_AddStringToObject(r, "segment", seg);
+    cJSON_AddStringToObject(r, "version", str_at(m->parts[0].side, "luaload") ? str_at(m->parts[0].side, "luaload") : "");
+    if (opts) cJSON_AddItemToObject(r, "options", cJSON_Duplicate(opts, 1));
+    return r;
 }
 
 /* ---- putting it together ---- */
@@ -586,6 +696,8 @@ int ll_merge_main(int argc, char **argv) {
     memset(&m, 0, sizeof(m));
     int nargs = 0, rc = ll_cli_parse_merge(argc, argv, &cfg, &args, &nargs);
     ll_shard *total = NULL;
+    ll_timeline *timeline = NULL;
+    cJSON *run_info = NULL;
     if (rc) {
         rc = rc < 0 ? LL_EXIT_OK : rc;
         goto done;
@@ -625,8 +737,16 @@ int ll_merge_main(int argc, char **argv) {
     }
     add_vus(&m, total);
     if (apply_options(&m, &cfg) != 0) goto done;
+    const char *html = NULL;
+    for (int i = 0; i < cfg.noutputs; i++)
+        if (strncmp(cfg.outputs[i], "html=", 5) == 0) html = cfg.outputs[i] + 5;
+    if (html) {
+        timeline = ll_timeline_new(m.reg);
+        run_info = merged_run(&m, &cfg, elapsed);
+        if (merged_timeline(&m, timeline) != 0) goto done;
+    }
     m.err[0] = 0;
-    rc = ll_engine_report(&cfg, m.reg, total, elapsed);
+    rc = ll_engine_report(&cfg, m.reg, total, elapsed, html, run_info, timeline);
     int stopped = 0, marked = 0; /* as one process would: an abortOnFail stop is a failed threshold */
     for (int i = 0; i < m.n; i++) {
         const cJSON *end = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m.parts[i].side, "run"),
@@ -653,6 +773,8 @@ done:
     ll_shard_free(total);
     ll_registry_free(m.reg);
     ll_histogram_free(m.like);
+    ll_timeline_free(timeline);
+    cJSON_Delete(run_info);
     free(args);
     ll_config_free(&cfg);
     return rc;

@@ -22,6 +22,7 @@ typedef struct point {
 
 struct ll_timeline {
     const ll_registry *reg;
+    int partial;                   /* only requests, iterations and latency known (merge) */
     point *pts;
     int n;
     double last_t;
@@ -112,6 +113,18 @@ void ll_timeline_tick(ll_timeline *t, const ll_shard *cum, double t_s) {
     t->last_t = t_s;
 }
 
+void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, double iters, const int64_t lat_us[4]) {
+    if (t->n == LL_TIMELINE_MAX_POINTS) halve(t);
+    point *p = &t->pts[t->n++];
+    memset(p, 0, sizeof(*p));
+    p->t = start_s;
+    p->dt = dt_s;
+    p->reqs = reqs;
+    p->iters = iters;
+    for (int j = 0; j < 4; j++) p->lat[j] = lat_us[j];
+    t->partial = 1;
+}
+
 static cJSON *column(const ll_timeline *t, int which) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < t->n; i++) {
@@ -127,7 +140,8 @@ static cJSON *column(const ll_timeline *t, int which) {
         case 6: v = p->recv / dt; break;
         default: v = p->reqs > 0 ? (double)p->lat[which - 7] / 1000.0 : 0; break; /* ms */
         }
-        cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
+        int unknown = t->partial && (which == 1 || (which >= 4 && which <= 6));
+        cJSON_AddItemToArray(a, unknown ? cJSON_CreateNull() : cJSON_CreateNumber(v));
     }
     return a;
 }

@@ -17,6 +17,10 @@ void ll_timeline_free(ll_timeline *t);
 /* One point ending t_s seconds after the start: what cumulative (a merged
  * snapshot, or the final totals) holds beyond the last tick. */
 void ll_timeline_tick(ll_timeline *t, const ll_shard *cumulative, double t_s);
+/* A point known from elsewhere (luaload merge, from the parts' logs):
+ * requests and iterations in it, and its latency percentiles (p50, p90,
+ * p95, p99 in µs). The VUs, failed rate and bytes are then unknown (null). */
+void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, double iters, const int64_t lat_us[4]);
 /* {"t": [end of each point, s], "vus", "reqs" (/s), "iters" (/s), "failed"
  * (0..1), "sent", "recv" (bytes/s), "p50", "p90", "p95", "p99" (ms)}. */
 cJSON *ll_timeline_json(const ll_timeline *t);

@@ -144,7 +144,7 @@ function charts(d) {
   chart("c-latency", "http_req_duration in each second (ms)", [line("p50", 0), line("p90", 1), line("p95", 2), line("p99", 3)],
     [s.t, s.p50, s.p90, s.p95, s.p99], { ylabel: "ms" });
   chart("c-failed", "http_req_failed in each second (%)", [line("failed", 1, { value: (u, v) => (v == null ? "-" : v.toFixed(2) + "%") })],
-    [s.t, s.failed.map((v) => 100 * v)], { ylabel: "%", scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, Math.max(1, hi)] } } });
+    [s.t, s.failed.map((v) => (v == null ? null : 100 * v))], { ylabel: "%", scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, Math.max(1, hi)] } } });
   chart("c-bytes", "bytes per second", [line("sent", 0), line("received", 2)], [s.t, s.sent, s.recv], { ylabel: "B/s" });
 
   const slots = d.slots || [];
