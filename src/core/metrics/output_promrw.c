@@ -40,7 +40,8 @@ typedef struct series {
     int metric_id, tagset;     /* the key; metric_id -1: a free slot */
     char **labels;             /* name, value, name, value... sorted by name, without __name__ */
     int nlabels;
-    int64_t newest_ms, sent_ms;
+    int64_t newest_ms, sent_ms;  /* the newest sample; the stamp of the last push that got through */
+    int dirty;                   /* samples since that push */
     double sum;                /* counter: sum; gauge: last value */
     int64_t passes, total;     /* rate */
     ll_histogram *h;           /* trend, in 1/1000 of the metric's unit */
@@ -53,7 +54,7 @@ typedef struct promrw_sink {
     const ll_registry *reg;
     char url[2048];
     char userpwd[512];
-    char *headers[MAX_HEADERS + 4];
+    char *headers[MAX_HEADERS + 5]; /* the user's, k6's four, NULL */
     int nheaders;
     int insecure, stale_markers;
     uint64_t push_every_ns, next_push_ns;
@@ -203,7 +204,7 @@ typedef struct label_ctx {
 
 static void add_label(void *ud, const char *key, const char *value) {
     series *s = ((label_ctx *)ud)->s;
-    if (!*key || !*value) return;
+    if (!*key || !*value || (key[0] == '_' && key[1] == '_')) return; /* __name__ and co. are Prometheus's */
     s->labels = ll_xrealloc(s->labels, (size_t)(s->nlabels + 1) * 2 * sizeof(*s->labels));
     s->labels[2 * s->nlabels] = ll_xstrdup(key);
     s->labels[2 * s->nlabels + 1] = ll_xstrdup(value);
@@ -268,6 +269,7 @@ static int promrw_write(ll_output_sink *sk, const ll_out_sample *x) {
     }
     int64_t ms = x->unix_ns / 1000000;
     if (ms > s->newest_ms) s->newest_ms = ms;
+    s->dirty = 1;
     return 0;
 }
 
@@ -343,7 +345,7 @@ static int push(promrw_sink *p, int stale, int64_t stale_ms) {
     size_t most = 0, labels = 0;
     for (size_t i = 0; i < p->cap; i++) {
         const series *s = &p->map[i];
-        if (s->metric_id < 0 || (!stale && s->newest_ms <= s->sent_ms)) continue;
+        if (s->metric_id < 0 || (!stale && !s->dirty)) continue;
         size_t k = p->reg->metrics[s->metric_id].type == LL_TREND ? (size_t)p->nstats : 1;
         most += k;
         labels += k * (size_t)(s->nlabels + 1);
@@ -363,9 +365,10 @@ static int push(promrw_sink *p, int stale, int64_t stale_ms) {
     memcpy(&nan_stale, &bits, sizeof(nan_stale));
     for (size_t i = 0; i < p->cap; i++) {
         series *s = &p->map[i];
-        if (s->metric_id < 0 || (!stale && s->newest_ms <= s->sent_ms)) continue;
+        if (s->metric_id < 0 || (!stale && !s->dirty)) continue;
         const ll_metric *m = &p->reg->metrics[s->metric_id];
-        int64_t ms = stale ? stale_ms : s->newest_ms;
+        /* a stamp past the last one that got through: Prometheus refuses a repeated one */
+        int64_t ms = stale ? stale_ms : s->newest_ms > s->sent_ms ? s->newest_ms : s->sent_ms + 1;
         char name[600];
         if (m->type == LL_TREND) {
             for (int k = 0; k < p->nstats; k++) {
@@ -381,7 +384,6 @@ static int push(promrw_sink *p, int stale, int64_t stale_ms) {
             double v = m->type == LL_RATE ? (s->total ? (double)s->passes / (double)s->total : 0) : s->sum;
             add_series(&r, s, name, stale ? nan_stale : v, ms);
         }
-        s->sent_ms = s->newest_ms;
     }
     Prometheus__WriteRequest wr;
     prometheus__write_request__init(&wr);
@@ -399,6 +401,12 @@ static int push(promrw_sink *p, int stale, int64_t stale_ms) {
                              p->insecure};
         long status = p->http->post(p->conn, &to, z, zlen, why, sizeof(why));
         rc = status / 100 == 2 ? 0 : -1;
+    }
+    for (size_t i = 0; rc == 0 && !stale && i < p->cap; i++) { /* sent: a failed push is tried again next time */
+        series *s = &p->map[i];
+        if (s->metric_id < 0 || !s->dirty) continue;
+        s->sent_ms = s->newest_ms > s->sent_ms ? s->newest_ms : s->sent_ms + 1;
+        s->dirty = 0;
     }
     if (rc != 0 && p->failures++ == 0)
         snprintf(p->base.err, sizeof(p->base.err), "remote write to %.100s failed: %.120s", p->url, why);
@@ -444,10 +452,13 @@ static void promrw_close(ll_output_sink *sk) {
     promrw_sink *p = (promrw_sink *)sk;
     long before = p->failures;
     push(p, 0, 0); /* what is left, at once */
-    if (p->stale_markers) {
+    if (p->stale_markers) { /* after every stamp sent, whatever the wall clock did */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        push(p, 1, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1);
+        int64_t at = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        for (size_t i = 0; i < p->cap; i++)
+            if (p->map[i].metric_id >= 0 && p->map[i].sent_ms >= at) at = p->map[i].sent_ms;
+        push(p, 1, at + 1);
     }
     if (p->failures > before)
         fprintf(stderr, "luaload: output experimental-prometheus-rw: %s (%ld of the pushes failed)\n", p->base.err,

@@ -528,9 +528,10 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
 /* ---- --out html: the series from the parts' intervals ---- */
 
 /* An interval of http_req_duration or iteration_duration, by the second of
- * the whole test it ended in. */
+ * the whole test its middle is in. */
 typedef struct second_line {
     int64_t second;
+    double len_s;
     int kind; /* 0 http_req_duration, 1 iteration_duration */
     char *b64;
 } second_line;
@@ -549,8 +550,9 @@ static int keep_line(merge *m, part *p, const interval *iv, void *ud) {
         ls->cap = ls->cap ? ls->cap * 2 : 1024;
         ls->v = ll_xrealloc(ls->v, ls->cap * sizeof(*ls->v));
     }
-    double end = (double)(count_at(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + iv->start_s + iv->len_s;
-    ls->v[ls->n++] = (second_line){end > 0 ? (int64_t)end : 0, iv->id == LL_M_ITERATION_DURATION, ll_xstrdup(iv->b64)};
+    double mid = (double)(count_at(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + iv->start_s + iv->len_s / 2;
+    ls->v[ls->n++] = (second_line){mid > 0 ? (int64_t)mid : 0, iv->len_s, iv->id == LL_M_ITERATION_DURATION,
+                                   ll_xstrdup(iv->b64)};
     return 0;
 }
 
@@ -559,8 +561,9 @@ static int by_second(const void *a, const void *b) {
     return x->second < y->second ? -1 : x->second > y->second;
 }
 
-/* Requests (http_req_duration samples), iterations and the latency
- * percentiles of each second of the whole test, from every part's lines. */
+/* Requests/s and iterations/s (each part's interval: its samples over its
+ * own length, added over the parts) and the latency percentiles of each
+ * second of the whole test, from every part's lines. */
 static int merged_timeline(merge *m, ll_timeline *tl) {
     lines ls = {NULL, 0, 0, m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0};
     for (int i = 1; i < m->n; i++)
@@ -572,19 +575,21 @@ static int merged_timeline(merge *m, ll_timeline *tl) {
     static const double pcts[4] = {50, 90, 95, 99};
     for (size_t i = 0; !rc && i < ls.n;) {
         int64_t sec = ls.v[i].second;
-        double iters = 0;
+        double iters = 0, reqs = 0;
         char why[300];
         ll_histogram_reset(sum);
         for (; !rc && i < ls.n && ls.v[i].second == sec; i++) {
             ll_histogram *h = ll_hdr_codec_decode(ls.v[i].b64, strlen(ls.v[i].b64), m->like, why, sizeof(why));
+            double len = ls.v[i].len_s > 0.05 ? ls.v[i].len_s : 1.0;
             if (!h) rc = fail(m, "html: %s", why);
-            else if (ls.v[i].kind) iters += (double)h->total_count;
-            else ll_histogram_merge(sum, h);
+            else if (ls.v[i].kind) iters += (double)h->total_count / len;
+            else reqs += (double)h->total_count / len;
+            if (h && !ls.v[i].kind) ll_histogram_merge(sum, h);
             ll_histogram_free(h);
         }
         int64_t lat[4];
         for (int k = 0; k < 4; k++) lat[k] = ll_histogram_percentile(sum, pcts[k]);
-        if (!rc) ll_timeline_add(tl, (double)sec, 1.0, (double)sum->total_count, iters, lat);
+        if (!rc) ll_timeline_add(tl, (double)sec, 1.0, reqs, iters, lat);
     }
     for (size_t i = 0; i < ls.n; i++) free(ls.v[i].b64);
     free(ls.v);
