@@ -16,9 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "identity.h"
 #include "output.h"
-#include "output_hdrlog.h"
+#include "results.h"
 #include "report.h"
 #include "timeline.h"
 #include "poster.h"
@@ -316,8 +315,8 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
  * failed abortOnFail threshold) are asked to stop their Lua code, then
  * given up on (abandoned). */
 static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0,
-                          ll_quick_report *qr, ll_hdrlog *hdrlog, ll_timeline *timeline) {
-    ll_shard *snap = cfg->thresholds.n || hdrlog || timeline ? ll_shard_new(run->reg) : NULL;
+                          ll_quick_report *qr, ll_results *results) {
+    ll_shard *snap = cfg->thresholds.n || ll_results_wanted(results) ? ll_shard_new(run->reg) : NULL;
     int progress = !cfg->quiet && isatty(2), asked = 0;
     uint64_t max_grace, due = planned_end_ns(cfg, t0, &max_grace);
     int seen_abort = 0, seen_threshold = 0;
@@ -367,8 +366,7 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
             ll_shard_merge(snap, life->shard);
             int abort = 0;
             double elapsed = (double)(now - t0) / 1e9;
-            if (hdrlog) ll_hdrlog_interval(hdrlog, snap, (double)(upto - t0) / 1e9); /* errors: reported at the end */
-            if (timeline) ll_timeline_tick(timeline, snap, (double)(upto - t0) / 1e9);
+            ll_results_tick(results, snap, (double)(upto - t0) / 1e9);
             ll_threshold_set_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
             if (abort && !atomic_exchange(&run->threshold_abort, 1))
                 fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
@@ -514,73 +512,6 @@ static int bare_summary(ll_run *run, const cJSON *data) {
     return rc;
 }
 
-/* The FILE of --out TYPE=FILE for an output the run writes itself
- * ("hdrlog", "html"; NULL when none). -1 after a one-line error when there
- * are two, or no FILE. */
-static int own_output(const ll_config *cfg, const char *type, const char **path) {
-    size_t n = strlen(type);
-    *path = NULL;
-    for (int i = 0; i < cfg->noutputs; i++) {
-        const char *o = cfg->outputs[i];
-        if (strncmp(o, type, n) != 0 || o[n] != '=') continue;
-        if (*path || !o[n + 1]) {
-            fprintf(stderr, "luaload: --out %s: %s%s%s\n", o, *path ? "only one " : "expected ", type,
-                    *path ? " output per run" : "=FILE");
-            return -1;
-        }
-        *path = o + n + 1;
-    }
-    return 0;
-}
-
-/* --out html=FILE: the report, with the run's header. 0, or
- * LL_EXIT_FAILURE after a one-line error. */
-static int write_report(const char *path, const ll_config *cfg, const ll_run *run, const cJSON *data,
-                        const ll_timeline *tl, const ll_shard *total, double elapsed) {
-    char err[1024], when[64];
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "script", cfg->script_path ? cfg->script_path : cfg->quick_url ? cfg->quick_url : "");
-    for (int k = 0; k < 2; k++) {
-        int64_t ms = run->t0_unix_ms + (k ? (int64_t)(elapsed * 1000) : 0);
-        time_t secs = (time_t)(ms / 1000);
-        struct tm tm;
-        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&secs, &tm));
-        cJSON_AddStringToObject(r, k ? "ended" : "started", when);
-    }
-    cJSON *scs = cJSON_AddArrayToObject(r, "scenarios");
-    for (int i = 0; i < cfg->scenarios.n; i++) cJSON_AddItemToArray(scs, cJSON_CreateString(cfg->scenarios.items[i].name));
-    char seg[256] = "0:1";
-    if (cfg->segment_set) ll_segment_format(&cfg->segment, seg, sizeof(seg));
-    cJSON_AddStringToObject(r, "segment", seg);
-    cJSON_AddNumberToObject(r, "seed", (double)cfg->seed);
-    cJSON_AddStringToObject(r, "version", LUALOAD_VERSION);
-    cJSON *opts = cJSON_Parse(run->options_json ? run->options_json : "{}");
-    if (opts) cJSON_AddItemToObject(r, "options", opts);
-    const ll_value *d = LL_M_HTTP_REQ_DURATION < total->nvalues ? &total->values[LL_M_HTTP_REQ_DURATION] : NULL;
-    int rc = ll_report_write(path, r, data, tl, d ? d->hist : NULL, err, sizeof(err));
-    cJSON_Delete(r);
-    if (rc) fprintf(stderr, "luaload: --out html: %s\n", err);
-    return rc ? LL_EXIT_FAILURE : 0;
-}
-
-/* Writes the last interval and the sidecar of --out hdrlog: what the part
- * is (id) and how it ended, which merge reads to refuse a part that did
- * not run all of its share. 0, or LL_EXIT_FAILURE after a one-line error. */
-static int close_hdrlog(ll_hdrlog *l, ll_run *run, const ll_shard *total, double elapsed, const ll_config *cfg,
-                        cJSON *id, int abandoned) {
-    char err[1024];
-    cJSON *end = cJSON_AddObjectToObject(id, "outcome");
-    cJSON_AddBoolToObject(end, "interrupted", atomic_load(&run->interrupt));
-    cJSON_AddBoolToObject(end, "aborted", atomic_load(&run->aborted));
-    if (atomic_load(&run->aborted)) cJSON_AddStringToObject(end, "abort_reason", run->abort_reason);
-    cJSON_AddBoolToObject(end, "abandoned", abandoned);
-    cJSON_AddBoolToObject(end, "threshold_abort", atomic_load(&run->threshold_abort));
-    cJSON_AddBoolToObject(end, "marked_failed", atomic_load(&run->marked_failed));
-    int rc = ll_hdrlog_close(l, total, elapsed, &cfg->thresholds, id, err, sizeof(err));
-    if (rc) fprintf(stderr, "luaload: --out hdrlog: %s\n", err);
-    return rc ? LL_EXIT_FAILURE : 0;
-}
-
 int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
@@ -608,11 +539,7 @@ int ll_engine_run(ll_config *cfg) {
     int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0, outputs_stopped = 0;
     ll_worker life, *workers = NULL;
     ll_outputs *outputs = NULL;
-    ll_hdrlog *hdrlog = NULL;
-    ll_timeline *timeline = NULL; /* for --out html */
-    const char *hdrlog_file = NULL, *html_file = NULL;
-    char *whole_options = NULL; /* before the split: what every part of the test shares */
-    cJSON *identity = NULL;     /* what this part is, for the hdrlog's sidecar */
+    ll_results *results = NULL; /* --out hdrlog, --out html */
     int other_outputs = 0;
     memset(&life, 0, sizeof(life));
     ll_shard *total = NULL;
@@ -649,17 +576,8 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_SCRIPT;
         goto done;
     }
-    if (own_output(cfg, "hdrlog", &hdrlog_file) != 0 || own_output(cfg, "html", &html_file) != 0) {
-        rc = LL_EXIT_CONFIG;
-        goto done;
-    }
-    other_outputs = cfg->noutputs - (hdrlog_file != NULL) - (html_file != NULL);
-    if (html_file) timeline = ll_timeline_new(run.reg);
-    if (hdrlog_file && !(hdrlog = ll_hdrlog_open(hdrlog_file, run.reg, err, sizeof(err)))) {
-        fprintf(stderr, "luaload: --out %s\n", err);
-        rc = LL_EXIT_CONFIG;
-        goto done;
-    }
+    rc = ll_results_open(&results, cfg, run.reg, &other_outputs);
+    if (rc) goto done;
     rc = life_run(&run, &life, &life_lost, step_init, &step, 0);
     if (atomic_load(&run.interrupt)) {
         fprintf(stderr, "luaload: interrupted by a signal while running the script's init code\n");
@@ -701,15 +619,8 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = check_exec_functions(&life, cfg);
     if (rc) goto done;
-    if (hdrlog && !(whole_options = ll_options_json(cfg))) {
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
-    if (hdrlog && !(identity = ll_identity_json(cfg, whole_options, err, sizeof(err)))) {
-        fprintf(stderr, "luaload: --out hdrlog: %s\n", err);
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
+    rc = ll_results_identify(results, cfg);
+    if (rc) goto done;
     if (cfg->segment_set || cfg->sequence_set) { /* one part of a test split over instances */
         if (ll_segment_tuple_init(&tuple, cfg->segment_set ? &cfg->segment : NULL,
                                   cfg->sequence.n ? &cfg->sequence : NULL, err, sizeof(err)) != 0 ||
@@ -831,11 +742,8 @@ setup_ran:
     clock_gettime(CLOCK_REALTIME, &wall);
     run.t0_unix_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
     uint64_t t0 = run.t0 = ll_loop_now_ns();
-    if (hdrlog && ll_hdrlog_start(hdrlog, run.t0_unix_ms, t0) != 0) {
-        fprintf(stderr, "luaload: --out hdrlog: cannot write %s: %s\n", hdrlog_file, strerror(errno));
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
+    rc = ll_results_start(results, &run);
+    if (rc) goto done;
     for (int i = 0; i < nworkers; i++) {
         if (ll_worker_start_thread(&workers[i]) != 0) {
             fprintf(stderr, "luaload: cannot start worker thread %d\n", i);
@@ -850,7 +758,7 @@ setup_ran:
         uint64_t tick = cfg->quick.ticker_us ? cfg->quick.ticker_us : 1000000;
         ll_quick_report_start(&qr, t0, cfg->verbose ? tick * 1000 : 0);
     }
-    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL, hdrlog, timeline);
+    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL, results);
     elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
@@ -893,23 +801,17 @@ summarize:
     report_http_errors(workers, nworkers, life_lost ? NULL : &life);
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
-    if (hdrlog && identity && run.t0) { /* the scenarios ran: the part's results */
-        int abandoned = life_lost;
-        for (int i = 0; workers && i < nworkers; i++) abandoned |= workers[i].abandoned;
-        int hrc = close_hdrlog(hdrlog, &run, total, elapsed, cfg, identity, abandoned);
-        hdrlog = NULL;
-        if (!rc) rc = hrc;
-    }
+    int abandoned_any = life_lost;
+    for (int i = 0; workers && i < nworkers; i++) abandoned_any |= workers[i].abandoned;
+    int hrc = ll_results_end(results, &run, cfg, total, elapsed, abandoned_any);
+    if (!rc) rc = hrc;
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     const char *nc = getenv("NO_COLOR");
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
                              cfg->no_color || (nc && *nc)};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
-    if (html_file && run.t0) {
-        ll_timeline_tick(timeline, total, elapsed);
-        int hrc = write_report(html_file, cfg, &run, data, timeline, total, elapsed);
-        if (!rc) rc = hrc;
-    }
+    hrc = ll_results_report(results, &run, cfg, data, total, elapsed);
+    if (!rc) rc = hrc;
     if (!cfg->no_summary) {
         int src = -1;
         if (!life_lost && life.L) {
@@ -953,10 +855,7 @@ done:
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     ll_outputs_free(outputs); /* before the shards it writes from */
-    if (hdrlog) ll_hdrlog_close(hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
-    free(whole_options);
-    cJSON_Delete(identity);
-    ll_timeline_free(timeline);
+    ll_results_free(results);
     cJSON_Delete(data);
     free(teardown_out);
     ll_shard_free(total);

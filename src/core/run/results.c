@@ -1,0 +1,169 @@
+/* results.c -- the outputs the run writes itself, from the snapshots the
+ * engine merges every second rather than from the samples: --out hdrlog
+ * (output_hdrlog.h, with the part's identity for luaload merge) and
+ * --out html (report.h, with its per-second timeline). See results.h. */
+#include "results.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exit.h"
+#include "identity.h"
+#include "options_json.h"
+#include "output_hdrlog.h"
+#include "report.h"
+#include "timeline.h"
+#include "xmalloc.h"
+
+struct ll_results {
+    const char *hdrlog_file, *html_file;
+    ll_hdrlog *hdrlog;
+    ll_timeline *timeline;
+    cJSON *identity;   /* what this part is (hdrlog's sidecar) */
+    int started;       /* the scenarios ran */
+};
+
+/* The FILE of --out TYPE=FILE for an output the run writes itself
+ * ("hdrlog", "html"; NULL when none). -1 after a one-line error when there
+ * are two, or no FILE. */
+static int own_output(const ll_config *cfg, const char *type, const char **path) {
+    size_t n = strlen(type);
+    *path = NULL;
+    for (int i = 0; i < cfg->noutputs; i++) {
+        const char *o = cfg->outputs[i];
+        if (strncmp(o, type, n) != 0 || o[n] != '=') continue;
+        if (*path || !o[n + 1]) {
+            fprintf(stderr, "luaload: --out %s: %s%s%s\n", o, *path ? "only one " : "expected ", type,
+                    *path ? " output per run" : "=FILE");
+            return -1;
+        }
+        *path = o + n + 1;
+    }
+    return 0;
+}
+
+/* --out html=FILE: the report, with the run's header. 0, or
+ * LL_EXIT_FAILURE after a one-line error. */
+static int write_report(const char *path, const ll_config *cfg, const ll_run *run, const cJSON *data,
+                        const ll_timeline *tl, const ll_shard *total, double elapsed) {
+    char err[1024], when[64];
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "script", cfg->script_path ? cfg->script_path : cfg->quick_url ? cfg->quick_url : "");
+    for (int k = 0; k < 2; k++) {
+        int64_t ms = run->t0_unix_ms + (k ? (int64_t)(elapsed * 1000) : 0);
+        time_t secs = (time_t)(ms / 1000);
+        struct tm tm;
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&secs, &tm));
+        cJSON_AddStringToObject(r, k ? "ended" : "started", when);
+    }
+    cJSON *scs = cJSON_AddArrayToObject(r, "scenarios");
+    for (int i = 0; i < cfg->scenarios.n; i++) cJSON_AddItemToArray(scs, cJSON_CreateString(cfg->scenarios.items[i].name));
+    char seg[256] = "0:1";
+    if (cfg->segment_set) ll_segment_format(&cfg->segment, seg, sizeof(seg));
+    cJSON_AddStringToObject(r, "segment", seg);
+    cJSON_AddNumberToObject(r, "seed", (double)cfg->seed);
+    cJSON_AddStringToObject(r, "version", LUALOAD_VERSION);
+    cJSON *opts = cJSON_Parse(run->options_json ? run->options_json : "{}");
+    if (opts) cJSON_AddItemToObject(r, "options", opts);
+    const ll_value *d = LL_M_HTTP_REQ_DURATION < total->nvalues ? &total->values[LL_M_HTTP_REQ_DURATION] : NULL;
+    int rc = ll_report_write(path, r, data, tl, d ? d->hist : NULL, err, sizeof(err));
+    cJSON_Delete(r);
+    if (rc) fprintf(stderr, "luaload: --out html: %s\n", err);
+    return rc ? LL_EXIT_FAILURE : 0;
+}
+
+/* Writes the last interval and the sidecar of --out hdrlog: what the part
+ * is (id) and how it ended, which merge reads to refuse a part that did
+ * not run all of its share. 0, or LL_EXIT_FAILURE after a one-line error. */
+static int close_hdrlog(ll_hdrlog *l, ll_run *run, const ll_shard *total, double elapsed, const ll_config *cfg,
+                        cJSON *id, int abandoned) {
+    char err[1024];
+    cJSON *end = cJSON_AddObjectToObject(id, "outcome");
+    cJSON_AddBoolToObject(end, "interrupted", atomic_load(&run->interrupt));
+    cJSON_AddBoolToObject(end, "aborted", atomic_load(&run->aborted));
+    if (atomic_load(&run->aborted)) cJSON_AddStringToObject(end, "abort_reason", run->abort_reason);
+    cJSON_AddBoolToObject(end, "abandoned", abandoned);
+    cJSON_AddBoolToObject(end, "threshold_abort", atomic_load(&run->threshold_abort));
+    cJSON_AddBoolToObject(end, "marked_failed", atomic_load(&run->marked_failed));
+    int rc = ll_hdrlog_close(l, total, elapsed, &cfg->thresholds, id, err, sizeof(err));
+    if (rc) fprintf(stderr, "luaload: --out hdrlog: %s\n", err);
+    return rc ? LL_EXIT_FAILURE : 0;
+}
+
+int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, int *others) {
+    char err[1024];
+    ll_results *r = ll_xcalloc(1, sizeof(*r));
+    *out = NULL;
+    if (own_output(cfg, "hdrlog", &r->hdrlog_file) != 0 || own_output(cfg, "html", &r->html_file) != 0) {
+        free(r);
+        return LL_EXIT_CONFIG;
+    }
+    *others = cfg->noutputs - (r->hdrlog_file != NULL) - (r->html_file != NULL);
+    if (!r->hdrlog_file && !r->html_file) {
+        free(r);
+        return 0;
+    }
+    if (r->html_file) r->timeline = ll_timeline_new(reg);
+    if (r->hdrlog_file && !(r->hdrlog = ll_hdrlog_open(r->hdrlog_file, reg, err, sizeof(err)))) {
+        fprintf(stderr, "luaload: --out %s\n", err);
+        ll_results_free(r);
+        return LL_EXIT_CONFIG;
+    }
+    *out = r;
+    return 0;
+}
+
+int ll_results_identify(ll_results *r, const ll_config *cfg) {
+    if (!r || !r->hdrlog) return 0;
+    char err[1024], *whole = ll_options_json(cfg); /* before the split: what every part shares */
+    r->identity = whole ? ll_identity_json(cfg, whole, err, sizeof(err)) : NULL;
+    if (!whole) snprintf(err, sizeof(err), "out of memory");
+    free(whole);
+    if (r->identity) return 0;
+    fprintf(stderr, "luaload: --out hdrlog: %s\n", err);
+    return LL_EXIT_FAILURE;
+}
+
+int ll_results_start(ll_results *r, const ll_run *run) {
+    if (!r) return 0;
+    r->started = 1;
+    if (!r->hdrlog || ll_hdrlog_start(r->hdrlog, run->t0_unix_ms, run->t0) == 0) return 0;
+    fprintf(stderr, "luaload: --out hdrlog: cannot write %s: %s\n", r->hdrlog_file, strerror(errno));
+    return LL_EXIT_FAILURE;
+}
+
+int ll_results_wanted(const ll_results *r) { return r != NULL; }
+
+void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s) {
+    if (!r) return;
+    if (r->hdrlog) ll_hdrlog_interval(r->hdrlog, snap, t_s); /* a write error is reported at the end */
+    if (r->timeline) ll_timeline_tick(r->timeline, snap, t_s);
+}
+
+int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_shard *total, double elapsed,
+                   int abandoned) {
+    if (!r || !r->hdrlog || !r->identity || !r->started) return 0;
+    int rc = close_hdrlog(r->hdrlog, run, total, elapsed, cfg, r->identity, abandoned);
+    r->hdrlog = NULL;
+    return rc;
+}
+
+int ll_results_report(ll_results *r, const ll_run *run, const ll_config *cfg, const cJSON *data, const ll_shard *total,
+                      double elapsed) {
+    if (!r || !r->html_file || !r->started) return 0;
+    ll_timeline_tick(r->timeline, total, elapsed);
+    return write_report(r->html_file, cfg, run, data, r->timeline, total, elapsed);
+}
+
+void ll_results_free(ll_results *r) {
+    if (!r) return;
+    if (r->hdrlog) ll_hdrlog_close(r->hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
+    ll_timeline_free(r->timeline);
+    cJSON_Delete(r->identity);
+    free(r);
+}

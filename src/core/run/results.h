@@ -1,0 +1,38 @@
+/* results.h -- the outputs the run writes itself from the merged snapshots
+ * (never from the samples, so they cost the VUs nothing and drop nothing):
+ * --out hdrlog=FILE for luaload merge, --out html=FILE, the report. */
+#ifndef LL_RESULTS_H
+#define LL_RESULTS_H
+
+#include "config.h"
+#include "metrics.h"
+#include "run.h"
+
+typedef struct cJSON cJSON;
+typedef struct ll_results ll_results;
+
+/* Before the script's init code: finds hdrlog= and html= in cfg->outputs
+ * (at most one each) and opens the hdrlog (emptied, its old sidecar
+ * removed); *out is NULL when there are none. *others counts the other
+ * outputs. 0, or an exit code after a one-line error. */
+int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, int *others);
+/* Once the options are read, before the scenarios are split: what this part
+ * of the test is (identity.h). 0, or an exit code after a one-line error. */
+int ll_results_identify(ll_results *r, const ll_config *cfg);
+/* At the scenarios' start (run->t0). */
+int ll_results_start(ll_results *r, const ll_run *run);
+/* Whether the engine must merge snapshots every second for them. */
+int ll_results_wanted(const ll_results *r);
+/* Every second: the merged snapshot, taken t_s after the start. */
+void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s);
+/* The run is over: the hdrlog's last interval and its sidecar, with how the
+ * run ended (run's flags, abandoned). 0, or an exit code. */
+int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_shard *total, double elapsed,
+                   int abandoned);
+/* The report, with k6's summary data. 0, or an exit code. */
+int ll_results_report(ll_results *r, const ll_run *run, const ll_config *cfg, const cJSON *data, const ll_shard *total,
+                      double elapsed);
+/* Frees r; an hdrlog still open is closed without a sidecar. */
+void ll_results_free(ll_results *r);
+
+#endif
