@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # outputs.sh -- what the outputs cost a run: the same scripted test with no
 # output, with -o json, with -o experimental-prometheus-rw (against Debian's
-# Prometheus started here on loopback), --out hdrlog and --out html, alternating
+# Prometheus started here on loopback), --out hdrlog, --out html and
+# -o web-dashboard (pushing every second, a curl reading its events), alternating
 # REPS times. Target: luaload serve (1 thread) on SERVER_CPU; Prometheus on
 # SERVER_CPU too; the client (-w 1) on CLIENT_CPU. For each: req/s, client
 # CPU µs per request, peak RSS, and the samples the outputs dropped.
 #
 # Knobs: DUR(10) VUS(50) REPS(3) CLIENT_CPU(1) SERVER_CPU(0) PORT(18495)
-#   LUALOAD(build/luaload) CASES("none json promrw hdrlog html")
+#   LUALOAD(build/luaload) CASES("none json promrw hdrlog html dashboard")
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +20,7 @@ REPS=${REPS:-3}
 CLIENT_CPU=${CLIENT_CPU:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 PORT=${PORT:-18495}
-CASES=${CASES:-none json promrw hdrlog html}
+CASES=${CASES:-none json promrw hdrlog html dashboard}
 URL=http://127.0.0.1:$PORT/
 
 die() { echo "outputs.sh: $*" >&2; exit 1; }
@@ -57,6 +58,7 @@ flags() {
     promrw) echo "-o experimental-prometheus-rw" ;;
     hdrlog) echo "--out hdrlog=$SCR/run.hlog" ;;
     html) echo "--out html=$SCR/report.html" ;;
+    dashboard) echo "-o web-dashboard=port=$((PORT + 2))&period=1s" ;;
   esac
 }
 
@@ -64,6 +66,9 @@ echo "# luaload serve (1 thread) and Prometheus on cpu $SERVER_CPU, the client o
 printf '%-8s %10s %12s %10s %s\n' case req/s cpu_us/req rss_MiB dropped
 for ((r = 1; r <= REPS; r++)); do
   for c in $CASES; do
+    if [[ $c == dashboard ]]; then # a browser's place: read the event stream while it runs
+      (sleep 1; timeout $((DUR + 5)) curl -sN "http://127.0.0.1:$((PORT + 2))/events" >/dev/null 2>&1) &
+    fi
     # shellcheck disable=SC2046
     taskset -c "$CLIENT_CPU" /usr/bin/time -f "%U %S %M" -o "$SCR/time" "$LUALOAD" run "$SCR/test.lua" -w 1 -q \
       --no-summary --summary-export "$SCR/sum.json" $(flags "$c") >"$SCR/out" 2>&1

@@ -119,8 +119,9 @@ ll_outputs *ll_outputs_open(char **specs, int n, ll_registry *reg, const ll_thre
     clock_gettime(CLOCK_REALTIME, &rt);
     o->mono_to_unix_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)ll_loop_now_ns();
     for (int i = 0; i < n; i++) {
-        if (strncmp(specs[i], "hdrlog=", 7) == 0 || strncmp(specs[i], "html=", 5) == 0)
-            continue; /* the run writes them (output_hdrlog.h, report.h) */
+        if (strncmp(specs[i], "hdrlog=", 7) == 0 || strncmp(specs[i], "html=", 5) == 0 ||
+            strncmp(specs[i], "web-dashboard", 13) == 0)
+            continue; /* the run writes them itself (run/results.c) */
         if (open_sink(o, specs[i], http, err, errlen) != 0) {
             ll_outputs_free(o);
             return NULL;

@@ -34,6 +34,7 @@ static void usage(FILE *f) {
           "  -o, --out TYPE=TARGET     stream every sample: json=FILE, csv=FILE (.gz: gzip),\n"
           "                            influxdb=http://127.0.0.1:8086/k6, experimental-prometheus-rw\n"
           "                            (K6_PROMETHEUS_RW_*); the run's own: html=FILE (the report),\n"
+          "                            web-dashboard (K6_WEB_DASHBOARD_*: the report served live),\n"
           "                            hdrlog=FILE (for luaload merge) (repeatable)\n"
           "      --seed N              seed of math.random, to repeat a run (default: random,\n"
           "                            printed in the banner)\n"

@@ -12,20 +12,28 @@
 #include <string.h>
 #include <time.h>
 
+#include "dashboard.h"
 #include "exit.h"
 #include "identity.h"
 #include "options_json.h"
 #include "output_hdrlog.h"
 #include "report.h"
+#include "summary.h"
 #include "timeline.h"
 #include "xmalloc.h"
 
 struct ll_results {
+    const ll_config *cfg;
+    ll_registry *reg;
+    const ll_run *run;
     const char *hdrlog_file, *html_file;
     ll_hdrlog *hdrlog;
     ll_timeline *timeline;
     cJSON *identity;   /* what this part is (hdrlog's sidecar) */
     int started;       /* the scenarios ran */
+    ll_dashboard_settings dash;
+    ll_dashboard *dashboard;
+    double next_push_s; /* the dashboard's next data */
 };
 
 /* The FILE of --out TYPE=FILE for an output the run writes itself
@@ -47,11 +55,10 @@ static int own_output(const ll_config *cfg, const char *type, const char **path)
     return 0;
 }
 
-/* --out html=FILE: the report, with the run's header. 0, or
- * LL_EXIT_FAILURE after a one-line error. */
-static int write_report(const char *path, const ll_config *cfg, const ll_run *run, const cJSON *data,
-                        const ll_timeline *tl, const ll_shard *total, double elapsed) {
-    char err[1024], when[64];
+/* The report's header: script, start and end, scenarios, segment, seed,
+ * version, options. */
+static cJSON *run_header(const ll_config *cfg, const ll_run *run, double elapsed) {
+    char when[64];
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "script", cfg->script_path ? cfg->script_path : cfg->quick_url ? cfg->quick_url : "");
     for (int k = 0; k < 2; k++) {
@@ -70,11 +77,39 @@ static int write_report(const char *path, const ll_config *cfg, const ll_run *ru
     cJSON_AddStringToObject(r, "version", LUALOAD_VERSION);
     cJSON *opts = cJSON_Parse(run->options_json ? run->options_json : "{}");
     if (opts) cJSON_AddItemToObject(r, "options", opts);
-    const ll_value *d = LL_M_HTTP_REQ_DURATION < total->nvalues ? &total->values[LL_M_HTTP_REQ_DURATION] : NULL;
-    int rc = ll_report_write(path, r, data, tl, d ? d->hist : NULL, err, sizeof(err));
+    return r;
+}
+
+static const ll_histogram *duration_of(const ll_shard *s) {
+    return LL_M_HTTP_REQ_DURATION < s->nvalues ? s->values[LL_M_HTTP_REQ_DURATION].hist : NULL;
+}
+
+/* --out html=FILE (or the dashboard's export): the report. 0, or
+ * LL_EXIT_FAILURE after a one-line error. */
+static int write_report(const char *path, const ll_config *cfg, const ll_run *run, const cJSON *data,
+                        const ll_timeline *tl, const ll_shard *total, double elapsed) {
+    char err[1024];
+    cJSON *r = run_header(cfg, run, elapsed);
+    int rc = ll_report_write(path, r, data, tl, duration_of(total), err, sizeof(err));
     cJSON_Delete(r);
     if (rc) fprintf(stderr, "luaload: --out html: %s\n", err);
     return rc ? LL_EXIT_FAILURE : 0;
+}
+
+/* The dashboard's data: the report's, from a snapshot, marked live. */
+static void push_dashboard(ll_results *r, const ll_shard *snap, double t_s) {
+    const ll_config *cfg = r->cfg;
+    const char *nc = getenv("NO_COLOR");
+    ll_summary_opts so = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
+                          cfg->no_color || (nc && *nc)};
+    cJSON *summary = snap ? ll_summary_data(r->reg, snap, t_s, &so) : NULL;
+    cJSON *head = run_header(cfg, r->run, t_s);
+    cJSON *data = ll_report_data(head, summary, r->timeline, snap ? duration_of(snap) : NULL);
+    cJSON *live = cJSON_AddObjectToObject(data, "live");
+    cJSON_AddNumberToObject(live, "period", (double)r->dash.period_us / 1e6);
+    cJSON_Delete(head);
+    cJSON_Delete(summary);
+    ll_dashboard_update(r->dashboard, data);
 }
 
 /* Writes the last interval and the sidecar of --out hdrlog: what the part
@@ -103,12 +138,21 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
         free(r);
         return LL_EXIT_CONFIG;
     }
-    *others = cfg->noutputs - (r->hdrlog_file != NULL) - (r->html_file != NULL);
-    if (!r->hdrlog_file && !r->html_file) {
+    if (ll_dashboard_read_settings(cfg, &r->dash, err, sizeof(err)) != 0) {
+        fprintf(stderr, "luaload: %s\n", err);
+        free(r);
+        return LL_EXIT_CONFIG;
+    }
+    int dash_spec = 0;
+    for (int i = 0; i < cfg->noutputs; i++) dash_spec += !strncmp(cfg->outputs[i], "web-dashboard", 13);
+    *others = cfg->noutputs - (r->hdrlog_file != NULL) - (r->html_file != NULL) - dash_spec;
+    if (!r->hdrlog_file && !r->html_file && !r->dash.on) {
         free(r);
         return 0;
     }
-    if (r->html_file) r->timeline = ll_timeline_new(reg);
+    r->cfg = cfg;
+    r->reg = reg;
+    if (r->html_file || r->dash.on) r->timeline = ll_timeline_new(reg);
     if (r->hdrlog_file && !(r->hdrlog = ll_hdrlog_open(r->hdrlog_file, reg, err, sizeof(err)))) {
         fprintf(stderr, "luaload: --out %s\n", err);
         ll_results_free(r);
@@ -132,6 +176,18 @@ int ll_results_identify(ll_results *r, const ll_config *cfg) {
 int ll_results_start(ll_results *r, const ll_run *run) {
     if (!r) return 0;
     r->started = 1;
+    r->run = run;
+    if (r->dash.on && r->dash.port >= 0) {
+        char err[1024];
+        if (!(r->dashboard = ll_dashboard_start(&r->dash, err, sizeof(err)))) {
+            fprintf(stderr, "luaload: %s\n", err);
+            return LL_EXIT_CONFIG;
+        }
+        push_dashboard(r, NULL, 0);
+        r->next_push_s = (double)r->dash.period_us / 1e6;
+        fprintf(stderr, "luaload: web dashboard on http://%s%s%s:%d/\n", strchr(r->dash.host, ':') ? "[" : "",
+                r->dash.host, strchr(r->dash.host, ':') ? "]" : "", r->dash.port);
+    }
     if (!r->hdrlog || ll_hdrlog_start(r->hdrlog, run->t0_unix_ms, run->t0) == 0) return 0;
     fprintf(stderr, "luaload: --out hdrlog: cannot write %s: %s\n", r->hdrlog_file, strerror(errno));
     return LL_EXIT_FAILURE;
@@ -139,10 +195,15 @@ int ll_results_start(ll_results *r, const ll_run *run) {
 
 int ll_results_wanted(const ll_results *r) { return r != NULL; }
 
+
 void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s) {
     if (!r) return;
     if (r->hdrlog) ll_hdrlog_interval(r->hdrlog, snap, t_s); /* a write error is reported at the end */
     if (r->timeline) ll_timeline_tick(r->timeline, snap, t_s);
+    if (r->dashboard && t_s >= r->next_push_s) {
+        push_dashboard(r, snap, t_s);
+        while (r->next_push_s <= t_s) r->next_push_s += (double)r->dash.period_us / 1e6;
+    }
 }
 
 int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_shard *total, double elapsed,
@@ -155,14 +216,25 @@ int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_sh
 
 int ll_results_report(ll_results *r, const ll_run *run, const ll_config *cfg, const cJSON *data, const ll_shard *total,
                       double elapsed) {
-    if (!r || !r->html_file || !r->started) return 0;
+    if (!r || !r->started || !r->timeline) return 0;
     ll_timeline_tick(r->timeline, total, elapsed);
-    return write_report(r->html_file, cfg, run, data, r->timeline, total, elapsed);
+    int rc = r->html_file ? write_report(r->html_file, cfg, run, data, r->timeline, total, elapsed) : 0;
+    if (r->dash.export_file[0]) {
+        int erc = write_report(r->dash.export_file, cfg, run, data, r->timeline, total, elapsed);
+        if (!rc) rc = erc;
+    }
+    if (r->dashboard) { /* the final figures, then the end of the streams */
+        push_dashboard(r, total, elapsed);
+        ll_dashboard_stop(r->dashboard);
+        r->dashboard = NULL;
+    }
+    return rc;
 }
 
 void ll_results_free(ll_results *r) {
     if (!r) return;
     if (r->hdrlog) ll_hdrlog_close(r->hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
+    ll_dashboard_stop(r->dashboard);
     ll_timeline_free(r->timeline);
     cJSON_Delete(r->identity);
     free(r);

@@ -70,7 +70,7 @@ static char *gzip_base64(const char *text, char *err, size_t errlen) {
 
 /* The page with each marker replaced: the CSS, uPlot, the page's JS and the
  * data. */
-static int write_page(FILE *f, const char *b64) {
+static int write_page(ll_buf *out, const char *b64) {
     static const struct {
         const char *marker;
         const char *text;
@@ -81,37 +81,52 @@ static int write_page(FILE *f, const char *b64) {
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         const char *m = strstr(at, parts[i].marker);
         if (!m) return -1; /* the page and this file disagree: a build error */
-        if (fwrite(at, 1, (size_t)(m - at), f) != (size_t)(m - at) || fputs(texts[i], f) < 0) return -1;
+        if (ll_buf_append(out, at, (size_t)(m - at)) < 0 || ll_buf_puts(out, texts[i]) < 0) return -1;
         at = m + strlen(parts[i].marker);
     }
-    return fputs(at, f) < 0 ? -1 : 0;
+    return ll_buf_puts(out, at) < 0 ? -1 : 0;
 }
 
-int ll_report_write(const char *path, const cJSON *run, const cJSON *summary, const ll_timeline *tl,
-                    const ll_histogram *duration, char *err, size_t errlen) {
+cJSON *ll_report_data(const cJSON *run, const cJSON *summary, const ll_timeline *tl, const ll_histogram *duration) {
     cJSON *data = cJSON_CreateObject();
     cJSON_AddItemToObject(data, "run", run ? cJSON_Duplicate(run, 1) : cJSON_CreateObject());
     cJSON_AddItemToObject(data, "summary", summary ? cJSON_Duplicate(summary, 1) : cJSON_CreateObject());
     cJSON_AddItemToObject(data, "series", tl ? ll_timeline_json(tl) : cJSON_CreateObject());
     histogram_json(data, duration);
-    char *text = cJSON_PrintUnformatted(data);
-    cJSON_Delete(data);
+    return data;
+}
+
+int ll_report_page(ll_buf *out, const cJSON *data, char *err, size_t errlen) {
+    char *text = data ? cJSON_PrintUnformatted(data) : NULL;
     char *b64 = text ? gzip_base64(text, err, errlen) : NULL;
+    if (!text) snprintf(err, errlen, "out of memory");
     free(text);
-    if (!b64) {
-        if (!text) snprintf(err, errlen, "out of memory");
+    int rc = b64 && write_page(out, b64) == 0 ? 0 : -1;
+    if (b64 && rc) snprintf(err, errlen, "out of memory");
+    free(b64);
+    return rc;
+}
+
+int ll_report_write(const char *path, const cJSON *run, const cJSON *summary, const ll_timeline *tl,
+                    const ll_histogram *duration, char *err, size_t errlen) {
+    cJSON *data = ll_report_data(run, summary, tl, duration);
+    ll_buf page = {0};
+    int rc = ll_report_page(&page, data, err, errlen);
+    cJSON_Delete(data);
+    if (rc) {
+        ll_buf_free(&page);
         return -1;
     }
     char tmp[4200];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
-    int ok = f && write_page(f, b64) == 0;
+    int ok = f && fwrite(page.p, 1, page.len, f) == page.len;
     if (f && fclose(f) != 0) ok = 0;
     if (ok && rename(tmp, path) != 0) ok = 0;
     if (!ok) {
         snprintf(err, errlen, "html: cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
     }
-    free(b64);
+    ll_buf_free(&page);
     return ok ? 0 : -1;
 }

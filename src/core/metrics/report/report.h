@@ -7,10 +7,17 @@
 
 #include <stddef.h>
 
+#include "buf.h"
 #include "histogram.h"
 #include "timeline.h"
 
 typedef struct cJSON cJSON;
+
+/* The report's data: {run, summary, series, slots, spectrum}. */
+cJSON *ll_report_data(const cJSON *run, const cJSON *summary, const ll_timeline *tl, const ll_histogram *duration);
+/* The page with data built in (gzip, base64), appended to out. 0, or -1
+ * with err set. */
+int ll_report_page(ll_buf *out, const cJSON *data, char *err, size_t errlen);
 
 /* Writes the report to path (through path.tmp, renamed). run: the header's
  * fields (script, started, ended, scenarios, segment, seed, version,

@@ -1,7 +1,9 @@
 // report.js -- draws luaload's HTML report from the data embedded in the
-// page (gzip, base64: {run, summary, series, slots, spectrum}); uPlot (inlined
-// beside it) draws the charts, which zoom with a drag and reset on a
-// double-click. When done it sets <body data-rendered="1"> (for tests).
+// page (gzip, base64: {run, summary, series, slots, spectrum, live}); uPlot
+// (inlined beside it) draws the charts, which zoom with a drag and reset on
+// a double-click. Served live by the web dashboard (data.live), it redraws
+// on each "snapshot" server-sent event from /events. Each drawing sets
+// <body data-rendered="1"> and counts data-updates (for tests).
 "use strict";
 
 const el = (tag, attrs = {}, ...kids) => {
@@ -65,7 +67,7 @@ function header(d) {
 
 function thresholds(d) {
   const rows = [];
-  for (const [name, m] of Object.entries(d.summary.metrics)) {
+  for (const [name, m] of Object.entries(d.summary.metrics || {})) {
     for (const [src, t] of Object.entries(m.thresholds || {})) {
       const ok = t.ok !== undefined ? t.ok : !t;
       rows.push([name, src, el("span", { class: ok ? "ok" : "fail" }, ok ? "✓ pass" : "✗ fail")]);
@@ -93,6 +95,7 @@ function metricRow(name, m) {
 }
 
 function metrics(d) {
+  d.summary.metrics = d.summary.metrics || {};
   const names = Object.keys(d.summary.metrics).sort();
   const rows = names.map((n) => metricRow(n, d.summary.metrics[n]));
   document.getElementById("metrics").append(table(["metric", "type", "value", "details"], rows, "metrics-table"));
@@ -136,6 +139,7 @@ function chart(id, title, series, data, opts = {}) {
 
 function charts(d) {
   const s = d.series;
+  if (!s || !s.t) return;
   const colors = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#bf8700"];
   const line = (label, i, extra = {}) => ({ label, stroke: colors[i % colors.length], width: 1.5, ...extra });
   chart("c-load", "requests/s, iterations/s and VUs", [line("req/s", 0), line("iterations/s", 2), line("VUs", 3, { scale: "vus" })],
@@ -170,15 +174,30 @@ function charts(d) {
   }
 }
 
-(async () => {
-  const d = await decode();
+const BOXES = ["run", "thresholds", "metrics", "breakdown", "checks", "footer",
+  "c-load", "c-latency", "c-failed", "c-bytes", "c-dist", "c-spectrum"];
+
+function render(d) {
+  for (const id of BOXES) document.getElementById(id).replaceChildren();
   header(d);
   thresholds(d);
   metrics(d);
   checks(d);
   charts(d);
-  document.getElementById("footer").append(`made by luaload ${(d.run || {}).version || ""}: the charts come from the run's full histograms, not from samples`);
+  const live = d.live ? " — live, updated every " + d.live.period + "s" : "";
+  document.getElementById("footer").append(`made by luaload ${(d.run || {}).version || ""}${live}: the charts come from the run's full histograms, not from samples`);
   document.body.dataset.rendered = "1";
+  document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+}
+
+(async () => {
+  const d = await decode();
+  render(d);
+  if (d.live) { // the web dashboard: the same page, new data from /events
+    const es = new EventSource("events");
+    es.addEventListener("snapshot", (e) => render(JSON.parse(e.data)));
+    es.addEventListener("stop", () => es.close());
+  }
 })().catch((e) => {
   document.body.dataset.rendered = "error";
   document.body.prepend(el("pre", { class: "fail" }, "report error: " + e));
