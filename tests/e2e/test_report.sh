@@ -45,6 +45,25 @@ shot=$(dirname "$LUALOAD")/tests/report.png
 mkdir -p "$(dirname "$shot")"
 chrome --window-size=1280,2400 --screenshot="$shot" >/dev/null
 expect_cmp "a screenshot in the build tree ($shot)" "x > 20000" "$(stat -c %s "$shot" 2>/dev/null || echo 0)"
+# the scenarios' table: per scenario, from sub-metrics the summary does not show
+S2=$(script two.lua <<LUA
+local http = require("luaload.http")
+options = { scenarios = {
+  a = { executor = "shared-iterations", vus = 2, iterations = 300, exec = "fa" },
+  b = { executor = "shared-iterations", vus = 1, iterations = 120, exec = "fb" } } }
+function fa() http.get("$URL/") end
+function fb() http.get("$URL/") end
+LUA
+)
+run_ll run "$S2" --no-color --out "html=$T/two.html" --summary-export "$T/two.json"
+expect_eq "two scenarios: exit 0" "$RC" 0
+expect_eq "the summary shows no per-scenario sub-metric" "$(grep -c 'scenario:' "$OUT")" 0
+expect_eq "nor does the export" "$(jq '[.metrics | keys[] | select(test("scenario"))] | length' "$T/two.json")" 0
+cp "$T/two.html" "$T/report.html"
+chrome --dump-dom >"$T/two.dom"
+expect_match "the scenarios' table: a, 300 requests" "$T/two.dom" '<tr><td>a</td><td>300</td>'
+expect_match "the scenarios' table: b, 120 requests and iterations" "$T/two.dom" '<tr><td>b</td><td>120</td>.*<td>120</td></tr>'
+
 # from luaload merge: the parts' histograms make the series and the spectrum
 for i in 1 2; do
   run_ll run "$S" --shard "$i/2" -q --no-summary --out "hdrlog=$T/part$i.hlog"

@@ -77,6 +77,7 @@ typedef struct ll_metric {
     int nsel;
     int *subs;                 /* ids of this metric's sub-metrics */
     int nsubs;
+    int hidden;                /* kept for the report (per scenario), not in the summary */
 } ll_metric;
 
 typedef struct ll_check {

@@ -146,6 +146,7 @@ static cJSON *metric_json(const ll_hdrlog *l, int id, const ll_value *v) {
     cJSON_AddStringToObject(o, "name", m->name);
     cJSON_AddStringToObject(o, "type", type_name(m->type));
     cJSON_AddStringToObject(o, "contains", contains_name(m->contains));
+    if (m->hidden) cJSON_AddBoolToObject(o, "hidden", 1);
     if (m->parent >= 0) {
         cJSON_AddStringToObject(o, "parent", l->reg->metrics[m->parent].name);
         cJSON *sel = cJSON_AddArrayToObject(o, "selector");

@@ -151,7 +151,7 @@ cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_
         const ll_value *v = i < total->nvalues ? &total->values[i] : &empty;
         const ll_metric *m = &reg->metrics[i];
         int seen = m->type == LL_TREND ? v->hist && v->hist->total_count > 0 : v->total > 0;
-        if (!seen && !has_thresholds(o, i)) continue;
+        if ((!seen || m->hidden) && !has_thresholds(o, i)) continue;
         cJSON *obj = cJSON_AddObjectToObject(metrics, m->name);
         cJSON_AddStringToObject(obj, "type", type_name(m->type));
         cJSON_AddStringToObject(obj, "contains", contains_name(m->contains));

@@ -61,6 +61,7 @@ int ll_threshold_set_add(ll_threshold_set *set, ll_registry *reg, const char *me
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    reg->metrics[id].hidden = 0; /* a threshold shows it in the summary */
     if (set->n == set->cap) {
         int cap = set->cap ? set->cap * 2 : 8;
         ll_threshold *items = realloc(set->items, (size_t)cap * sizeof(*items));

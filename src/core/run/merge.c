@@ -228,6 +228,7 @@ static int register_metric(merge *m, const part *p, const cJSON *e) {
             values[i] = v->valuestring;
         }
         id = ll_registry_submetric(m->reg, pid, keys, values, n);
+        if (id >= 0) m->reg->metrics[id].hidden = bool_at(e, "hidden");
     } else if (id < 0) {
         id = ll_registry_metric(m->reg, name, type_of(type), contains_of(str_at(e, "contains")));
     }

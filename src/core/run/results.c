@@ -34,7 +34,59 @@ struct ll_results {
     ll_dashboard_settings dash;
     ll_dashboard *dashboard;
     double next_push_s; /* the dashboard's next data */
+    int (*per_scenario)[4]; /* per scenario: hidden sub-metrics of http_reqs, http_req_duration,
+                             * http_req_failed, iterations (-1: none) */
+    int nscenarios;
 };
+
+static const int SCENARIO_METRICS[4] = {LL_M_HTTP_REQS, LL_M_HTTP_REQ_DURATION, LL_M_HTTP_REQ_FAILED, LL_M_ITERATIONS};
+
+/* The report's table of scenarios: a hidden sub-metric {scenario:NAME} of
+ * four metrics per scenario (one a threshold names already stays shown). */
+static void add_scenario_metrics(ll_results *r, const ll_config *cfg) {
+    r->nscenarios = cfg->scenarios.n;
+    r->per_scenario = ll_xcalloc(r->nscenarios > 0 ? (size_t)r->nscenarios : 1, sizeof(*r->per_scenario));
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        const char *key = "scenario", *value = cfg->scenarios.items[i].name;
+        for (int k = 0; k < 4; k++) {
+            int known = 0;
+            for (int j = 0; j < r->reg->metrics[SCENARIO_METRICS[k]].nsubs; j++) {
+                const ll_metric *sub = &r->reg->metrics[r->reg->metrics[SCENARIO_METRICS[k]].subs[j]];
+                known |= sub->nsel == 1 && !strcmp(sub->sel[0].key, key) && !strcmp(sub->sel[0].value, value);
+            }
+            int id = ll_registry_submetric(r->reg, SCENARIO_METRICS[k], &key, &value, 1);
+            if (id >= 0 && !known) r->reg->metrics[id].hidden = 1;
+            r->per_scenario[i][k] = id;
+        }
+    }
+}
+
+/* [{name, reqs, rps, failed, p50, p95, p99 (ms), iterations}] from s. */
+static cJSON *scenario_table(const ll_results *r, const ll_shard *s, double elapsed) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < r->nscenarios; i++) {
+        const ll_value *v[4] = {NULL, NULL, NULL, NULL};
+        for (int k = 0; k < 4; k++) {
+            int id = r->per_scenario[i][k];
+            v[k] = id >= 0 && id < s->nvalues ? &s->values[id] : NULL;
+        }
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", r->cfg->scenarios.items[i].name);
+        double reqs = v[0] ? v[0]->sum : 0;
+        cJSON_AddNumberToObject(o, "reqs", reqs);
+        cJSON_AddNumberToObject(o, "rps", elapsed > 0 ? reqs / elapsed : 0);
+        cJSON_AddNumberToObject(o, "failed", v[2] && v[2]->total ? (double)v[2]->passes / (double)v[2]->total : 0);
+        const ll_histogram *h = v[1] ? v[1]->hist : NULL;
+        static const double pcts[3] = {50, 95, 99};
+        static const char *const names[3] = {"p50", "p95", "p99"};
+        for (int k = 0; k < 3; k++)
+            cJSON_AddNumberToObject(o, names[k], h ? (double)ll_histogram_percentile(h, pcts[k]) / 1000.0 : 0);
+        cJSON_AddNumberToObject(o, "iterations", v[3] ? v[3]->sum : 0);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 
 /* The FILE of --out TYPE=FILE for an output the run writes itself
  * ("hdrlog", "html"; NULL when none). -1 after a one-line error when there
@@ -86,11 +138,14 @@ static const ll_histogram *duration_of(const ll_shard *s) {
 
 /* --out html=FILE (or the dashboard's export): the report. 0, or
  * LL_EXIT_FAILURE after a one-line error. */
-static int write_report(const char *path, const ll_config *cfg, const ll_run *run, const cJSON *data,
-                        const ll_timeline *tl, const ll_shard *total, double elapsed) {
+static int write_report(const ll_results *results, const char *path, const ll_config *cfg, const ll_run *run,
+                        const cJSON *data, const ll_timeline *tl, const ll_shard *total, double elapsed) {
     char err[1024];
     cJSON *r = run_header(cfg, run, elapsed);
-    int rc = ll_report_write(path, r, data, tl, duration_of(total), err, sizeof(err));
+    cJSON *page = ll_report_data(r, data, tl, duration_of(total));
+    cJSON_AddItemToObject(page, "scenarios", scenario_table(results, total, elapsed));
+    int rc = ll_report_write_data(path, page, err, sizeof(err));
+    cJSON_Delete(page);
     cJSON_Delete(r);
     if (rc) fprintf(stderr, "luaload: --out html: %s\n", err);
     return rc ? LL_EXIT_FAILURE : 0;
@@ -105,6 +160,7 @@ static void push_dashboard(ll_results *r, const ll_shard *snap, double t_s) {
     cJSON *summary = snap ? ll_summary_data(r->reg, snap, t_s, &so) : NULL;
     cJSON *head = run_header(cfg, r->run, t_s);
     cJSON *data = ll_report_data(head, summary, r->timeline, snap ? duration_of(snap) : NULL);
+    if (snap) cJSON_AddItemToObject(data, "scenarios", scenario_table(r, snap, t_s));
     cJSON *live = cJSON_AddObjectToObject(data, "live");
     cJSON_AddNumberToObject(live, "period", (double)r->dash.period_us / 1e6);
     cJSON_Delete(head);
@@ -163,6 +219,7 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
 }
 
 int ll_results_identify(ll_results *r, const ll_config *cfg) {
+    if (r && r->timeline) add_scenario_metrics(r, cfg);
     if (!r || !r->hdrlog) return 0;
     char err[1024], *whole = ll_options_json(cfg); /* before the split: what every part shares */
     r->identity = whole ? ll_identity_json(cfg, whole, err, sizeof(err)) : NULL;
@@ -218,9 +275,9 @@ int ll_results_report(ll_results *r, const ll_run *run, const ll_config *cfg, co
                       double elapsed) {
     if (!r || !r->started || !r->timeline) return 0;
     ll_timeline_tick(r->timeline, total, elapsed);
-    int rc = r->html_file ? write_report(r->html_file, cfg, run, data, r->timeline, total, elapsed) : 0;
+    int rc = r->html_file ? write_report(r, r->html_file, cfg, run, data, r->timeline, total, elapsed) : 0;
     if (r->dash.export_file[0]) {
-        int erc = write_report(r->dash.export_file, cfg, run, data, r->timeline, total, elapsed);
+        int erc = write_report(r, r->dash.export_file, cfg, run, data, r->timeline, total, elapsed);
         if (!rc) rc = erc;
     }
     if (r->dashboard) { /* the final figures, then the end of the streams */
@@ -235,6 +292,7 @@ void ll_results_free(ll_results *r) {
     if (!r) return;
     if (r->hdrlog) ll_hdrlog_close(r->hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
     ll_dashboard_stop(r->dashboard);
+    free(r->per_scenario);
     ll_timeline_free(r->timeline);
     cJSON_Delete(r->identity);
     free(r);

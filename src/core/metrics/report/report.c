@@ -110,9 +110,14 @@ int ll_report_page(ll_buf *out, const cJSON *data, char *err, size_t errlen) {
 int ll_report_write(const char *path, const cJSON *run, const cJSON *summary, const ll_timeline *tl,
                     const ll_histogram *duration, char *err, size_t errlen) {
     cJSON *data = ll_report_data(run, summary, tl, duration);
+    int rc = ll_report_write_data(path, data, err, errlen);
+    cJSON_Delete(data);
+    return rc;
+}
+
+int ll_report_write_data(const char *path, const cJSON *data, char *err, size_t errlen) {
     ll_buf page = {0};
     int rc = ll_report_page(&page, data, err, errlen);
-    cJSON_Delete(data);
     if (rc) {
         ll_buf_free(&page);
         return -1;

@@ -19,6 +19,10 @@ cJSON *ll_report_data(const cJSON *run, const cJSON *summary, const ll_timeline 
  * with err set. */
 int ll_report_page(ll_buf *out, const cJSON *data, char *err, size_t errlen);
 
+/* Writes the page of data to path (through path.tmp, renamed). 0, or -1
+ * with a one-line reason in err. */
+int ll_report_write_data(const char *path, const cJSON *data, char *err, size_t errlen);
+
 /* Writes the report to path (through path.tmp, renamed). run: the header's
  * fields (script, started, ended, scenarios, segment, seed, version,
  * options); summary: k6's summary data (ll_summary_data); tl and duration

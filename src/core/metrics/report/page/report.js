@@ -114,6 +114,15 @@ function metrics(d) {
   document.getElementById("breakdown").append(table(["phase", "avg", "med", "p(90)", "p(95)", "max"], brow));
 }
 
+function scenarios(d) {
+  const rows = (d.scenarios || []).map((x) => [x.name, num(x.reqs), num(x.rps) + "/s", (100 * x.failed).toFixed(2) + "%",
+    ms(x.p50), ms(x.p95), ms(x.p99), num(x.iterations)]);
+  const box = document.getElementById("scenarios");
+  if (!box) return;
+  box.append(rows.length ? table(["scenario", "requests", "rate", "failed", "p50", "p95", "p99", "iterations"], rows, "scenarios-table")
+    : el("p", {}, "no per-scenario figures (a merged report has none yet)"));
+}
+
 function checks(d) {
   const rows = [];
   const walk = (g, path) => {
@@ -174,7 +183,7 @@ function charts(d) {
   }
 }
 
-const BOXES = ["run", "thresholds", "metrics", "breakdown", "checks", "footer",
+const BOXES = ["run", "thresholds", "metrics", "breakdown", "scenarios", "checks", "footer",
   "c-load", "c-latency", "c-failed", "c-bytes", "c-dist", "c-spectrum"];
 
 function render(d) {
@@ -182,6 +191,7 @@ function render(d) {
   header(d);
   thresholds(d);
   metrics(d);
+  scenarios(d);
   checks(d);
   charts(d);
   const live = d.live ? " — live, updated every " + d.live.period + "s" : "";
