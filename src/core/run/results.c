@@ -42,7 +42,9 @@ struct ll_results {
 static const int SCENARIO_METRICS[4] = {LL_M_HTTP_REQS, LL_M_HTTP_REQ_DURATION, LL_M_HTTP_REQ_FAILED, LL_M_ITERATIONS};
 
 /* The report's table of scenarios: a hidden sub-metric {scenario:NAME} of
- * four metrics per scenario (one a threshold names already stays shown). */
+ * four metrics per scenario (one a threshold names already stays shown);
+ * with one scenario, the metrics themselves (no sub-metric to match per
+ * sample). */
 static void add_scenario_metrics(ll_results *r, const ll_config *cfg) {
     r->nscenarios = cfg->scenarios.n;
     r->per_scenario = ll_xcalloc(r->nscenarios > 0 ? (size_t)r->nscenarios : 1, sizeof(*r->per_scenario));
@@ -54,8 +56,9 @@ static void add_scenario_metrics(ll_results *r, const ll_config *cfg) {
                 const ll_metric *sub = &r->reg->metrics[r->reg->metrics[SCENARIO_METRICS[k]].subs[j]];
                 known |= sub->nsel == 1 && !strcmp(sub->sel[0].key, key) && !strcmp(sub->sel[0].value, value);
             }
-            int id = ll_registry_submetric(r->reg, SCENARIO_METRICS[k], &key, &value, 1);
-            if (id >= 0 && !known) r->reg->metrics[id].hidden = 1;
+            int id = SCENARIO_METRICS[k]; /* one scenario: its figures are the whole test's */
+            if (cfg->scenarios.n > 1) id = ll_registry_submetric(r->reg, SCENARIO_METRICS[k], &key, &value, 1);
+            if (id >= 0 && !known && cfg->scenarios.n > 1) r->reg->metrics[id].hidden = 1;
             r->per_scenario[i][k] = id;
         }
     }
