@@ -52,7 +52,7 @@ options = { scenarios = {
   a = { executor = "shared-iterations", vus = 2, iterations = 300, exec = "fa" },
   b = { executor = "shared-iterations", vus = 1, iterations = 120, exec = "fb" } } }
 function fa() http.get("$URL/") end
-function fb() http.get("$URL/") end
+function fb() http.get("$URL/status/404") end
 LUA
 )
 run_ll run "$S2" --no-color --out "html=$T/two.html" --summary-export "$T/two.json"
@@ -63,6 +63,13 @@ cp "$T/two.html" "$T/report.html"
 chrome --dump-dom >"$T/two.dom"
 expect_match "the scenarios' table: a, 300 requests" "$T/two.dom" '<tr><td>a</td><td>300</td>'
 expect_match "the scenarios' table: b, 120 requests and iterations" "$T/two.dom" '<tr><td>b</td><td>120</td>.*<td>120</td></tr>'
+expect_match "the scenarios' table: b's requests all failed (404)" "$T/two.dom" '<tr><td>b</td><td>120</td><td>[^<]*</td><td>100.00%</td>'
+data=$(sed -n 's/.*id="data" type="application\/octet-stream">\([^<]*\)<.*/\1/p' "$T/two.html" | base64 -d | gzip -dc)
+expect_eq "responses by status per second: 300 of 200" \
+  "$(jq '[.series.t as $t | .series.status["200"] | to_entries[] | .value * ($t[.key] - (if .key == 0 then 0 else $t[.key - 1] end))] | add | round' <<<"$data")" 300
+expect_eq "responses by status per second: 120 of 404" \
+  "$(jq '[.series.t as $t | .series.status["404"] | to_entries[] | .value * ($t[.key] - (if .key == 0 then 0 else $t[.key - 1] end))] | add | round' <<<"$data")" 120
+expect_cmp "a status chart drawn" "x >= 7" "$(grep -o '<canvas' "$T/two.dom" | wc -l)"
 
 # from luaload merge: the parts' histograms make the series and the spectrum
 for i in 1 2; do

@@ -359,14 +359,16 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
         if (snap) {
             ll_shard_reset(snap);
             uint64_t upto = now; /* the snapshots hold the samples up to the oldest running one's time */
+            int64_t statuses[LL_WORKER_STATUSES + 1] = {0};
             for (int i = 0; i < n; i++) {
                 uint64_t at = ll_worker_read_published(&workers[i], snap);
+                if (ll_results_wanted(results)) ll_worker_read_statuses(&workers[i], statuses);
                 if (at != UINT64_MAX && (at ? at : t0) < upto) upto = at ? at : t0;
             }
             ll_shard_merge(snap, life->shard);
             int abort = 0;
             double elapsed = (double)(now - t0) / 1e9;
-            ll_results_tick(results, snap, (double)(upto - t0) / 1e9);
+            ll_results_tick(results, snap, (double)(upto - t0) / 1e9, statuses);
             ll_threshold_set_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
             if (abort && !atomic_exchange(&run->threshold_abort, 1))
                 fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
@@ -810,7 +812,9 @@ summarize:
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
                              cfg->no_color || (nc && *nc)};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
-    hrc = ll_results_report(results, &run, cfg, data, total, elapsed);
+    int64_t statuses[LL_WORKER_STATUSES + 1] = {0};
+    for (int i = 0; workers && i < nworkers; i++) ll_worker_read_statuses(&workers[i], statuses);
+    hrc = ll_results_report(results, &run, cfg, data, total, elapsed, statuses);
     if (!rc) rc = hrc;
     if (!cfg->no_summary) {
         int src = -1;

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "summary.h"
 #include "timeline.h"
+#include "worker.h"
 #include "xmalloc.h"
 
 struct ll_results {
@@ -256,10 +257,13 @@ int ll_results_start(ll_results *r, const ll_run *run) {
 int ll_results_wanted(const ll_results *r) { return r != NULL; }
 
 
-void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s) {
+void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const int64_t *statuses) {
     if (!r) return;
     if (r->hdrlog) ll_hdrlog_interval(r->hdrlog, snap, t_s); /* a write error is reported at the end */
-    if (r->timeline) ll_timeline_tick(r->timeline, snap, t_s);
+    if (r->timeline) {
+        ll_timeline_tick(r->timeline, snap, t_s);
+        ll_timeline_statuses(r->timeline, statuses, LL_WORKER_STATUSES + 1);
+    }
     if (r->dashboard && t_s >= r->next_push_s) {
         push_dashboard(r, snap, t_s);
         while (r->next_push_s <= t_s) r->next_push_s += (double)r->dash.period_us / 1e6;
@@ -275,9 +279,10 @@ int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_sh
 }
 
 int ll_results_report(ll_results *r, const ll_run *run, const ll_config *cfg, const cJSON *data, const ll_shard *total,
-                      double elapsed) {
+                      double elapsed, const int64_t *statuses) {
     if (!r || !r->started || !r->timeline) return 0;
     ll_timeline_tick(r->timeline, total, elapsed);
+    ll_timeline_statuses(r->timeline, statuses, LL_WORKER_STATUSES + 1);
     int rc = r->html_file ? write_report(r, r->html_file, cfg, run, data, r->timeline, total, elapsed) : 0;
     if (r->dash.export_file[0]) {
         int erc = write_report(r, r->dash.export_file, cfg, run, data, r->timeline, total, elapsed);

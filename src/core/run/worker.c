@@ -103,6 +103,7 @@ static void publish_at(ll_worker *w, uint64_t at) {
     pthread_mutex_lock(&w->pub_mu);
     ll_shard_reset(w->published);
     ll_shard_merge(w->published, w->shard);
+    memcpy(w->pub_statuses, w->statuses, sizeof(w->statuses));
     w->published_at = at;
     pthread_mutex_unlock(&w->pub_mu);
 }
@@ -116,6 +117,12 @@ static void publish(ll_loop *loop, void *ud) {
 void ll_worker_count_response(ll_worker *w, int status) {
     w->statuses[status >= 0 && status < LL_WORKER_STATUSES ? status : LL_WORKER_STATUSES]++;
     atomic_fetch_add_explicit(&w->http_reqs, 1, memory_order_relaxed);
+}
+
+void ll_worker_read_statuses(ll_worker *w, int64_t *sum) {
+    pthread_mutex_lock(&w->pub_mu);
+    for (int i = 0; i <= LL_WORKER_STATUSES; i++) sum[i] += w->pub_statuses[i];
+    pthread_mutex_unlock(&w->pub_mu);
 }
 
 uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst) {

@@ -60,6 +60,7 @@ struct ll_worker {
                                  * other workers' luaload.execution) */
     ll_shard *published;        /* a copy of shard, refreshed every second */
     pthread_mutex_t pub_mu;     /* guards published and published_at */
+    int64_t pub_statuses[LL_WORKER_STATUSES + 1]; /* statuses when published was taken */
     uint64_t published_at;      /* when published was taken (ll_loop_now_ns); 0: not
                                  * yet, UINT64_MAX: the last, the worker is done */
     ll_timer pub_timer;
@@ -94,5 +95,8 @@ void ll_worker_count_response(ll_worker *w, int status);
 
 /* Adds w's last published snapshot into dst (any thread). */
 uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst); /* returns its published_at */
+/* Adds the response counts by status of w's last snapshot into sum
+ * (LL_WORKER_STATUSES + 1 of them; any thread). */
+void ll_worker_read_statuses(ll_worker *w, int64_t *sum);
 
 #endif

@@ -8,6 +8,7 @@
 #include "timeline.h"
 
 #include <cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ typedef struct point {
     double t, dt;                 /* start and length (s) */
     double reqs, iters, sent, recv, failed, vus;
     int64_t lat[4];               /* p50, p90, p95, p99 of http_req_duration in the point, µs */
+    double codes[LL_TIMELINE_CODES + 1]; /* responses by tracked status, then the others */
 } point;
 
 struct ll_timeline {
@@ -29,6 +31,10 @@ struct ll_timeline {
     double reqs, iters, sent, recv; /* cumulative at last_t */
     int64_t failed_passes;
     ll_histogram *prev, *cut;      /* http_req_duration at last_t, and one interval */
+    int code[LL_TIMELINE_CODES];   /* the status codes tracked, in the order first seen */
+    int ncodes;
+    int64_t *seen;                 /* cumulative responses by status at the last call */
+    int nseen;
 };
 
 static const double PCTS[4] = {50, 90, 95, 99};
@@ -43,6 +49,7 @@ ll_timeline *ll_timeline_new(const ll_registry *reg) {
 void ll_timeline_free(ll_timeline *t) {
     if (!t) return;
     free(t->pts);
+    free(t->seen);
     ll_histogram_free(t->prev);
     ll_histogram_free(t->cut);
     free(t);
@@ -70,6 +77,7 @@ static void halve(ll_timeline *t) {
         m.failed = a.failed + b.failed;
         m.vus = a.vus > b.vus ? a.vus : b.vus;
         for (int j = 0; j < 4; j++) m.lat[j] = a.lat[j] > b.lat[j] ? a.lat[j] : b.lat[j];
+        for (int j = 0; j <= LL_TIMELINE_CODES; j++) m.codes[j] = a.codes[j] + b.codes[j];
         t->pts[k] = m;
     }
     if (t->n % 2) t->pts[k++] = t->pts[t->n - 1];
@@ -125,6 +133,24 @@ void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, d
     t->partial = 1;
 }
 
+void ll_timeline_statuses(ll_timeline *t, const int64_t *cum, int n) {
+    if (!cum || t->n == 0) return;
+    if (!t->seen) {
+        t->seen = ll_xcalloc((size_t)n, sizeof(*t->seen));
+        t->nseen = n;
+    }
+    point *p = &t->pts[t->n - 1];
+    for (int c = 0; c < n && c < t->nseen; c++) {
+        int64_t d = cum[c] - t->seen[c];
+        if (d <= 0) continue;
+        int k = 0;
+        while (k < t->ncodes && t->code[k] != c) k++;
+        if (k == t->ncodes && t->ncodes < LL_TIMELINE_CODES) t->code[t->ncodes++] = c;
+        p->codes[k < t->ncodes ? k : LL_TIMELINE_CODES] += (double)d;
+        t->seen[c] = cum[c];
+    }
+}
+
 static cJSON *column(const ll_timeline *t, int which) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < t->n; i++) {
@@ -151,5 +177,20 @@ cJSON *ll_timeline_json(const ll_timeline *t) {
                                         "p50", "p90", "p95", "p99"};
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; i < 11; i++) cJSON_AddItemToObject(o, names[i], column(t, i));
+    cJSON *st = cJSON_AddObjectToObject(o, "status");
+    for (int k = 0; k <= t->ncodes; k++) {
+        int other = k == t->ncodes;
+        double any = 0;
+        for (int i = 0; i < t->n; i++) any += t->pts[i].codes[other ? LL_TIMELINE_CODES : k];
+        if (other && any == 0) break;
+        char name[16];
+        snprintf(name, sizeof(name), other ? "other" : "%d", other ? 0 : t->code[k]);
+        cJSON *a = cJSON_AddArrayToObject(st, name);
+        for (int i = 0; i < t->n; i++) {
+            const point *p = &t->pts[i];
+            double dt = p->dt > 0 ? p->dt : 1;
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(p->codes[other ? LL_TIMELINE_CODES : k] / dt));
+        }
+    }
     return o;
 }

@@ -8,6 +8,7 @@
 #include "metrics.h"
 
 #define LL_TIMELINE_MAX_POINTS 1800
+#define LL_TIMELINE_CODES 12 /* status codes charted one by one */
 
 typedef struct cJSON cJSON;
 typedef struct ll_timeline ll_timeline;
@@ -17,12 +18,18 @@ void ll_timeline_free(ll_timeline *t);
 /* One point ending t_s seconds after the start: what cumulative (a merged
  * snapshot, or the final totals) holds beyond the last tick. */
 void ll_timeline_tick(ll_timeline *t, const ll_shard *cumulative, double t_s);
+/* The responses by status code up to the last tick (cumulative counts,
+ * n of them, index = code; NULL when unknown): the point gets their growth.
+ * Call right after ll_timeline_tick. */
+void ll_timeline_statuses(ll_timeline *t, const int64_t *cumulative, int n);
 /* A point known from elsewhere (luaload merge, from the parts' logs):
  * requests and iterations in it, and its latency percentiles (p50, p90,
  * p95, p99 in µs). The VUs, failed rate and bytes are then unknown (null). */
 void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, double iters, const int64_t lat_us[4]);
 /* {"t": [end of each point, s], "vus", "reqs" (/s), "iters" (/s), "failed"
- * (0..1), "sent", "recv" (bytes/s), "p50", "p90", "p95", "p99" (ms)}. */
+ * (0..1), "sent", "recv" (bytes/s), "p50", "p90", "p95", "p99" (ms),
+ * "status": {"200": [responses/s], ...} (the first LL_TIMELINE_CODES codes
+ * seen, the rest as "other"; "0" is no response)}. */
 cJSON *ll_timeline_json(const ll_timeline *t);
 
 #endif

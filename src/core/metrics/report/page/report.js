@@ -159,6 +159,11 @@ function charts(d) {
   chart("c-failed", "http_req_failed in each second (%)", [line("failed", 1, { value: (u, v) => (v == null ? "-" : v.toFixed(2) + "%") })],
     [s.t, s.failed.map((v) => (v == null ? null : 100 * v))], { ylabel: "%", scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, Math.max(1, hi)] } } });
   chart("c-bytes", "bytes per second", [line("sent", 0), line("received", 2)], [s.t, s.sent, s.recv], { ylabel: "B/s" });
+  const codes = Object.keys(s.status || {});
+  if (codes.length) {
+    chart("c-status", "responses by status (/s)", codes.map((c, i) => line(c === "0" ? "no response" : c, i)),
+      [s.t, ...codes.map((c) => s.status[c])], { ylabel: "/s" });
+  }
 
   const slots = d.slots || [];
   if (slots.length) {
@@ -184,7 +189,7 @@ function charts(d) {
 }
 
 const BOXES = ["run", "thresholds", "metrics", "breakdown", "scenarios", "checks", "footer",
-  "c-load", "c-latency", "c-failed", "c-bytes", "c-dist", "c-spectrum"];
+  "c-load", "c-latency", "c-failed", "c-bytes", "c-status", "c-dist", "c-spectrum"];
 
 function render(d) {
   for (const id of BOXES) document.getElementById(id).replaceChildren();
