@@ -18,6 +18,15 @@ K6_WEB_DASHBOARD_PORT=$DPORT K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_EXPORT=
   >"$T/run.out" 2>"$T/run.err" &
 pid=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$DPORT/" && break; sleep 0.1; done
+# idle connections (a browser's preconnects) do not hold the server up
+python3 -c 'import socket, sys, time
+s = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(4)]
+time.sleep(3)' "$DPORT" &
+idle=$!
+sleep 0.3
+t=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$DPORT/")
+expect_cmp "GET / with 4 idle connections open: answered within 0.5s ($t s)" "x < 0.5" "$t"
+kill "$idle" 2>/dev/null; wait "$idle" 2>/dev/null
 code=$(curl -s -o "$T/page.html" -w '%{http_code}' "http://127.0.0.1:$DPORT/")
 expect_eq "GET /: the page, while the test runs" "$code" 200
 expect_match "GET /: it is the report's page, with its data built in" "$T/page.html" 'id="data" type="application/octet-stream">H4sI'
@@ -44,6 +53,9 @@ fi
 K6_WEB_DASHBOARD_PORT=1 run_ll run "$S" -q --no-summary -d 1s -o "web-dashboard=port=-1&export=$T/only.html"
 expect_eq "port=-1: exit 0" "$RC" 0
 expect_cmp "port=-1: the export is written" "x > 10000" "$(stat -c %s "$T/only.html" 2>/dev/null || echo 0)"
+run_ll run "$S" -q --no-summary -d 1s -o "web-dashboard=port=0"
+expect_eq "port=0: exit 0" "$RC" 0
+expect_match "port=0: says the port it got" "$ERR" 'web dashboard on http://127.0.0.1:[1-9][0-9]*/'
 K6_WEB_DASHBOARD_PERIOD=soon run_ll run "$S" -q --no-summary -d 1s -o web-dashboard
 expect_eq "a bad period: exit 104" "$RC" 104
 expect_match "a bad period: says so" "$ERR" "web-dashboard: period 'soon'"

@@ -27,6 +27,8 @@ typedef struct ll_dashboard_settings {
 int ll_dashboard_read_settings(const ll_config *cfg, ll_dashboard_settings *s, char *err, size_t errlen);
 /* Listens and starts the server thread. NULL with err set. */
 ll_dashboard *ll_dashboard_start(const ll_dashboard_settings *s, char *err, size_t errlen);
+/* The port it listens on (the one picked for port 0). */
+int ll_dashboard_port(const ll_dashboard *d);
 /* New data (the report's, ll_report_data; taken over) for the page and the
  * event streams. d may be NULL (data is freed). */
 void ll_dashboard_update(ll_dashboard *d, cJSON *data);

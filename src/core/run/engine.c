@@ -812,8 +812,9 @@ summarize:
     ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
                              cfg->no_color || (nc && *nc)};
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
-    int64_t statuses[LL_WORKER_STATUSES + 1] = {0};
+    int64_t statuses[LL_WORKER_STATUSES + 1] = {0}; /* the scenarios', setup's and teardown's */
     for (int i = 0; workers && i < nworkers; i++) ll_worker_read_statuses(&workers[i], statuses);
+    for (int i = 0; !life_lost && i <= LL_WORKER_STATUSES; i++) statuses[i] += life.statuses[i];
     hrc = ll_results_report(results, &run, cfg, data, total, elapsed, statuses);
     if (!rc) rc = hrc;
     if (!cfg->no_summary) {

@@ -96,3 +96,13 @@ void ll_listen_read(int fd, int ms, atomic_int *stop, ll_listen_req *r) {
         if (got > 0 && http_parser_execute(&p, &SETTINGS, buf, (size_t)got) != (size_t)got && !r->done) break;
     }
 }
+
+int ll_listen_parse(const char *p, size_t n, ll_listen_req *r) {
+    memset(r, 0, sizeof(*r));
+    http_parser hp;
+    http_parser_init(&hp, HTTP_REQUEST);
+    hp.data = r;
+    size_t used = http_parser_execute(&hp, &SETTINGS, p, n);
+    if (r->done) return 1;
+    return used == n && HTTP_PARSER_ERRNO(&hp) == HPE_OK ? 0 : -1;
+}

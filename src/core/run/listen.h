@@ -24,5 +24,8 @@ int ll_listen_open(const char *address, const char *default_host, const char *wh
 /* Reads one request from fd (non-blocking) for at most ms milliseconds, or
  * until *stop is set; r->done tells whether it is whole. */
 void ll_listen_read(int fd, int ms, atomic_int *stop, ll_listen_req *r);
+/* Parses the n bytes a client sent so far: 1 when they hold a whole request
+ * (in r), 0 when more must come, -1 when they are not a request. */
+int ll_listen_parse(const char *p, size_t n, ll_listen_req *r);
 
 #endif

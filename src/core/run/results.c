@@ -247,7 +247,7 @@ int ll_results_start(ll_results *r, const ll_run *run) {
         push_dashboard(r, NULL, 0);
         r->next_push_s = (double)r->dash.period_us / 1e6;
         fprintf(stderr, "luaload: web dashboard on http://%s%s%s:%d/\n", strchr(r->dash.host, ':') ? "[" : "",
-                r->dash.host, strchr(r->dash.host, ':') ? "]" : "", r->dash.port);
+                r->dash.host, strchr(r->dash.host, ':') ? "]" : "", ll_dashboard_port(r->dashboard));
     }
     if (!r->hdrlog || ll_hdrlog_start(r->hdrlog, run->t0_unix_ms, run->t0) == 0) return 0;
     fprintf(stderr, "luaload: --out hdrlog: cannot write %s: %s\n", r->hdrlog_file, strerror(errno));
