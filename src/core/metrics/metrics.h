@@ -125,6 +125,10 @@ typedef struct ll_shard {
     int nchecks;
 } ll_shard;
 
+/* k6's names: "counter", "gauge", "rate", "trend"; "default", "time", "data". */
+const char *ll_metric_type_name(ll_metric_type t);
+const char *ll_metric_contains_name(ll_contains c);
+
 ll_registry *ll_registry_new(int sig_digits);
 void ll_registry_free(ll_registry *reg);
 /* Returns the id of metric name, registering it when new; -1 when the name
@@ -157,6 +161,8 @@ void ll_shard_sample(ll_shard *s, int id, double v, uint64_t now, ll_tag_source 
 /* For results read back from elsewhere (luaload merge): metric id's value
  * slot, and a check's counts added without touching the checks rate. */
 ll_value *ll_shard_value(ll_shard *s, int id);
+/* Metric id's value in s, NULL when s has none for it yet (readers). */
+const ll_value *ll_shard_get(const ll_shard *s, int id);
 void ll_shard_check_counts(ll_shard *s, int check_id, int64_t passes, int64_t fails);
 /* Zeroes every value (keeps the allocations), for snapshots. */
 void ll_shard_reset(ll_shard *s);

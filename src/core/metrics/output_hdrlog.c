@@ -32,14 +32,6 @@ struct ll_hdrlog {
     int err_no;
 };
 
-static const char *type_name(ll_metric_type t) {
-    return t == LL_COUNTER ? "counter" : t == LL_GAUGE ? "gauge" : t == LL_RATE ? "rate" : "trend";
-}
-
-static const char *contains_name(ll_contains c) {
-    return c == LL_CONTAINS_TIME ? "time" : c == LL_CONTAINS_DATA ? "data" : "default";
-}
-
 void ll_hdrlog_tag(const char *name, char *out, size_t len) {
     size_t i = 0;
     for (; name[i] && i + 1 < len; i++) {
@@ -144,8 +136,8 @@ static cJSON *metric_json(const ll_hdrlog *l, int id, const ll_value *v) {
     const ll_metric *m = &l->reg->metrics[id];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", m->name);
-    cJSON_AddStringToObject(o, "type", type_name(m->type));
-    cJSON_AddStringToObject(o, "contains", contains_name(m->contains));
+    cJSON_AddStringToObject(o, "type", ll_metric_type_name(m->type));
+    cJSON_AddStringToObject(o, "contains", ll_metric_contains_name(m->contains));
     if (m->hidden) cJSON_AddBoolToObject(o, "hidden", 1);
     if (m->parent >= 0) {
         cJSON_AddStringToObject(o, "parent", l->reg->metrics[m->parent].name);
@@ -209,7 +201,7 @@ static cJSON *sidecar_json(const ll_hdrlog *l, const ll_shard *total, double t_s
     if (run) cJSON_AddItemToObject(o, "run", cJSON_Duplicate(run, 1));
     cJSON *ms = cJSON_AddArrayToObject(o, "metrics");
     for (int id = 0; id < reg->nmetrics; id++) {
-        const ll_value *v = id < total->nvalues ? &total->values[id] : NULL;
+        const ll_value *v = ll_shard_get(total, id);
         cJSON_AddItemToArray(ms, metric_json(l, id, v));
     }
     cJSON *gs = cJSON_AddArrayToObject(o, "groups");

@@ -18,10 +18,6 @@ typedef struct json_sink {
     ll_buf line;
 } json_sink;
 
-static const char *type_name(ll_metric_type t) {
-    return t == LL_COUNTER ? "counter" : t == LL_GAUGE ? "gauge" : t == LL_RATE ? "rate" : "trend";
-}
-
 static void add(json_sink *j, const char *s) { ll_buf_puts(&j->line, s); }
 
 static void add_string(json_sink *j, const char *s) {
@@ -48,9 +44,9 @@ static void declare(json_sink *j, const ll_out_sample *x) {
     add(j, "{\"type\":\"Metric\",\"data\":{\"name\":");
     add_string(j, m->name);
     add(j, ",\"type\":\"");
-    add(j, type_name(m->type));
+    add(j, ll_metric_type_name(m->type));
     add(j, "\",\"contains\":\"");
-    add(j, m->contains == LL_CONTAINS_TIME ? "time" : m->contains == LL_CONTAINS_DATA ? "data" : "default");
+    add(j, ll_metric_contains_name(m->contains));
     add(j, "\",\"thresholds\":[");
     int first = 1;
     const ll_threshold_set *th = j->base.thresholds;

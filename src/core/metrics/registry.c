@@ -220,3 +220,11 @@ const char *ll_registry_group_path(ll_registry *reg, int id) {
     pthread_mutex_unlock(&reg->mu);
     return p;
 }
+
+const char *ll_metric_type_name(ll_metric_type t) {
+    return t == LL_COUNTER ? "counter" : t == LL_GAUGE ? "gauge" : t == LL_RATE ? "rate" : "trend";
+}
+
+const char *ll_metric_contains_name(ll_contains c) {
+    return c == LL_CONTAINS_TIME ? "time" : c == LL_CONTAINS_DATA ? "data" : "default";
+}

@@ -156,6 +156,10 @@ void ll_shard_check(ll_shard *s, int check_id, int ok, ll_tag_source *t) {
 
 ll_value *ll_shard_value(ll_shard *s, int id) { return slot(s, id); }
 
+const ll_value *ll_shard_get(const ll_shard *s, int id) {
+    return id >= 0 && id < s->nvalues ? &s->values[id] : NULL;
+}
+
 void ll_shard_check_counts(ll_shard *s, int check_id, int64_t passes, int64_t fails) {
     check_slot(s, check_id);
     s->checks[check_id][0] += passes;

@@ -12,19 +12,6 @@
 
 static const char *const DEFAULT_STATS[] = {"avg", "min", "med", "max", "p(90)", "p(95)"};
 
-static const char *type_name(ll_metric_type t) {
-    switch (t) {
-    case LL_COUNTER: return "counter";
-    case LL_GAUGE: return "gauge";
-    case LL_RATE: return "rate";
-    default: return "trend";
-    }
-}
-
-static const char *contains_name(ll_contains c) {
-    return c == LL_CONTAINS_TIME ? "time" : c == LL_CONTAINS_DATA ? "data" : "default";
-}
-
 /* k6 identifies groups and checks by the md5 of their path. */
 static void md5_id(const char *path, char out[33]) {
     unsigned char d[16];
@@ -148,13 +135,13 @@ cJSON *ll_summary_data(ll_registry *reg, const ll_shard *total, double duration_
     cJSON *data = cJSON_CreateObject();
     cJSON *metrics = cJSON_AddObjectToObject(data, "metrics");
     for (int i = 0; i < reg->nmetrics; i++) {
-        const ll_value *v = i < total->nvalues ? &total->values[i] : &empty;
+        const ll_value *v = ll_shard_get(total, i) ? ll_shard_get(total, i) : &empty;
         const ll_metric *m = &reg->metrics[i];
         int seen = m->type == LL_TREND ? v->hist && v->hist->total_count > 0 : v->total > 0;
         if ((!seen || m->hidden) && !has_thresholds(o, i)) continue;
         cJSON *obj = cJSON_AddObjectToObject(metrics, m->name);
-        cJSON_AddStringToObject(obj, "type", type_name(m->type));
-        cJSON_AddStringToObject(obj, "contains", contains_name(m->contains));
+        cJSON_AddStringToObject(obj, "type", ll_metric_type_name(m->type));
+        cJSON_AddStringToObject(obj, "contains", ll_metric_contains_name(m->contains));
         cJSON_AddItemToObject(obj, "values", metric_values(m, v, duration_s, o));
         if (!has_thresholds(o, i)) continue;
         cJSON *th = cJSON_AddObjectToObject(obj, "thresholds");

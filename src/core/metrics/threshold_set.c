@@ -8,10 +8,6 @@
 
 #define MAX_SELECTOR 16
 
-static const char *type_name(ll_metric_type t) {
-    return t == LL_COUNTER ? "counter" : t == LL_GAUGE ? "gauge" : t == LL_RATE ? "rate" : "trend";
-}
-
 static int agg_fits(ll_metric_type t, ll_agg a) {
     switch (t) {
     case LL_COUNTER: return a == LL_AGG_COUNT || a == LL_AGG_RATE;
@@ -53,7 +49,7 @@ int ll_threshold_set_add(ll_threshold_set *set, ll_registry *reg, const char *me
     ll_metric_type type = reg->metrics[id].type;
     if (!agg_fits(type, t.expr.agg)) {
         snprintf(err, errlen, "invalid threshold '%s' on %s: %s is a %s, so expected %s", source, metric_key, name,
-                 type_name(type), aggs_of(type));
+                 ll_metric_type_name(type), aggs_of(type));
         return -1;
     }
     if (n > 0) id = ll_registry_submetric(reg, id, keys, values, n);
@@ -99,7 +95,7 @@ void ll_threshold_set_free(ll_threshold_set *set) {
 double ll_threshold_set_aggregate(const ll_registry *reg, const ll_shard *total, int id, const ll_threshold_expr *e,
                            double elapsed_s) {
     static const ll_value empty = {0};
-    const ll_value *v = id < total->nvalues ? &total->values[id] : &empty;
+    const ll_value *v = ll_shard_get(total, id) ? ll_shard_get(total, id) : &empty;
     const ll_histogram *h = v->hist;
     switch (reg->metrics[id].type) {
     case LL_COUNTER:

@@ -189,3 +189,10 @@ int ll_config_add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, si
     }
     return 0;
 }
+
+ll_summary_opts ll_config_summary_opts(const ll_config *cfg) {
+    const char *nc = getenv("NO_COLOR");
+    ll_summary_opts o = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
+                         cfg->no_color || (nc && *nc)};
+    return o;
+}

@@ -9,6 +9,7 @@
 #include "quick.h"
 #include "scenario.h"
 #include "segment.h"
+#include "summary.h"
 #include "threshold_set.h"
 
 #include "exit.h"
@@ -102,6 +103,10 @@ int ll_config_set_segment(ll_config *cfg, const char *what, const char *value, i
 int ll_config_set_sequence(ll_config *cfg, const char *what, const char *value, int force, char *err,
                            size_t errlen);
 int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, char *err, size_t errlen);
+
+/* The summary's settings: summaryTrendStats, summaryTimeUnit, the
+ * thresholds, and no colors with --no-color or NO_COLOR. */
+ll_summary_opts ll_config_summary_opts(const ll_config *cfg);
 
 /* Adds the --threshold flags to cfg->thresholds (after the script's own:
  * its custom metrics exist by then). 0, or LL_EXIT_CONFIG with err set. */

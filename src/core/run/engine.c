@@ -514,6 +514,13 @@ static int bare_summary(ll_run *run, const cJSON *data) {
     return rc;
 }
 
+/* Whether a thread was given up on: a worker, or the lifecycle (life_lost). */
+static int any_abandoned(const ll_worker *workers, int n, int life_lost) {
+    int any = life_lost;
+    for (int i = 0; workers && i < n; i++) any |= workers[i].abandoned;
+    return any;
+}
+
 int ll_engine_run(ll_config *cfg) {
     char libbuf[4200], err[1024];
     ll_run run;
@@ -803,19 +810,15 @@ summarize:
     report_http_errors(workers, nworkers, life_lost ? NULL : &life);
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
-    int abandoned_any = life_lost;
-    for (int i = 0; workers && i < nworkers; i++) abandoned_any |= workers[i].abandoned;
-    int hrc = ll_results_end(results, &run, cfg, total, elapsed, abandoned_any);
+    int hrc = ll_results_end(results, &run, cfg, total, elapsed, any_abandoned(workers, nworkers, life_lost));
     if (!rc) rc = hrc;
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
-    const char *nc = getenv("NO_COLOR");
-    ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
-                             cfg->no_color || (nc && *nc)};
+    ll_summary_opts sopts = ll_config_summary_opts(cfg);
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
     int64_t statuses[LL_WORKER_STATUSES + 1] = {0}; /* the scenarios', setup's and teardown's */
     for (int i = 0; workers && i < nworkers; i++) ll_worker_read_statuses(&workers[i], statuses);
     for (int i = 0; !life_lost && i <= LL_WORKER_STATUSES; i++) statuses[i] += life.statuses[i];
-    hrc = ll_results_report(results, &run, cfg, data, total, elapsed, statuses);
+    hrc = ll_results_report(results, data, total, elapsed, statuses);
     if (!rc) rc = hrc;
     if (!cfg->no_summary) {
         int src = -1;
@@ -849,9 +852,7 @@ done:
         fprintf(stderr, "luaload: test aborted: %s\n", run.abort_reason);
         rc = LL_EXIT_ABORTED;
     }
-    int abandoned = life_lost;
-    for (int i = 0; workers && i < nworkers; i++) abandoned |= workers[i].abandoned;
-    if (abandoned) { /* threads still run Lua code in their states: free nothing, leave */
+    if (any_abandoned(workers, nworkers, life_lost)) { /* threads still run Lua code in their states: free nothing, leave */
         if (outputs && !outputs_stopped) ll_outputs_stop(outputs);
         fflush(NULL);
         _exit(rc);
@@ -905,9 +906,7 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, reg, total, elapsed_s, &abort_unused);
-    const char *nc = getenv("NO_COLOR");
-    ll_summary_opts sopts = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
-                             cfg->no_color || (nc && *nc)};
+    ll_summary_opts sopts = ll_config_summary_opts(cfg);
     cJSON *data = ll_summary_data(reg, total, elapsed_s, &sopts);
     if (!data) {
         rc = LL_EXIT_FAILURE;
@@ -932,7 +931,7 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
         fprintf(stderr, "luaload: %s\n", err);
         if (!rc) rc = LL_EXIT_FAILURE;
     }
-    const ll_value *d = LL_M_HTTP_REQ_DURATION < total->nvalues ? &total->values[LL_M_HTTP_REQ_DURATION] : NULL;
+    const ll_value *d = ll_shard_get(total, LL_M_HTTP_REQ_DURATION);
     if (html && ll_report_write(html, run_info, data, tl, d ? d->hist : NULL, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: --out html: %s\n", err);
         if (!rc) rc = LL_EXIT_FAILURE;

@@ -293,6 +293,14 @@ static int read_values(merge *m, part *p) {
     return 0;
 }
 
+/* When the first part started (Unix ms): the whole test's start. */
+static int64_t earliest_start_ms(const merge *m) {
+    int64_t t0 = m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0;
+    for (int i = 1; i < m->n; i++)
+        if (count_at(m->parts[i].side, "start_unix_ms") < t0) t0 = count_at(m->parts[i].side, "start_unix_ms");
+    return t0;
+}
+
 /* ---- the logs ---- */
 
 static int tag_cmp(const void *a, const void *b) { return strcmp(((const tag_id *)a)->tag, ((const tag_id *)b)->tag); }
@@ -506,10 +514,7 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
             o.sinks[o.n++] = s;
         }
     }
-    int64_t start_ms = m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0;
-    for (int i = 1; i < m->n; i++)
-        if (count_at(m->parts[i].side, "start_unix_ms") < start_ms) start_ms = count_at(m->parts[i].side, "start_unix_ms");
-    o.end_ns = start_ms * 1000000 + (int64_t)(elapsed_s * 1e9);
+    o.end_ns = earliest_start_ms(m) * 1000000 + (int64_t)(elapsed_s * 1e9);
     o.none = rc ? -1 : ll_tagsets_intern(&o.ts, &o.cache, m->reg, NULL);
     for (int i = 0; !rc && o.n && i < m->n; i++) rc = read_log(m, &m->parts[i], out_interval, &o);
     if (!rc && o.n) out_totals(m, &o, total);
@@ -566,9 +571,7 @@ static int by_second(const void *a, const void *b) {
  * own length, added over the parts) and the latency percentiles of each
  * second of the whole test, from every part's lines. */
 static int merged_timeline(merge *m, ll_timeline *tl) {
-    lines ls = {NULL, 0, 0, m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0};
-    for (int i = 1; i < m->n; i++)
-        if (count_at(m->parts[i].side, "start_unix_ms") < ls.t0_ms) ls.t0_ms = count_at(m->parts[i].side, "start_unix_ms");
+    lines ls = {NULL, 0, 0, earliest_start_ms(m)};
     int rc = 0;
     for (int i = 0; !rc && i < m->n; i++) rc = read_log(m, &m->parts[i], keep_line, &ls);
     qsort(ls.v, ls.n, sizeof(*ls.v), by_second);
@@ -605,9 +608,7 @@ static cJSON *merged_run(const merge *m, const ll_config *cfg, double elapsed) {
     cJSON *r = cJSON_CreateObject();
     const char *name = str_at(script, "path") ? str_at(script, "path") : str_at(script, "url");
     cJSON_AddStringToObject(r, "script", cfg->script_path ? cfg->script_path : name ? name : "");
-    int64_t t0 = count_at(m->parts[0].side, "start_unix_ms");
-    for (int i = 1; i < m->n; i++)
-        if (count_at(m->parts[i].side, "start_unix_ms") < t0) t0 = count_at(m->parts[i].side, "start_unix_ms");
+    int64_t t0 = earliest_start_ms(m);
     for (int k = 0; k < 2; k++) {
         char when[64];
         time_t secs = (time_t)((t0 + (k ? (int64_t)(elapsed * 1000) : 0)) / 1000);

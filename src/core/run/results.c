@@ -72,7 +72,7 @@ static cJSON *scenario_table(const ll_results *r, const ll_shard *s, double elap
         const ll_value *v[4] = {NULL, NULL, NULL, NULL};
         for (int k = 0; k < 4; k++) {
             int id = r->per_scenario[i][k];
-            v[k] = id >= 0 && id < s->nvalues ? &s->values[id] : NULL;
+            v[k] = ll_shard_get(s, id);
         }
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", r->cfg->scenarios.items[i].name);
@@ -136,38 +136,37 @@ static cJSON *run_header(const ll_config *cfg, const ll_run *run, double elapsed
     return r;
 }
 
-static const ll_histogram *duration_of(const ll_shard *s) {
-    return LL_M_HTTP_REQ_DURATION < s->nvalues ? s->values[LL_M_HTTP_REQ_DURATION].hist : NULL;
+/* The report's data from s (a snapshot or the totals) t_s after the start,
+ * with k6's summary data: the run's header, the series, the histogram, the
+ * scenarios' table. */
+static cJSON *page_data(const ll_results *r, const cJSON *summary, const ll_shard *s, double t_s) {
+    cJSON *head = run_header(r->cfg, r->run, t_s);
+    const ll_value *d = s ? ll_shard_get(s, LL_M_HTTP_REQ_DURATION) : NULL;
+    cJSON *data = ll_report_data(head, summary, r->timeline, d ? d->hist : NULL);
+    if (s) cJSON_AddItemToObject(data, "scenarios", scenario_table(r, s, t_s));
+    cJSON_Delete(head);
+    return data;
 }
 
 /* --out html=FILE (or the dashboard's export): the report. 0, or
  * LL_EXIT_FAILURE after a one-line error. */
-static int write_report(const ll_results *results, const char *path, const ll_config *cfg, const ll_run *run,
-                        const cJSON *data, const ll_timeline *tl, const ll_shard *total, double elapsed) {
+static int write_report(const ll_results *r, const char *path, const cJSON *summary, const ll_shard *total,
+                        double elapsed) {
     char err[1024];
-    cJSON *r = run_header(cfg, run, elapsed);
-    cJSON *page = ll_report_data(r, data, tl, duration_of(total));
-    cJSON_AddItemToObject(page, "scenarios", scenario_table(results, total, elapsed));
+    cJSON *page = page_data(r, summary, total, elapsed);
     int rc = ll_report_write_data(path, page, err, sizeof(err));
     cJSON_Delete(page);
-    cJSON_Delete(r);
     if (rc) fprintf(stderr, "luaload: --out html: %s\n", err);
     return rc ? LL_EXIT_FAILURE : 0;
 }
 
 /* The dashboard's data: the report's, from a snapshot, marked live. */
 static void push_dashboard(ll_results *r, const ll_shard *snap, double t_s) {
-    const ll_config *cfg = r->cfg;
-    const char *nc = getenv("NO_COLOR");
-    ll_summary_opts so = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
-                          cfg->no_color || (nc && *nc)};
+    ll_summary_opts so = ll_config_summary_opts(r->cfg);
     cJSON *summary = snap ? ll_summary_data(r->reg, snap, t_s, &so) : NULL;
-    cJSON *head = run_header(cfg, r->run, t_s);
-    cJSON *data = ll_report_data(head, summary, r->timeline, snap ? duration_of(snap) : NULL);
-    if (snap) cJSON_AddItemToObject(data, "scenarios", scenario_table(r, snap, t_s));
+    cJSON *data = page_data(r, summary, snap, t_s);
     cJSON *live = cJSON_AddObjectToObject(data, "live");
     cJSON_AddNumberToObject(live, "period", (double)r->dash.period_us / 1e6);
-    cJSON_Delete(head);
     cJSON_Delete(summary);
     ll_dashboard_update(r->dashboard, data);
 }
@@ -278,14 +277,14 @@ int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_sh
     return rc;
 }
 
-int ll_results_report(ll_results *r, const ll_run *run, const ll_config *cfg, const cJSON *data, const ll_shard *total,
-                      double elapsed, const int64_t *statuses) {
+int ll_results_report(ll_results *r, const cJSON *data, const ll_shard *total, double elapsed,
+                      const int64_t *statuses) {
     if (!r || !r->started || !r->timeline) return 0;
     ll_timeline_tick(r->timeline, total, elapsed);
     ll_timeline_statuses(r->timeline, statuses, LL_WORKER_STATUSES + 1);
-    int rc = r->html_file ? write_report(r, r->html_file, cfg, run, data, r->timeline, total, elapsed) : 0;
+    int rc = r->html_file ? write_report(r, r->html_file, data, total, elapsed) : 0;
     if (r->dash.export_file[0]) {
-        int erc = write_report(r, r->dash.export_file, cfg, run, data, r->timeline, total, elapsed);
+        int erc = write_report(r, r->dash.export_file, data, total, elapsed);
         if (!rc) rc = erc;
     }
     if (r->dashboard) { /* the final figures, then the end of the streams */

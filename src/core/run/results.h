@@ -32,8 +32,8 @@ int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_sh
                    int abandoned);
 /* The report, with k6's summary data and the final responses by status
  * (or NULL). 0, or an exit code. */
-int ll_results_report(ll_results *r, const ll_run *run, const ll_config *cfg, const cJSON *data, const ll_shard *total,
-                      double elapsed, const int64_t *statuses);
+int ll_results_report(ll_results *r, const cJSON *data, const ll_shard *total, double elapsed,
+                      const int64_t *statuses);
 /* Frees r; an hdrlog still open is closed without a sidecar. */
 void ll_results_free(ll_results *r);
 

@@ -55,10 +55,8 @@ void ll_timeline_free(ll_timeline *t) {
     free(t);
 }
 
-static const ll_value *value(const ll_shard *s, int id) { return id < s->nvalues ? &s->values[id] : NULL; }
-
 static double sum_of(const ll_shard *s, int id) {
-    const ll_value *v = value(s, id);
+    const ll_value *v = ll_shard_get(s, id);
     return v ? v->sum : 0;
 }
 
@@ -95,7 +93,7 @@ void ll_timeline_tick(ll_timeline *t, const ll_shard *cum, double t_s) {
     p->dt = t_s - t->last_t;
     double reqs = sum_of(cum, LL_M_HTTP_REQS), iters = sum_of(cum, LL_M_ITERATIONS);
     double sent = sum_of(cum, LL_M_DATA_SENT), recv = sum_of(cum, LL_M_DATA_RECEIVED);
-    const ll_value *f = value(cum, LL_M_HTTP_REQ_FAILED), *vus = value(cum, LL_M_VUS);
+    const ll_value *f = ll_shard_get(cum, LL_M_HTTP_REQ_FAILED), *vus = ll_shard_get(cum, LL_M_VUS);
     p->reqs = reqs - t->reqs;
     p->iters = iters - t->iters;
     p->sent = sent - t->sent;
@@ -107,7 +105,7 @@ void ll_timeline_tick(ll_timeline *t, const ll_shard *cum, double t_s) {
     t->sent = sent;
     t->recv = recv;
     t->failed_passes = f ? f->passes : 0;
-    const ll_value *d = value(cum, LL_M_HTTP_REQ_DURATION);
+    const ll_value *d = ll_shard_get(cum, LL_M_HTTP_REQ_DURATION);
     if (d && d->hist) {
         const ll_histogram *h = d->hist;
         if (!t->prev) t->prev = ll_histogram_new(h->lowest, h->highest, h->sig_digits);
