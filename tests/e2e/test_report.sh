@@ -51,7 +51,7 @@ local http = require("luaload.http")
 options = { scenarios = {
   a = { executor = "shared-iterations", vus = 2, iterations = 300, exec = "fa" },
   b = { executor = "shared-iterations", vus = 1, iterations = 120, exec = "fb" } } }
-function fa() http.get("$URL/") end
+function fa() http.get("$URL/", { tags = { name = "home" } }) end
 function fb() http.get("$URL/status/404") end
 LUA
 )
@@ -69,7 +69,27 @@ expect_eq "responses by status per second: 300 of 200" \
   "$(jq '[.series.t as $t | .series.status["200"] | to_entries[] | .value * ($t[.key] - (if .key == 0 then 0 else $t[.key - 1] end))] | add | round' <<<"$data")" 300
 expect_eq "responses by status per second: 120 of 404" \
   "$(jq '[.series.t as $t | .series.status["404"] | to_entries[] | .value * ($t[.key] - (if .key == 0 then 0 else $t[.key - 1] end))] | add | round' <<<"$data")" 120
-expect_cmp "a status chart drawn" "x >= 7" "$(grep -o '<canvas' "$T/two.dom" | wc -l)"
+expect_cmp "a status and an error-code chart drawn" "x >= 8" "$(grep -o '<canvas' "$T/two.dom" | wc -l)"
+expect_eq "requests by error_code per second: 120 of 1404 (k6's code for a 404)" \
+  "$(jq '[.series.t as $t | .series.errors["1404"] | to_entries[] | .value * ($t[.key] - (if .key == 0 then 0 else $t[.key - 1] end))] | add | round' <<<"$data")" 120
+expect_eq "no other error code" "$(jq '.series.errors | keys | join(",")' <<<"$data")" '"1404"'
+expect_match "the names' table: home (the name tag), 300 requests, none failed" "$T/two.dom" \
+  '<table id="names-table">.*<tr><td>home</td><td>300</td><td>[^<]*</td><td>0.00%</td>'
+expect_match "the names' table: an untagged request is named by its URL, all failed" "$T/two.dom" \
+  "<tr><td>$URL/status/404</td><td>120</td><td>[^<]*</td><td>100.00%</td>"
+expect_eq "the names' table has the two names, busiest first" "$(jq -c '[.names[] | [.name, .reqs]]' <<<"$data")" \
+  "[[\"home\",300],[\"$URL/status/404\",120]]"
+# past LL_TALLY_NAMES (40) names, the rest share one row
+S3=$(script names.lua <<LUA
+local http = require("luaload.http")
+options = { vus = 1, iterations = 60 }
+function default() http.get("$URL/?n=" .. require("luaload.execution").scenario.iterationInTest) end
+LUA
+)
+run_ll run "$S3" -q --no-summary --out "html=$T/names.html"
+data=$(sed -n 's/.*id="data" type="application\/octet-stream">\([^<]*\)<.*/\1/p' "$T/names.html" | base64 -d | gzip -dc)
+expect_eq "60 names: 40 rows and other" "$(jq '.names | length' <<<"$data")" 41
+expect_eq "60 names: other holds 20" "$(jq '.names[-1] | [.name, .reqs] | join(" ")' <<<"$data")" '"other 20"'
 
 # from luaload merge: the parts' histograms make the series and the spectrum
 for i in 1 2; do

@@ -359,16 +359,17 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
         if (snap) {
             ll_shard_reset(snap);
             uint64_t upto = now; /* the snapshots hold the samples up to the oldest running one's time */
-            int64_t statuses[LL_WORKER_STATUSES + 1] = {0};
+            ll_tally tally = {0};
             for (int i = 0; i < n; i++) {
                 uint64_t at = ll_worker_read_published(&workers[i], snap);
-                if (ll_results_wanted(results)) ll_worker_read_statuses(&workers[i], statuses);
+                if (ll_results_wanted(results)) ll_worker_read_tally(&workers[i], &tally);
                 if (at != UINT64_MAX && (at ? at : t0) < upto) upto = at ? at : t0;
             }
             ll_shard_merge(snap, life->shard);
             int abort = 0;
             double elapsed = (double)(now - t0) / 1e9;
-            ll_results_tick(results, snap, (double)(upto - t0) / 1e9, statuses);
+            ll_results_tick(results, snap, (double)(upto - t0) / 1e9, &tally);
+            ll_tally_free(&tally);
             ll_threshold_set_evaluate(&cfg->thresholds, run->reg, snap, elapsed, &abort);
             if (abort && !atomic_exchange(&run->threshold_abort, 1))
                 fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n",
@@ -587,6 +588,7 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = ll_results_open(&results, cfg, run.reg, &other_outputs);
     if (rc) goto done;
+    run.tally_names = ll_results_want_names(results);
     rc = life_run(&run, &life, &life_lost, step_init, &step, 0);
     if (atomic_load(&run.interrupt)) {
         fprintf(stderr, "luaload: interrupted by a signal while running the script's init code\n");
@@ -815,10 +817,11 @@ summarize:
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = ll_config_summary_opts(cfg);
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
-    int64_t statuses[LL_WORKER_STATUSES + 1] = {0}; /* the scenarios', setup's and teardown's */
-    for (int i = 0; workers && i < nworkers; i++) ll_worker_read_statuses(&workers[i], statuses);
-    for (int i = 0; !life_lost && i <= LL_WORKER_STATUSES; i++) statuses[i] += life.statuses[i];
-    hrc = ll_results_report(results, data, total, elapsed, statuses);
+    ll_tally tally = {0}; /* the scenarios', setup's and teardown's */
+    for (int i = 0; workers && i < nworkers; i++) ll_worker_read_tally(&workers[i], &tally);
+    if (!life_lost) ll_tally_add(&tally, &life.tally);
+    hrc = ll_results_report(results, data, total, elapsed, &tally);
+    ll_tally_free(&tally);
     if (!rc) rc = hrc;
     if (!cfg->no_summary) {
         int src = -1;

@@ -79,8 +79,10 @@ void ll_http_exchange_lost(ll_vu *vu, const ll_http_req *req, const char *method
     http_sample h = {req, method, &lost, vu, 1, j->counted};
     h.failed = http_failed(j->expected, &lost);
     ll_tag_source t = {http_tag, http_list, &h, -1};
+    const char *name = vu->w->run->tally_names ? ll_http_req_tag(req, "name") : NULL;
     for (int i = 0; i < n; i++) {
-        ll_worker_count_response(vu->w, 0);
+        ll_worker_count_response(vu->w, 0, error_code);
+        if (vu->w->run->tally_names) ll_tally_name_add(&vu->w->tally, name ? name : req->url, h.counted && h.failed, -1);
         ll_shard_add(vu->w->shard, LL_M_HTTP_REQS, 1, &t);
         if (h.counted) ll_shard_rate(vu->w->shard, LL_M_HTTP_REQ_FAILED, 1, &t);
     }
@@ -107,7 +109,11 @@ void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *meth
     http_sample h = {req, method, r, vu, 1, j->counted};
     int failed = h.failed = http_failed(j->expected, r);
     ll_tag_source t = {http_tag, http_list, &h, -1};
-    ll_worker_count_response(vu->w, r->status);
+    ll_worker_count_response(vu->w, r->status, r->error_code);
+    if (vu->w->run->tally_names) {
+        const char *name = ll_http_req_tag(req, "name");
+        ll_tally_name_add(&vu->w->tally, name ? name : req->url, h.counted && failed, r->t.duration);
+    }
     ll_shard_add(s, LL_M_HTTP_REQS, 1, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_DURATION, r->t.duration, &t);
     ll_shard_trend(s, LL_M_HTTP_REQ_BLOCKED, r->t.blocked, &t);

@@ -75,12 +75,12 @@ void ll_quick_report_print(const ll_quick_report *r, ll_worker *ws, int n, const
     bytes(a, sizeof(a), reqs > 0 ? got / reqs : 0);
     bytes(b, sizeof(b), got);
     fprintf(f, "     response size..................: %s each, %s in all\n", a, b);
-    for (int s = 0; s <= LL_WORKER_STATUSES; s++) {
+    for (int s = 0; s <= LL_TALLY_STATUSES; s++) {
         int64_t count = 0;
-        for (int i = 0; i < n; i++) count += ws[i].abandoned ? 0 : ws[i].statuses[s];
+        for (int i = 0; i < n; i++) count += ws[i].abandoned ? 0 : ws[i].tally.status[s];
         if (!count) continue;
         if (s == 0) fprintf(f, "     no response....................: %lld\n", (long long)count);
-        else if (s == LL_WORKER_STATUSES) fprintf(f, "     status other...................: %lld\n", (long long)count);
+        else if (s == LL_TALLY_STATUSES) fprintf(f, "     status other...................: %lld\n", (long long)count);
         else fprintf(f, "     status %d.....................: %lld\n", s, (long long)count);
     }
     fputc('\n', f);

@@ -138,12 +138,14 @@ static cJSON *run_header(const ll_config *cfg, const ll_run *run, double elapsed
 
 /* The report's data from s (a snapshot or the totals) t_s after the start,
  * with k6's summary data: the run's header, the series, the histogram, the
- * scenarios' table. */
-static cJSON *page_data(const ll_results *r, const cJSON *summary, const ll_shard *s, double t_s) {
+ * scenarios' and the names' tables (tally: the workers', or NULL). */
+static cJSON *page_data(const ll_results *r, const cJSON *summary, const ll_shard *s, double t_s,
+                        const ll_tally *tally) {
     cJSON *head = run_header(r->cfg, r->run, t_s);
     const ll_value *d = s ? ll_shard_get(s, LL_M_HTTP_REQ_DURATION) : NULL;
     cJSON *data = ll_report_data(head, summary, r->timeline, d ? d->hist : NULL);
     if (s) cJSON_AddItemToObject(data, "scenarios", scenario_table(r, s, t_s));
+    if (tally) cJSON_AddItemToObject(data, "names", ll_tally_names_json(tally, t_s));
     cJSON_Delete(head);
     return data;
 }
@@ -151,9 +153,9 @@ static cJSON *page_data(const ll_results *r, const cJSON *summary, const ll_shar
 /* --out html=FILE (or the dashboard's export): the report. 0, or
  * LL_EXIT_FAILURE after a one-line error. */
 static int write_report(const ll_results *r, const char *path, const cJSON *summary, const ll_shard *total,
-                        double elapsed) {
+                        double elapsed, const ll_tally *tally) {
     char err[1024];
-    cJSON *page = page_data(r, summary, total, elapsed);
+    cJSON *page = page_data(r, summary, total, elapsed, tally);
     int rc = ll_report_write_data(path, page, err, sizeof(err));
     cJSON_Delete(page);
     if (rc) fprintf(stderr, "luaload: --out html: %s\n", err);
@@ -161,10 +163,10 @@ static int write_report(const ll_results *r, const char *path, const cJSON *summ
 }
 
 /* The dashboard's data: the report's, from a snapshot, marked live. */
-static void push_dashboard(ll_results *r, const ll_shard *snap, double t_s) {
+static void push_dashboard(ll_results *r, const ll_shard *snap, double t_s, const ll_tally *tally) {
     ll_summary_opts so = ll_config_summary_opts(r->cfg);
     cJSON *summary = snap ? ll_summary_data(r->reg, snap, t_s, &so) : NULL;
-    cJSON *data = page_data(r, summary, snap, t_s);
+    cJSON *data = page_data(r, summary, snap, t_s, tally);
     cJSON *live = cJSON_AddObjectToObject(data, "live");
     cJSON_AddNumberToObject(live, "period", (double)r->dash.period_us / 1e6);
     cJSON_Delete(summary);
@@ -243,7 +245,7 @@ int ll_results_start(ll_results *r, const ll_run *run) {
             fprintf(stderr, "luaload: %s\n", err);
             return LL_EXIT_CONFIG;
         }
-        push_dashboard(r, NULL, 0);
+        push_dashboard(r, NULL, 0, NULL);
         r->next_push_s = (double)r->dash.period_us / 1e6;
         fprintf(stderr, "luaload: web dashboard on http://%s%s%s:%d/\n", strchr(r->dash.host, ':') ? "[" : "",
                 r->dash.host, strchr(r->dash.host, ':') ? "]" : "", ll_dashboard_port(r->dashboard));
@@ -255,16 +257,18 @@ int ll_results_start(ll_results *r, const ll_run *run) {
 
 int ll_results_wanted(const ll_results *r) { return r != NULL; }
 
+int ll_results_want_names(const ll_results *r) { return r && r->timeline; }
 
-void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const int64_t *statuses) {
+
+void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const ll_tally *tally) {
     if (!r) return;
     if (r->hdrlog) ll_hdrlog_interval(r->hdrlog, snap, t_s); /* a write error is reported at the end */
     if (r->timeline) {
         ll_timeline_tick(r->timeline, snap, t_s);
-        ll_timeline_statuses(r->timeline, statuses, LL_WORKER_STATUSES + 1);
+        ll_timeline_codes(r->timeline, tally);
     }
     if (r->dashboard && t_s >= r->next_push_s) {
-        push_dashboard(r, snap, t_s);
+        push_dashboard(r, snap, t_s, tally);
         while (r->next_push_s <= t_s) r->next_push_s += (double)r->dash.period_us / 1e6;
     }
 }
@@ -278,17 +282,17 @@ int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_sh
 }
 
 int ll_results_report(ll_results *r, const cJSON *data, const ll_shard *total, double elapsed,
-                      const int64_t *statuses) {
+                      const ll_tally *tally) {
     if (!r || !r->started || !r->timeline) return 0;
     ll_timeline_tick(r->timeline, total, elapsed);
-    ll_timeline_statuses(r->timeline, statuses, LL_WORKER_STATUSES + 1);
-    int rc = r->html_file ? write_report(r, r->html_file, data, total, elapsed) : 0;
+    ll_timeline_codes(r->timeline, tally);
+    int rc = r->html_file ? write_report(r, r->html_file, data, total, elapsed, tally) : 0;
     if (r->dash.export_file[0]) {
-        int erc = write_report(r, r->dash.export_file, data, total, elapsed);
+        int erc = write_report(r, r->dash.export_file, data, total, elapsed, tally);
         if (!rc) rc = erc;
     }
     if (r->dashboard) { /* the final figures, then the end of the streams */
-        push_dashboard(r, total, elapsed);
+        push_dashboard(r, total, elapsed, tally);
         ll_dashboard_stop(r->dashboard);
         r->dashboard = NULL;
     }

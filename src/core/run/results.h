@@ -7,6 +7,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "run.h"
+#include "tally.h"
 
 typedef struct cJSON cJSON;
 typedef struct ll_results ll_results;
@@ -23,17 +24,19 @@ int ll_results_identify(ll_results *r, const ll_config *cfg);
 int ll_results_start(ll_results *r, const ll_run *run);
 /* Whether the engine must merge snapshots every second for them. */
 int ll_results_wanted(const ll_results *r);
+/* Whether the workers must count requests by name (the report's table). */
+int ll_results_want_names(const ll_results *r);
 /* Every second: the merged snapshot, taken t_s after the start, and the
- * responses by status so far (LL_WORKER_STATUSES + 1 counts, or NULL). */
-void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const int64_t *statuses);
+ * workers' tallies so far (or NULL). */
+void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const ll_tally *tally);
 /* The run is over: the hdrlog's last interval and its sidecar, with how the
  * run ended (run's flags, abandoned). 0, or an exit code. */
 int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_shard *total, double elapsed,
                    int abandoned);
-/* The report, with k6's summary data and the final responses by status
- * (or NULL). 0, or an exit code. */
+/* The report, with k6's summary data and the final tally (or NULL). 0, or
+ * an exit code. */
 int ll_results_report(ll_results *r, const cJSON *data, const ll_shard *total, double elapsed,
-                      const int64_t *statuses);
+                      const ll_tally *tally);
 /* Frees r; an hdrlog still open is closed without a sidecar. */
 void ll_results_free(ll_results *r);
 

@@ -57,6 +57,7 @@ typedef struct ll_run {
     atomic_int threshold_abort; /* an abortOnFail threshold failed: stop now */
     atomic_int marked_failed;   /* test.fail() was called: exit 110, go on */
     int publish;                /* workers publish a snapshot every second */
+    int tally_names;            /* workers count requests by name (the report's table) */
     pthread_mutex_t mu;         /* guards finished */
     pthread_cond_t cv;          /* signalled when a worker finishes */
     int finished;

@@ -52,6 +52,8 @@ void ll_worker_free(ll_worker *w) {
     ll_shard_free(w->shard);
     ll_shard_free(w->published);
     pthread_mutex_destroy(&w->pub_mu);
+    ll_tally_free(&w->tally);
+    ll_tally_free(&w->pub_tally);
     ll_errors_free(&w->errors);
     ll_errors_free(&w->http_errors);
     if (w->tokens) ll_token_stream_cursor_free(w->tokens);
@@ -103,7 +105,7 @@ static void publish_at(ll_worker *w, uint64_t at) {
     pthread_mutex_lock(&w->pub_mu);
     ll_shard_reset(w->published);
     ll_shard_merge(w->published, w->shard);
-    memcpy(w->pub_statuses, w->statuses, sizeof(w->statuses));
+    ll_tally_copy(&w->pub_tally, &w->tally);
     w->published_at = at;
     pthread_mutex_unlock(&w->pub_mu);
 }
@@ -114,14 +116,14 @@ static void publish(ll_loop *loop, void *ud) {
     ll_loop_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
 }
 
-void ll_worker_count_response(ll_worker *w, int status) {
-    w->statuses[status >= 0 && status < LL_WORKER_STATUSES ? status : LL_WORKER_STATUSES]++;
+void ll_worker_count_response(ll_worker *w, int status, int error_code) {
+    ll_tally_response(&w->tally, status, error_code);
     atomic_fetch_add_explicit(&w->http_reqs, 1, memory_order_relaxed);
 }
 
-void ll_worker_read_statuses(ll_worker *w, int64_t *sum) {
+void ll_worker_read_tally(ll_worker *w, ll_tally *sum) {
     pthread_mutex_lock(&w->pub_mu);
-    for (int i = 0; i <= LL_WORKER_STATUSES; i++) sum[i] += w->pub_statuses[i];
+    ll_tally_add(sum, &w->pub_tally);
     pthread_mutex_unlock(&w->pub_mu);
 }
 

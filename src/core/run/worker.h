@@ -16,12 +16,11 @@
 #include "loop.h"
 #include "metrics.h"
 #include "run.h"
+#include "tally.h"
 #include "vu.h"
 
 /* Distinct failed-request messages a worker keeps (http_errors). */
 #define LL_WORKER_HTTP_ERRORS_MAX 32
-/* Statuses a worker counts one by one (0: no response; above: "other") */
-#define LL_WORKER_STATUSES 1000
 
 /* Distinct script error messages a worker keeps (an error that carries a
  * counter or an id in its text must not grow the table without end). */
@@ -54,13 +53,14 @@ struct ll_worker {
                                  * LL_WORKER_HTTP_ERRORS_MAX, then "other") */
     _Atomic int64_t http_reqs;  /* responses and failures so far (the
                                  * main thread reads it for requests/s) */
-    int64_t statuses[LL_WORKER_STATUSES + 1]; /* responses by status (read
-                                 * once the worker is done) */
+    ll_tally tally;             /* responses by status and error code, requests
+                                 * by name when run->tally_names (read once the
+                                 * worker is done) */
     _Atomic int64_t interrupted; /* iterations cut by the hard end (read by
                                  * other workers' luaload.execution) */
     ll_shard *published;        /* a copy of shard, refreshed every second */
     pthread_mutex_t pub_mu;     /* guards published and published_at */
-    int64_t pub_statuses[LL_WORKER_STATUSES + 1]; /* statuses when published was taken */
+    ll_tally pub_tally;         /* tally when published was taken */
     uint64_t published_at;      /* when published was taken (ll_loop_now_ns); 0: not
                                  * yet, UINT64_MAX: the last, the worker is done */
     ll_timer pub_timer;
@@ -90,13 +90,13 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
 /* Runs the worker's VUs until its iterations or duration are done. */
 int ll_worker_start_thread(ll_worker *w);
 int ll_worker_join(ll_worker *w);
-/* Counts a response (status 0: none) in w->statuses and w->http_reqs. */
-void ll_worker_count_response(ll_worker *w, int status);
+/* Counts a response (status 0: none) with its error_code in w->tally and
+ * w->http_reqs. */
+void ll_worker_count_response(ll_worker *w, int status, int error_code);
 
 /* Adds w's last published snapshot into dst (any thread). */
 uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst); /* returns its published_at */
-/* Adds the response counts by status of w's last snapshot into sum
- * (LL_WORKER_STATUSES + 1 of them; any thread). */
-void ll_worker_read_statuses(ll_worker *w, int64_t *sum);
+/* Adds the tally of w's last snapshot into sum (any thread). */
+void ll_worker_read_tally(ll_worker *w, ll_tally *sum);
 
 #endif

@@ -19,8 +19,17 @@ typedef struct point {
     double t, dt;                 /* start and length (s) */
     double reqs, iters, sent, recv, failed, vus;
     int64_t lat[4];               /* p50, p90, p95, p99 of http_req_duration in the point, µs */
-    double codes[LL_TIMELINE_CODES + 1]; /* responses by tracked status, then the others */
+    double codes[2][LL_TIMELINE_CODES + 1]; /* responses by tracked status, then the
+                                            * others; the same by error code */
 } point;
+
+/* The codes of one kind (status, error code) charted one by one. */
+_Static_assert(LL_TALLY_ERRORS == LL_TALLY_STATUSES, "seen[] holds either kind");
+typedef struct tracked {
+    int code[LL_TIMELINE_CODES];   /* in the order first seen */
+    int ncodes;
+    int64_t seen[LL_TALLY_STATUSES + 1]; /* cumulative counts at the last call */
+} tracked;
 
 struct ll_timeline {
     const ll_registry *reg;
@@ -31,10 +40,7 @@ struct ll_timeline {
     double reqs, iters, sent, recv; /* cumulative at last_t */
     int64_t failed_passes;
     ll_histogram *prev, *cut;      /* http_req_duration at last_t, and one interval */
-    int code[LL_TIMELINE_CODES];   /* the status codes tracked, in the order first seen */
-    int ncodes;
-    int64_t *seen;                 /* cumulative responses by status at the last call */
-    int nseen;
+    tracked kind[2];               /* statuses, error codes */
 };
 
 static const double PCTS[4] = {50, 90, 95, 99};
@@ -49,7 +55,6 @@ ll_timeline *ll_timeline_new(const ll_registry *reg) {
 void ll_timeline_free(ll_timeline *t) {
     if (!t) return;
     free(t->pts);
-    free(t->seen);
     ll_histogram_free(t->prev);
     ll_histogram_free(t->cut);
     free(t);
@@ -75,7 +80,8 @@ static void halve(ll_timeline *t) {
         m.failed = a.failed + b.failed;
         m.vus = a.vus > b.vus ? a.vus : b.vus;
         for (int j = 0; j < 4; j++) m.lat[j] = a.lat[j] > b.lat[j] ? a.lat[j] : b.lat[j];
-        for (int j = 0; j <= LL_TIMELINE_CODES; j++) m.codes[j] = a.codes[j] + b.codes[j];
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j <= LL_TIMELINE_CODES; j++) m.codes[k][j] = a.codes[k][j] + b.codes[k][j];
         t->pts[k] = m;
     }
     if (t->n % 2) t->pts[k++] = t->pts[t->n - 1];
@@ -131,22 +137,25 @@ void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, d
     t->partial = 1;
 }
 
-void ll_timeline_statuses(ll_timeline *t, const int64_t *cum, int n) {
-    if (!cum || t->n == 0) return;
-    if (!t->seen) {
-        t->seen = ll_xcalloc((size_t)n, sizeof(*t->seen));
-        t->nseen = n;
-    }
-    point *p = &t->pts[t->n - 1];
-    for (int c = 0; c < n && c < t->nseen; c++) {
-        int64_t d = cum[c] - t->seen[c];
+/* The growth of cum (n counts; index i is code base + i) since the last
+ * call, into p's slots of kind k. */
+static void track(tracked *k, double *slots, const int64_t *cum, int n, int base) {
+    for (int c = 0; c < n; c++) {
+        int64_t d = cum[c] - k->seen[c];
         if (d <= 0) continue;
-        int k = 0;
-        while (k < t->ncodes && t->code[k] != c) k++;
-        if (k == t->ncodes && t->ncodes < LL_TIMELINE_CODES) t->code[t->ncodes++] = c;
-        p->codes[k < t->ncodes ? k : LL_TIMELINE_CODES] += (double)d;
-        t->seen[c] = cum[c];
+        int j = 0;
+        while (j < k->ncodes && k->code[j] != base + c) j++;
+        if (j == k->ncodes && k->ncodes < LL_TIMELINE_CODES && c < n - 1) k->code[k->ncodes++] = base + c;
+        slots[j < k->ncodes ? j : LL_TIMELINE_CODES] += (double)d;
+        k->seen[c] = cum[c];
     }
+}
+
+void ll_timeline_codes(ll_timeline *t, const ll_tally *cum) {
+    if (!cum || t->n == 0) return;
+    point *p = &t->pts[t->n - 1];
+    track(&t->kind[0], p->codes[0], cum->status, LL_TALLY_STATUSES + 1, 0);
+    track(&t->kind[1], p->codes[1], cum->error, LL_TALLY_ERRORS + 1, 1000);
 }
 
 static cJSON *column(const ll_timeline *t, int which) {
@@ -175,19 +184,21 @@ cJSON *ll_timeline_json(const ll_timeline *t) {
                                         "p50", "p90", "p95", "p99"};
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; i < 11; i++) cJSON_AddItemToObject(o, names[i], column(t, i));
-    cJSON *st = cJSON_AddObjectToObject(o, "status");
-    for (int k = 0; k <= t->ncodes; k++) {
-        int other = k == t->ncodes;
-        double any = 0;
-        for (int i = 0; i < t->n; i++) any += t->pts[i].codes[other ? LL_TIMELINE_CODES : k];
-        if (other && any == 0) break;
-        char name[16];
-        snprintf(name, sizeof(name), other ? "other" : "%d", other ? 0 : t->code[k]);
-        cJSON *a = cJSON_AddArrayToObject(st, name);
-        for (int i = 0; i < t->n; i++) {
-            const point *p = &t->pts[i];
-            double dt = p->dt > 0 ? p->dt : 1;
-            cJSON_AddItemToArray(a, cJSON_CreateNumber(p->codes[other ? LL_TIMELINE_CODES : k] / dt));
+    for (int kind = 0; kind < 2; kind++) {
+        const tracked *k = &t->kind[kind];
+        cJSON *st = cJSON_AddObjectToObject(o, kind ? "errors" : "status");
+        for (int j = 0; j <= k->ncodes; j++) {
+            int other = j == k->ncodes, slot = other ? LL_TIMELINE_CODES : j;
+            double any = 0;
+            for (int i = 0; i < t->n; i++) any += t->pts[i].codes[kind][slot];
+            if (other && any == 0) break;
+            char name[16];
+            snprintf(name, sizeof(name), other ? "other" : "%d", other ? 0 : k->code[j]);
+            cJSON *a = cJSON_AddArrayToObject(st, name);
+            for (int i = 0; i < t->n; i++) {
+                const point *p = &t->pts[i];
+                cJSON_AddItemToArray(a, cJSON_CreateNumber(p->codes[kind][slot] / (p->dt > 0 ? p->dt : 1)));
+            }
         }
     }
     return o;

@@ -6,6 +6,7 @@
 #define LL_TIMELINE_H
 
 #include "metrics.h"
+#include "tally.h"
 
 #define LL_TIMELINE_MAX_POINTS 1800
 #define LL_TIMELINE_CODES 12 /* status codes charted one by one */
@@ -18,10 +19,10 @@ void ll_timeline_free(ll_timeline *t);
 /* One point ending t_s seconds after the start: what cumulative (a merged
  * snapshot, or the final totals) holds beyond the last tick. */
 void ll_timeline_tick(ll_timeline *t, const ll_shard *cumulative, double t_s);
-/* The responses by status code up to the last tick (cumulative counts,
- * n of them, index = code; NULL when unknown): the point gets their growth.
- * Call right after ll_timeline_tick. */
-void ll_timeline_statuses(ll_timeline *t, const int64_t *cumulative, int n);
+/* The responses by status and by error code up to the last tick (the
+ * workers' cumulative tally; NULL when unknown): the point gets their
+ * growth. Call right after ll_timeline_tick. */
+void ll_timeline_codes(ll_timeline *t, const ll_tally *cum);
 /* A point known from elsewhere (luaload merge, from the parts' logs):
  * requests and iterations in it, and its latency percentiles (p50, p90,
  * p95, p99 in µs). The VUs, failed rate and bytes are then unknown (null). */
@@ -29,7 +30,8 @@ void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, d
 /* {"t": [end of each point, s], "vus", "reqs" (/s), "iters" (/s), "failed"
  * (0..1), "sent", "recv" (bytes/s), "p50", "p90", "p95", "p99" (ms),
  * "status": {"200": [responses/s], ...} (the first LL_TIMELINE_CODES codes
- * seen, the rest as "other"; "0" is no response)}. */
+ * seen, the rest as "other"; "0" is no response), "errors": {"1211":
+ * [requests/s], ...} by k6 error_code, the same way}. */
 cJSON *ll_timeline_json(const ll_timeline *t);
 
 #endif

@@ -123,6 +123,13 @@ function scenarios(d) {
     : el("p", {}, "no per-scenario figures (a merged report has none yet)"));
 }
 
+function names(d) {
+  const rows = (d.names || []).map((x) => [x.name, num(x.reqs), num(x.rps) + "/s", (100 * x.failed).toFixed(2) + "%",
+    ms(x.p50), ms(x.p95), ms(x.p99)]);
+  document.getElementById("names").append(rows.length ? table(["name", "requests", "rate", "failed", "p50", "p95", "p99"], rows, "names-table")
+    : el("p", {}, "no requests by name"));
+}
+
 function checks(d) {
   const rows = [];
   const walk = (g, path) => {
@@ -164,6 +171,13 @@ function charts(d) {
     chart("c-status", "responses by status (/s)", codes.map((c, i) => line(c === "0" ? "no response" : c, i)),
       [s.t, ...codes.map((c) => s.status[c])], { ylabel: "/s" });
   }
+  const errs = Object.keys(s.errors || {});
+  if (errs.length) {
+    chart("c-errors", "requests by error_code (/s)", errs.map((c, i) => line(c, i)),
+      [s.t, ...errs.map((c) => s.errors[c])], { ylabel: "/s" });
+  } else {
+    document.getElementById("c-errors").append(el("p", { class: "none" }, "no request had an error_code"));
+  }
 
   const slots = d.slots || [];
   if (slots.length) {
@@ -188,8 +202,8 @@ function charts(d) {
   }
 }
 
-const BOXES = ["run", "thresholds", "metrics", "breakdown", "scenarios", "checks", "footer",
-  "c-load", "c-latency", "c-failed", "c-bytes", "c-status", "c-dist", "c-spectrum"];
+const BOXES = ["run", "thresholds", "metrics", "breakdown", "scenarios", "names", "checks", "footer",
+  "c-load", "c-latency", "c-failed", "c-bytes", "c-status", "c-errors", "c-dist", "c-spectrum"];
 
 function render(d) {
   for (const id of BOXES) document.getElementById(id).replaceChildren();
@@ -197,6 +211,7 @@ function render(d) {
   thresholds(d);
   metrics(d);
   scenarios(d);
+  names(d);
   checks(d);
   charts(d);
   const live = d.live ? " — live, updated every " + d.live.period + "s" : "";
