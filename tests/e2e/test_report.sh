@@ -103,6 +103,27 @@ p95=$(jq '.metrics.http_req_duration["p(95)"]' "$T/msum.json")
 want=$(awk -v v="$p95" 'BEGIN { if (v >= 1000) printf "%.2fs", v / 1000; else if (v >= 1) printf "%.2fms", v; else printf "%.2fµs", v * 1000 }')
 expect_match "merge's report: the merged p(95) ($want)" "$T/mdom.html" "id=\"duration-p95\"[^>]*>$want<"
 expect_match "merge's report: the parts, in its header" "$T/mdom.html" '2 parts merged'
+# merge's report has what one process's has: scenarios, names, codes, VUs, bytes
+for i in 1 2; do
+  run_ll run "$S2" --shard "$i/2" -q --no-summary --out "hdrlog=$T/two$i.hlog"
+done
+run_ll merge "$T/two1.hlog" "$T/two2.hlog" --no-summary --out "html=$T/report.html"
+expect_eq "merge of two scenarios: exit 0" "$RC" 0
+data=$(sed -n 's/.*id="data" type="application\/octet-stream">\([^<]*\)<.*/\1/p' "$T/report.html" | base64 -d | gzip -dc)
+expect_eq "merged scenarios: a 300, b 120 requests and iterations" \
+  "$(jq -c '[.scenarios[] | [.name, .reqs, .iterations]]' <<<"$data")" '[["a",300,300],["b",120,120]]'
+expect_eq "merged names: home 300, the 404 URL 120 (all failed)" \
+  "$(jq -c '[.names[] | [.reqs, .failed]]' <<<"$data")" '[[300,0],[120,1]]'
+sum_series() { jq "[.series.t as \$t | $1 | to_entries[] | .value * (\$t[.key] - (if .key == 0 then 0 else \$t[.key - 1] end))] | add | round" <<<"$data"; }
+expect_eq "merged responses by status: 300 of 200" "$(sum_series '.series.status["200"]')" 300
+expect_eq "merged responses by status: 120 of 404" "$(sum_series '.series.status["404"]')" 120
+expect_eq "merged requests by error_code: 120 of 1404" "$(sum_series '.series.errors["1404"]')" 120
+expect_eq "merged requests per second add up to 420" "$(sum_series '.series.reqs')" 420
+expect_cmp "merged VUs known (up to 3)" "x >= 1 && x <= 3" "$(jq '[.series.vus[] | select(. != null)] | max' <<<"$data")"
+expect_cmp "merged bytes received known" "x > 0" "$(sum_series '.series.recv')"
+chrome --dump-dom >"$T/m2.dom"
+expect_match "merged report: the scenarios' table" "$T/m2.dom" '<tr><td>a</td><td>300</td>'
+expect_match "merged report: the names' table" "$T/m2.dom" '<tr><td>home</td><td>300</td>'
 run_ll run "$S" -q --out "html=$T/no/such/dir/r.html"
 expect_eq "an unwritable report: exit 1 after the run" "$RC" 1
 expect_match "an unwritable report: says so" "$ERR" 'html: cannot write .*no/such/dir'

@@ -812,14 +812,14 @@ summarize:
     report_http_errors(workers, nworkers, life_lost ? NULL : &life);
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
-    int hrc = ll_results_end(results, &run, cfg, total, elapsed, any_abandoned(workers, nworkers, life_lost));
+    ll_tally tally = {0}; /* the scenarios', setup's and teardown's */
+    for (int i = 0; workers && i < nworkers; i++) ll_worker_read_tally(&workers[i], &tally);
+    if (!life_lost) ll_tally_add(&tally, &life.tally);
+    int hrc = ll_results_end(results, &run, cfg, total, elapsed, any_abandoned(workers, nworkers, life_lost), &tally);
     if (!rc) rc = hrc;
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = ll_config_summary_opts(cfg);
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
-    ll_tally tally = {0}; /* the scenarios', setup's and teardown's */
-    for (int i = 0; workers && i < nworkers; i++) ll_worker_read_tally(&workers[i], &tally);
-    if (!life_lost) ll_tally_add(&tally, &life.tally);
     hrc = ll_results_report(results, data, total, elapsed, &tally);
     ll_tally_free(&tally);
     if (!rc) rc = hrc;
@@ -887,7 +887,7 @@ done:
 }
 
 int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s, const char *html,
-                     const cJSON *run_info, const ll_timeline *tl) {
+                     cJSON *page) {
     char libbuf[4200], err[1024];
     ll_run run;
     ll_worker life;
@@ -934,8 +934,8 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
         fprintf(stderr, "luaload: %s\n", err);
         if (!rc) rc = LL_EXIT_FAILURE;
     }
-    const ll_value *d = ll_shard_get(total, LL_M_HTTP_REQ_DURATION);
-    if (html && ll_report_write(html, run_info, data, tl, d ? d->hist : NULL, err, sizeof(err)) != 0) {
+    if (html && page) cJSON_ReplaceItemInObjectCaseSensitive(page, "summary", cJSON_Duplicate(data, 1));
+    if (html && ll_report_write_data(html, page, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: --out html: %s\n", err);
         if (!rc) rc = LL_EXIT_FAILURE;
     }

@@ -4,7 +4,6 @@
 
 #include "config.h"
 #include "metrics.h"
-#include "timeline.h"
 
 typedef struct cJSON cJSON;
 
@@ -15,9 +14,9 @@ int ll_engine_run(ll_config *cfg);
  * evaluates cfg's thresholds on total, prints the summary (the handle_summary
  * of cfg's script, after its init code, when there is one; else the default
  * text), writes --summary-export and, with html (a path), the HTML report
- * with run as its header and tl's series (may be NULL). Returns the exit
+ * of page (ll_report_data's, whose summary this fills in). Returns the exit
  * code: 99 when a threshold failed. */
 int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s, const char *html,
-                     const cJSON *run, const ll_timeline *tl);
+                     cJSON *page);
 
 #endif

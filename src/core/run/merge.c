@@ -27,6 +27,8 @@
 #include "engine.h"
 #include "hdr_codec.h"
 #include "identity.h"
+#include "report.h"
+#include "tally.h"
 #include "timeline.h"
 #include "xmalloc.h"
 #include "output.h"
@@ -531,15 +533,23 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
     return rc;
 }
 
-/* ---- --out html: the series from the parts' intervals ---- */
+/* ---- --out html: the series from the parts' intervals and sidecars ---- */
 
-/* An interval of http_req_duration or iteration_duration, by the second of
- * the whole test its middle is in. */
+/* What one part tells of one second of the whole test (the second its
+ * middle is in): an interval of http_req_duration or iteration_duration
+ * from its log, a point of the series in its sidecar, or a count by status
+ * or error code in that point. */
+enum { LINE_REQS, LINE_ITERS, POINT, CODE };
+
 typedef struct second_line {
     int64_t second;
+    int part;
+    int kind;
     double len_s;
-    int kind; /* 0 http_req_duration, 1 iteration_duration */
-    char *b64;
+    char *b64;                  /* LINE_*: the interval */
+    ll_timeline_point pt;       /* POINT: its counts (reqs, iters, vus, failed, sent, recv) */
+    int code_kind, code;        /* CODE: 0 status, 1 error_code; -1: the others */
+    double count;
 } second_line;
 
 typedef struct lines {
@@ -548,57 +558,148 @@ typedef struct lines {
     int64_t t0_ms; /* the earliest part's start */
 } lines;
 
-static int keep_line(merge *m, part *p, const interval *iv, void *ud) {
-    (void)m;
-    lines *ls = ud;
-    if (iv->id != LL_M_HTTP_REQ_DURATION && iv->id != LL_M_ITERATION_DURATION) return 0;
+static second_line *new_line(lines *ls, const part *p, int index, double start_s, double len_s, int kind) {
     if (ls->n == ls->cap) {
         ls->cap = ls->cap ? ls->cap * 2 : 1024;
         ls->v = ll_xrealloc(ls->v, ls->cap * sizeof(*ls->v));
     }
-    double mid = (double)(count_at(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + iv->start_s + iv->len_s / 2;
-    ls->v[ls->n++] = (second_line){mid > 0 ? (int64_t)mid : 0, iv->len_s, iv->id == LL_M_ITERATION_DURATION,
-                                   ll_xstrdup(iv->b64)};
+    second_line *l = &ls->v[ls->n++];
+    memset(l, 0, sizeof(*l));
+    double mid = (double)(count_at(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + start_s + len_s / 2;
+    l->second = mid > 0 ? (int64_t)mid : 0;
+    l->part = index;
+    l->kind = kind;
+    l->len_s = len_s;
+    return l;
+}
+
+static int keep_line(merge *m, part *p, const interval *iv, void *ud) {
+    lines *ls = ud;
+    if (iv->id != LL_M_HTTP_REQ_DURATION && iv->id != LL_M_ITERATION_DURATION) return 0;
+    second_line *l = new_line(ls, p, (int)(p - m->parts), iv->start_s, iv->len_s,
+                              iv->id == LL_M_ITERATION_DURATION ? LINE_ITERS : LINE_REQS);
+    l->b64 = ll_xstrdup(iv->b64);
+    return 0;
+}
+
+static double series_at(const cJSON *series, const char *key, int i) {
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(series, key), i);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0 ? v->valuedouble : 0;
+}
+
+/* The points of p's series (its sidecar's run.report.series: per-second
+ * rates at the end of each point) as counts. 0, or 1 when p has none. */
+static int keep_points(merge *m, part *p, lines *ls) {
+    const cJSON *rep = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p->side, "run"), "report");
+    const cJSON *series = cJSON_GetObjectItemCaseSensitive(rep, "series");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(series, "t");
+    if (!cJSON_IsArray(t)) return 1;
+    double prev = 0;
+    int n = cJSON_GetArraySize(t);
+    for (int i = 0; i < n; i++) {
+        double end = series_at(series, "t", i), dt = end - prev;
+        if (!(dt > 0)) continue;
+        second_line *l = new_line(ls, p, (int)(p - m->parts), prev, dt, POINT);
+        double reqs = series_at(series, "reqs", i) * dt;
+        l->pt = (ll_timeline_point){reqs, series_at(series, "iters", i) * dt, {0, 0, 0, 0}, 1,
+                                    series_at(series, "vus", i), series_at(series, "failed", i) * reqs,
+                                    series_at(series, "sent", i) * dt, series_at(series, "recv", i) * dt};
+        for (int kind = 0; kind < 2; kind++) {
+            const cJSON *codes = cJSON_GetObjectItemCaseSensitive(series, kind ? "errors" : "status"), *c;
+            cJSON_ArrayForEach(c, codes) {
+                double count = series_at(codes, c->string, i) * dt;
+                if (count <= 0) continue;
+                char *endp;
+                long code = strtol(c->string, &endp, 10);
+                second_line *cl = new_line(ls, p, (int)(p - m->parts), prev, dt, CODE);
+                cl->code_kind = kind;
+                cl->code = *endp || code < 0 || code > 9999 ? -1 : (int)code;
+                cl->count = count;
+            }
+        }
+        prev = end;
+    }
     return 0;
 }
 
 static int by_second(const void *a, const void *b) {
     const second_line *x = a, *y = b;
-    return x->second < y->second ? -1 : x->second > y->second;
+    if (x->second != y->second) return x->second < y->second ? -1 : 1;
+    return x->part < y->part ? -1 : x->part > y->part;
 }
 
-/* Requests/s and iterations/s (each part's interval: its samples over its
- * own length, added over the parts) and the latency percentiles of each
- * second of the whole test, from every part's lines. */
+/* The series of the whole test, a point per second: its latency
+ * percentiles from every part's intervals; its requests, iterations, VUs,
+ * failed requests, bytes and codes added over the parts' series (a part's
+ * VUs: its highest in the second). A part without a series (a log without
+ * its report) leaves those unknown, the rates then from the intervals. */
 static int merged_timeline(merge *m, ll_timeline *tl) {
     lines ls = {NULL, 0, 0, earliest_start_ms(m)};
-    int rc = 0;
+    int rc = 0, full = 1;
     for (int i = 0; !rc && i < m->n; i++) rc = read_log(m, &m->parts[i], keep_line, &ls);
+    for (int i = 0; !rc && i < m->n; i++) full &= keep_points(m, &m->parts[i], &ls) == 0;
     qsort(ls.v, ls.n, sizeof(*ls.v), by_second);
     ll_histogram *sum = ll_histogram_new(m->like->lowest, m->like->highest, m->like->sig_digits);
     static const double pcts[4] = {50, 90, 95, 99};
     for (size_t i = 0; !rc && i < ls.n;) {
         int64_t sec = ls.v[i].second;
-        double iters = 0, reqs = 0;
+        ll_timeline_point pt = {0, 0, {0, 0, 0, 0}, full, 0, 0, 0, 0}, lines_pt = pt;
         char why[300];
+        size_t first = i;
         ll_histogram_reset(sum);
+        int part = -1;
+        double vus_part = 0; /* the part's highest VUs in the second so far */
         for (; !rc && i < ls.n && ls.v[i].second == sec; i++) {
-            ll_histogram *h = ll_hdr_codec_decode(ls.v[i].b64, strlen(ls.v[i].b64), m->like, why, sizeof(why));
-            double len = ls.v[i].len_s > 0.05 ? ls.v[i].len_s : 1.0;
+            const second_line *l = &ls.v[i];
+            if (l->part != part) part = l->part, vus_part = 0;
+            if (l->kind == POINT) {
+                pt.reqs += l->pt.reqs, pt.iters += l->pt.iters, pt.failed += l->pt.failed;
+                pt.sent += l->pt.sent, pt.recv += l->pt.recv;
+                if (l->pt.vus > vus_part) pt.vus += l->pt.vus - vus_part, vus_part = l->pt.vus;
+            }
+            if (l->kind != LINE_REQS && l->kind != LINE_ITERS) continue;
+            ll_histogram *h = ll_hdr_codec_decode(l->b64, strlen(l->b64), m->like, why, sizeof(why));
+            double len = l->len_s > 0.05 ? l->len_s : 1.0;
             if (!h) rc = fail(m, "html: %s", why);
-            else if (ls.v[i].kind) iters += (double)h->total_count / len;
-            else reqs += (double)h->total_count / len;
-            if (h && !ls.v[i].kind) ll_histogram_merge(sum, h);
+            else if (l->kind == LINE_ITERS) lines_pt.iters += (double)h->total_count / len;
+            else lines_pt.reqs += (double)h->total_count / len, ll_histogram_merge(sum, h);
             ll_histogram_free(h);
         }
-        int64_t lat[4];
-        for (int k = 0; k < 4; k++) lat[k] = ll_histogram_percentile(sum, pcts[k]);
-        if (!rc) ll_timeline_add(tl, (double)sec, 1.0, reqs, iters, lat);
+        if (!full) pt = lines_pt;
+        for (int k = 0; k < 4; k++) pt.lat_us[k] = ll_histogram_percentile(sum, pcts[k]);
+        if (rc) break;
+        ll_timeline_add(tl, (double)sec, 1.0, &pt);
+        for (size_t k = first; full && k < i; k++)
+            if (ls.v[k].kind == CODE) ll_timeline_add_code(tl, ls.v[k].code_kind, ls.v[k].code, ls.v[k].count);
     }
     for (size_t i = 0; i < ls.n; i++) free(ls.v[i].b64);
     free(ls.v);
     ll_histogram_free(sum);
     return rc;
+}
+
+/* The names' table of the whole test: the parts' added up. */
+static int merged_names(merge *m, ll_tally *t) {
+    for (int i = 0; i < m->n; i++) {
+        const cJSON *run = cJSON_GetObjectItemCaseSensitive(m->parts[i].side, "run");
+        const cJSON *names = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(run, "report"), "names");
+        char why[400];
+        if (ll_tally_names_load(t, names, why, sizeof(why)) != 0)
+            return fail(m, "%s: %s", m->parts[i].side_path, why);
+    }
+    return 0;
+}
+
+/* The scenarios' table of the whole test, from the merged totals. */
+static cJSON *merged_scenarios(merge *m, const ll_shard *total, double elapsed) {
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(m->parts[0].side, "run"), *sc;
+    const cJSON *scs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(run, "options"), "scenarios");
+    int n = 0;
+    const char **names = ll_xcalloc((size_t)cJSON_GetArraySize(scs) + 1, sizeof(*names));
+    cJSON_ArrayForEach(sc, scs) names[n++] = sc->string;
+    cJSON *a = ll_report_scenarios(m->reg, total, names, n, elapsed);
+    free(names);
+    return a;
 }
 
 /* The report's header for merged parts. */
@@ -704,7 +805,8 @@ int ll_merge_main(int argc, char **argv) {
     int nargs = 0, rc = ll_cli_parse_merge(argc, argv, &cfg, &args, &nargs);
     ll_shard *total = NULL;
     ll_timeline *timeline = NULL;
-    cJSON *run_info = NULL;
+    cJSON *page = NULL;
+    ll_tally names = {0};
     if (rc) {
         rc = rc < 0 ? LL_EXIT_OK : rc;
         goto done;
@@ -749,11 +851,17 @@ int ll_merge_main(int argc, char **argv) {
         if (strncmp(cfg.outputs[i], "html=", 5) == 0) html = cfg.outputs[i] + 5;
     if (html) {
         timeline = ll_timeline_new(m.reg);
-        run_info = merged_run(&m, &cfg, elapsed);
-        if (merged_timeline(&m, timeline) != 0) goto done;
+        cJSON *head = merged_run(&m, &cfg, elapsed);
+        int trc = merged_timeline(&m, timeline), nrc = trc ? -1 : merged_names(&m, &names);
+        const ll_value *d = ll_shard_get(total, LL_M_HTTP_REQ_DURATION);
+        page = ll_report_data(head, NULL, timeline, d ? d->hist : NULL);
+        cJSON_Delete(head);
+        if (trc || nrc) goto done;
+        cJSON_AddItemToObject(page, "scenarios", merged_scenarios(&m, total, elapsed));
+        cJSON_AddItemToObject(page, "names", ll_tally_names_json(&names, elapsed));
     }
     m.err[0] = 0;
-    rc = ll_engine_report(&cfg, m.reg, total, elapsed, html, run_info, timeline);
+    rc = ll_engine_report(&cfg, m.reg, total, elapsed, html, page);
     int stopped = 0, marked = 0; /* as one process would: an abortOnFail stop is a failed threshold */
     for (int i = 0; i < m.n; i++) {
         const cJSON *end = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m.parts[i].side, "run"),
@@ -781,7 +889,8 @@ done:
     ll_registry_free(m.reg);
     ll_histogram_free(m.like);
     ll_timeline_free(timeline);
-    cJSON_Delete(run_info);
+    cJSON_Delete(page);
+    ll_tally_free(&names);
     free(args);
     ll_config_free(&cfg);
     return rc;

@@ -35,62 +35,26 @@ struct ll_results {
     ll_dashboard_settings dash;
     ll_dashboard *dashboard;
     double next_push_s; /* the dashboard's next data */
-    int (*per_scenario)[4]; /* per scenario: hidden sub-metrics of http_reqs, http_req_duration,
-                             * http_req_failed, iterations (-1: none) */
-    int nscenarios;
 };
 
 static const int SCENARIO_METRICS[4] = {LL_M_HTTP_REQS, LL_M_HTTP_REQ_DURATION, LL_M_HTTP_REQ_FAILED, LL_M_ITERATIONS};
 
-/* The report's table of scenarios: a hidden sub-metric {scenario:NAME} of
- * four metrics per scenario (one a threshold names already stays shown);
- * with one scenario, the metrics themselves (no sub-metric to match per
- * sample). */
+/* For the report's table of scenarios (ll_report_scenarios): with more
+ * than one scenario, a hidden sub-metric {scenario:NAME} of four metrics
+ * per scenario (one a threshold names already stays shown). */
 static void add_scenario_metrics(ll_results *r, const ll_config *cfg) {
-    r->nscenarios = cfg->scenarios.n;
-    r->per_scenario = ll_xcalloc(r->nscenarios > 0 ? (size_t)r->nscenarios : 1, sizeof(*r->per_scenario));
+    if (cfg->scenarios.n < 2) return;
     for (int i = 0; i < cfg->scenarios.n; i++) {
         const char *key = "scenario", *value = cfg->scenarios.items[i].name;
         for (int k = 0; k < 4; k++) {
-            int known = 0;
-            for (int j = 0; j < r->reg->metrics[SCENARIO_METRICS[k]].nsubs; j++) {
-                const ll_metric *sub = &r->reg->metrics[r->reg->metrics[SCENARIO_METRICS[k]].subs[j]];
-                known |= sub->nsel == 1 && !strcmp(sub->sel[0].key, key) && !strcmp(sub->sel[0].value, value);
-            }
-            int id = SCENARIO_METRICS[k]; /* one scenario: its figures are the whole test's */
-            if (cfg->scenarios.n > 1) id = ll_registry_submetric(r->reg, SCENARIO_METRICS[k], &key, &value, 1);
-            if (id >= 0 && !known && cfg->scenarios.n > 1) r->reg->metrics[id].hidden = 1;
-            r->per_scenario[i][k] = id;
+            char full[512];
+            snprintf(full, sizeof(full), "%s{scenario:%s}", r->reg->metrics[SCENARIO_METRICS[k]].name, value);
+            if (ll_registry_find(r->reg, full) >= 0) continue; /* a threshold's */
+            int id = ll_registry_submetric(r->reg, SCENARIO_METRICS[k], &key, &value, 1);
+            if (id >= 0) r->reg->metrics[id].hidden = 1;
         }
     }
 }
-
-/* [{name, reqs, rps, failed, p50, p95, p99 (ms), iterations}] from s. */
-static cJSON *scenario_table(const ll_results *r, const ll_shard *s, double elapsed) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < r->nscenarios; i++) {
-        const ll_value *v[4] = {NULL, NULL, NULL, NULL};
-        for (int k = 0; k < 4; k++) {
-            int id = r->per_scenario[i][k];
-            v[k] = ll_shard_get(s, id);
-        }
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", r->cfg->scenarios.items[i].name);
-        double reqs = v[0] ? v[0]->sum : 0;
-        cJSON_AddNumberToObject(o, "reqs", reqs);
-        cJSON_AddNumberToObject(o, "rps", elapsed > 0 ? reqs / elapsed : 0);
-        cJSON_AddNumberToObject(o, "failed", v[2] && v[2]->total ? (double)v[2]->passes / (double)v[2]->total : 0);
-        const ll_histogram *h = v[1] ? v[1]->hist : NULL;
-        static const double pcts[3] = {50, 95, 99};
-        static const char *const names[3] = {"p50", "p95", "p99"};
-        for (int k = 0; k < 3; k++)
-            cJSON_AddNumberToObject(o, names[k], h ? (double)ll_histogram_percentile(h, pcts[k]) / 1000.0 : 0);
-        cJSON_AddNumberToObject(o, "iterations", v[3] ? v[3]->sum : 0);
-        cJSON_AddItemToArray(a, o);
-    }
-    return a;
-}
-
 
 /* The FILE of --out TYPE=FILE for an output the run writes itself
  * ("hdrlog", "html"; NULL when none). -1 after a one-line error when there
@@ -144,7 +108,13 @@ static cJSON *page_data(const ll_results *r, const cJSON *summary, const ll_shar
     cJSON *head = run_header(r->cfg, r->run, t_s);
     const ll_value *d = s ? ll_shard_get(s, LL_M_HTTP_REQ_DURATION) : NULL;
     cJSON *data = ll_report_data(head, summary, r->timeline, d ? d->hist : NULL);
-    if (s) cJSON_AddItemToObject(data, "scenarios", scenario_table(r, s, t_s));
+    if (s) {
+        int n = r->cfg->scenarios.n;
+        const char **names = ll_xcalloc(n > 0 ? (size_t)n : 1, sizeof(*names));
+        for (int i = 0; i < n; i++) names[i] = r->cfg->scenarios.items[i].name;
+        cJSON_AddItemToObject(data, "scenarios", ll_report_scenarios(r->reg, s, names, n, t_s));
+        free(names);
+    }
     if (tally) cJSON_AddItemToObject(data, "names", ll_tally_names_json(tally, t_s));
     cJSON_Delete(head);
     return data;
@@ -213,7 +183,7 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
     }
     r->cfg = cfg;
     r->reg = reg;
-    if (r->html_file || r->dash.on) r->timeline = ll_timeline_new(reg);
+    r->timeline = ll_timeline_new(reg); /* a part's series go in its sidecar, for merge's report */
     if (r->hdrlog_file && !(r->hdrlog = ll_hdrlog_open(r->hdrlog_file, reg, err, sizeof(err)))) {
         fprintf(stderr, "luaload: --out %s\n", err);
         ll_results_free(r);
@@ -274,8 +244,14 @@ void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const ll_t
 }
 
 int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_shard *total, double elapsed,
-                   int abandoned) {
-    if (!r || !r->hdrlog || !r->identity || !r->started) return 0;
+                   int abandoned, const ll_tally *tally) {
+    if (!r || !r->started) return 0;
+    ll_timeline_tick(r->timeline, total, elapsed);
+    ll_timeline_codes(r->timeline, tally);
+    if (!r->hdrlog || !r->identity) return 0;
+    cJSON *rep = cJSON_AddObjectToObject(r->identity, "report"); /* what merge's report needs beyond the log */
+    cJSON_AddItemToObject(rep, "series", ll_timeline_json(r->timeline));
+    cJSON_AddItemToObject(rep, "names", tally ? ll_tally_names_save(tally) : cJSON_CreateArray());
     int rc = close_hdrlog(r->hdrlog, run, total, elapsed, cfg, r->identity, abandoned);
     r->hdrlog = NULL;
     return rc;
@@ -283,9 +259,7 @@ int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_sh
 
 int ll_results_report(ll_results *r, const cJSON *data, const ll_shard *total, double elapsed,
                       const ll_tally *tally) {
-    if (!r || !r->started || !r->timeline) return 0;
-    ll_timeline_tick(r->timeline, total, elapsed);
-    ll_timeline_codes(r->timeline, tally);
+    if (!r || !r->started) return 0;
     int rc = r->html_file ? write_report(r, r->html_file, data, total, elapsed, tally) : 0;
     if (r->dash.export_file[0]) {
         int erc = write_report(r, r->dash.export_file, data, total, elapsed, tally);
@@ -303,7 +277,6 @@ void ll_results_free(ll_results *r) {
     if (!r) return;
     if (r->hdrlog) ll_hdrlog_close(r->hdrlog, NULL, 0, NULL, NULL, NULL, 0); /* the run failed before its end */
     ll_dashboard_stop(r->dashboard);
-    free(r->per_scenario);
     ll_timeline_free(r->timeline);
     cJSON_Delete(r->identity);
     free(r);

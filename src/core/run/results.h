@@ -29,12 +29,14 @@ int ll_results_want_names(const ll_results *r);
 /* Every second: the merged snapshot, taken t_s after the start, and the
  * workers' tallies so far (or NULL). */
 void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const ll_tally *tally);
-/* The run is over: the hdrlog's last interval and its sidecar, with how the
- * run ended (run's flags, abandoned). 0, or an exit code. */
+/* The run is over: the series' last point, the hdrlog's last interval and
+ * its sidecar, with how the run ended (run's flags, abandoned) and the
+ * series and names for merge's report (tally: the final one, or NULL). 0,
+ * or an exit code. */
 int ll_results_end(ll_results *r, ll_run *run, const ll_config *cfg, const ll_shard *total, double elapsed,
-                   int abandoned);
-/* The report, with k6's summary data and the final tally (or NULL). 0, or
- * an exit code. */
+                   int abandoned, const ll_tally *tally);
+/* The report, with k6's summary data and the final tally (or NULL), after
+ * ll_results_end. 0, or an exit code. */
 int ll_results_report(ll_results *r, const cJSON *data, const ll_shard *total, double elapsed,
                       const ll_tally *tally);
 /* Frees r; an hdrlog still open is closed without a sidecar. */

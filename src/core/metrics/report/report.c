@@ -87,6 +87,38 @@ static int write_page(ll_buf *out, const char *b64) {
     return ll_buf_puts(out, at) < 0 ? -1 : 0;
 }
 
+/* The figures of metric id for the scenarios' table: the metric itself with
+ * one scenario, else its sub-metric {scenario:name} (NULL when none). */
+static const ll_value *scenario_value(ll_registry *reg, const ll_shard *s, int id, const char *name, int n) {
+    if (n == 1) return ll_shard_get(s, id);
+    char full[512];
+    snprintf(full, sizeof(full), "%s{scenario:%s}", reg->metrics[id].name, name);
+    return ll_shard_get(s, ll_registry_find(reg, full));
+}
+
+cJSON *ll_report_scenarios(ll_registry *reg, const ll_shard *s, const char *const *names, int n, double elapsed) {
+    static const int ids[4] = {LL_M_HTTP_REQS, LL_M_HTTP_REQ_DURATION, LL_M_HTTP_REQ_FAILED, LL_M_ITERATIONS};
+    static const double pcts[3] = {50, 95, 99};
+    static const char *const keys[3] = {"p50", "p95", "p99"};
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        const ll_value *v[4];
+        for (int k = 0; k < 4; k++) v[k] = scenario_value(reg, s, ids[k], names[i], n);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", names[i]);
+        double reqs = v[0] ? v[0]->sum : 0;
+        cJSON_AddNumberToObject(o, "reqs", reqs);
+        cJSON_AddNumberToObject(o, "rps", elapsed > 0 ? reqs / elapsed : 0);
+        cJSON_AddNumberToObject(o, "failed", v[2] && v[2]->total ? (double)v[2]->passes / (double)v[2]->total : 0);
+        const ll_histogram *h = v[1] ? v[1]->hist : NULL;
+        for (int k = 0; k < 3; k++)
+            cJSON_AddNumberToObject(o, keys[k], h ? (double)ll_histogram_percentile(h, pcts[k]) / 1000.0 : 0);
+        cJSON_AddNumberToObject(o, "iterations", v[3] ? v[3]->sum : 0);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
 cJSON *ll_report_data(const cJSON *run, const cJSON *summary, const ll_timeline *tl, const ll_histogram *duration) {
     cJSON *data = cJSON_CreateObject();
     cJSON_AddItemToObject(data, "run", run ? cJSON_Duplicate(run, 1) : cJSON_CreateObject());
@@ -104,14 +136,6 @@ int ll_report_page(ll_buf *out, const cJSON *data, char *err, size_t errlen) {
     int rc = b64 && write_page(out, b64) == 0 ? 0 : -1;
     if (b64 && rc) snprintf(err, errlen, "out of memory");
     free(b64);
-    return rc;
-}
-
-int ll_report_write(const char *path, const cJSON *run, const cJSON *summary, const ll_timeline *tl,
-                    const ll_histogram *duration, char *err, size_t errlen) {
-    cJSON *data = ll_report_data(run, summary, tl, duration);
-    int rc = ll_report_write_data(path, data, err, errlen);
-    cJSON_Delete(data);
     return rc;
 }
 

@@ -8,9 +8,12 @@
 #include "tally.h"
 
 #include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hdr_codec.h"
 #include "metrics.h"
 #include "xmalloc.h"
 
@@ -123,4 +126,58 @@ cJSON *ll_tally_names_json(const ll_tally *t, double elapsed) {
     if (t->names[LL_TALLY_NAMES].reqs) cJSON_AddItemToArray(a, row_json(&t->names[LL_TALLY_NAMES], "other", elapsed));
     free(order);
     return a;
+}
+
+static cJSON *save_row(const ll_tally_name *r) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "name", r->name ? cJSON_CreateString(r->name) : cJSON_CreateNull());
+    cJSON_AddNumberToObject(o, "reqs", (double)r->reqs);
+    cJSON_AddNumberToObject(o, "failed", (double)r->failed);
+    char *b64 = r->duration ? ll_hdr_codec_encode(r->duration) : NULL;
+    if (b64) cJSON_AddStringToObject(o, "duration", b64);
+    free(b64);
+    return o;
+}
+
+cJSON *ll_tally_names_save(const ll_tally *t) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; t->names && i < t->nnames; i++) cJSON_AddItemToArray(a, save_row(&t->names[i]));
+    if (t->names && t->names[LL_TALLY_NAMES].reqs) cJSON_AddItemToArray(a, save_row(&t->names[LL_TALLY_NAMES]));
+    return a;
+}
+
+/* A whole count from 0 to 2^53 at key of o, or -1. */
+static int64_t count_at(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0) ||
+        v->valuedouble != floor(v->valuedouble))
+        return -1;
+    return (int64_t)v->valuedouble;
+}
+
+int ll_tally_names_load(ll_tally *t, const cJSON *rows, char *err, size_t errlen) {
+    const cJSON *o;
+    if (rows && !cJSON_IsArray(rows)) {
+        snprintf(err, errlen, "names: expected an array");
+        return -1;
+    }
+    ll_histogram *like = ll_histogram_new(LL_SHARD_HIST_LOWEST, LL_SHARD_HIST_HIGHEST, NAME_SIG_DIGITS);
+    int rc = 0;
+    cJSON_ArrayForEach(o, rows) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+        const cJSON *dur = cJSON_GetObjectItemCaseSensitive(o, "duration");
+        int64_t reqs = count_at(o, "reqs"), failed = count_at(o, "failed");
+        char why[256] = "";
+        ll_histogram *h = NULL;
+        if (cJSON_IsString(dur)) h = ll_hdr_codec_decode(dur->valuestring, strlen(dur->valuestring), like, why, sizeof(why));
+        if (!(cJSON_IsString(name) || cJSON_IsNull(name)) || reqs < 0 || failed < 0 || failed > reqs || (dur && !h)) {
+            snprintf(err, errlen, "names: a malformed row%s%s", why[0] ? ": " : "", why);
+            rc = -1;
+            break;
+        }
+        add_row(cJSON_IsString(name) ? row(t, name->valuestring) : &table(t)[LL_TALLY_NAMES], reqs, failed, h);
+        ll_histogram_free(h);
+    }
+    ll_histogram_free(like);
+    return rc;
 }

@@ -10,6 +10,7 @@
 #ifndef LL_TALLY_H
 #define LL_TALLY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "histogram.h"
@@ -46,5 +47,11 @@ void ll_tally_free(ll_tally *t);
 /* [{name, reqs, rps, failed (0..1), p50, p95, p99 (ms)}], busiest first,
  * "other" last; elapsed is the run's length so far in seconds. */
 cJSON *ll_tally_names_json(const ll_tally *t, double elapsed);
+/* The name table for a part's sidecar (luaload merge): [{name (null: the
+ * "other" row), reqs, failed, duration: HdrHistogram V2 text}]. */
+cJSON *ll_tally_names_save(const ll_tally *t);
+/* Adds a table ll_tally_names_save wrote into t. -1 with a one-line error
+ * when it is malformed. */
+int ll_tally_names_load(ll_tally *t, const cJSON *rows, char *err, size_t errlen);
 
 #endif

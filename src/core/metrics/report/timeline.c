@@ -125,16 +125,36 @@ void ll_timeline_tick(ll_timeline *t, const ll_shard *cum, double t_s) {
     t->last_t = t_s;
 }
 
-void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, double iters, const int64_t lat_us[4]) {
+void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, const ll_timeline_point *in) {
     if (t->n == LL_TIMELINE_MAX_POINTS) halve(t);
     point *p = &t->pts[t->n++];
     memset(p, 0, sizeof(*p));
     p->t = start_s;
     p->dt = dt_s;
-    p->reqs = reqs;
-    p->iters = iters;
-    for (int j = 0; j < 4; j++) p->lat[j] = lat_us[j];
-    t->partial = 1;
+    p->reqs = in->reqs;
+    p->iters = in->iters;
+    for (int j = 0; j < 4; j++) p->lat[j] = in->lat_us[j];
+    if (in->full) {
+        p->vus = in->vus;
+        p->failed = in->failed;
+        p->sent = in->sent;
+        p->recv = in->recv;
+    }
+    t->partial |= !in->full;
+}
+
+/* count of code into slots, kind k's slot for it (the first
+ * LL_TIMELINE_CODES codes seen, then "other"; other: not a code). */
+static void count_code(tracked *k, double *slots, int code, int other, double count) {
+    int j = 0;
+    while (j < k->ncodes && k->code[j] != code) j++;
+    if (j == k->ncodes && k->ncodes < LL_TIMELINE_CODES && !other) k->code[k->ncodes++] = code;
+    slots[j < k->ncodes ? j : LL_TIMELINE_CODES] += count;
+}
+
+void ll_timeline_add_code(ll_timeline *t, int kind, int code, double count) {
+    if (t->n == 0 || kind < 0 || kind > 1) return;
+    count_code(&t->kind[kind], t->pts[t->n - 1].codes[kind], code, code < 0, count);
 }
 
 /* The growth of cum (n counts; index i is code base + i) since the last
@@ -143,10 +163,7 @@ static void track(tracked *k, double *slots, const int64_t *cum, int n, int base
     for (int c = 0; c < n; c++) {
         int64_t d = cum[c] - k->seen[c];
         if (d <= 0) continue;
-        int j = 0;
-        while (j < k->ncodes && k->code[j] != base + c) j++;
-        if (j == k->ncodes && k->ncodes < LL_TIMELINE_CODES && c < n - 1) k->code[k->ncodes++] = base + c;
-        slots[j < k->ncodes ? j : LL_TIMELINE_CODES] += (double)d;
+        count_code(k, slots, base + c, c == n - 1, (double)d);
         k->seen[c] = cum[c];
     }
 }

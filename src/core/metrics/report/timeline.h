@@ -23,10 +23,20 @@ void ll_timeline_tick(ll_timeline *t, const ll_shard *cumulative, double t_s);
  * workers' cumulative tally; NULL when unknown): the point gets their
  * growth. Call right after ll_timeline_tick. */
 void ll_timeline_codes(ll_timeline *t, const ll_tally *cum);
-/* A point known from elsewhere (luaload merge, from the parts' logs):
- * requests and iterations in it, and its latency percentiles (p50, p90,
- * p95, p99 in µs). The VUs, failed rate and bytes are then unknown (null). */
-void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, double reqs, double iters, const int64_t lat_us[4]);
+/* A point known from elsewhere (luaload merge, from the parts' logs and
+ * sidecars): its requests, iterations, latency percentiles (p50, p90, p95,
+ * p99 in µs) and, when full, its VUs, failed requests and bytes (else they
+ * are unknown: null). */
+typedef struct ll_timeline_point {
+    double reqs, iters;
+    int64_t lat_us[4];
+    int full;
+    double vus, failed, sent, recv;
+} ll_timeline_point;
+void ll_timeline_add(ll_timeline *t, double start_s, double dt_s, const ll_timeline_point *p);
+/* count responses of status code (kind 0) or requests of error_code
+ * (kind 1) in the last point added. */
+void ll_timeline_add_code(ll_timeline *t, int kind, int code, double count);
 /* {"t": [end of each point, s], "vus", "reqs" (/s), "iters" (/s), "failed"
  * (0..1), "sent", "recv" (bytes/s), "p50", "p90", "p95", "p99" (ms),
  * "status": {"200": [responses/s], ...} (the first LL_TIMELINE_CODES codes

@@ -120,7 +120,7 @@ function scenarios(d) {
   const box = document.getElementById("scenarios");
   if (!box) return;
   box.append(rows.length ? table(["scenario", "requests", "rate", "failed", "p50", "p95", "p99", "iterations"], rows, "scenarios-table")
-    : el("p", {}, "no per-scenario figures (a merged report has none yet)"));
+    : el("p", {}, "no per-scenario figures"));
 }
 
 function names(d) {
