@@ -15,6 +15,7 @@ PKGS=(
   libxml2-dev libhttp-parser-dev liburing-dev
   default-jre-headless libhdrhistogram-java
   libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus chromium
+  zsh fish
 )
 BACKPORT_PKGS=(libcurl4-gnutls-dev)
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <luajit.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -232,3 +233,5 @@ int ll_script_summary(ll_worker *w, const cJSON *data) {
     return -1;
 }
 
+
+const char *ll_script_luajit_version(void) { return LUAJIT_VERSION; }

@@ -9,7 +9,7 @@
 #   http     <- metrics, base      run     <- http, metrics, base
 #   serve    <- base               lua_api <- run, http, metrics, base
 #   curl headers only in src/core/http/, Lua headers only in src/lua_api/;
-#   run/main.c, the command, also starts serve.
+#   run/main.c and run/commands.c, the command, also start serve.
 set -uo pipefail
 SRC=${1:?usage: check_layers.sh SRC_DIR}
 cd "$SRC" || exit 2
@@ -32,7 +32,7 @@ dir_of() { # the layer a header lives in, or "" when it is not the project's
 for f in src/core/*/*.[ch] src/lua_api/*.[ch]; do
   layer=$(basename "$(dirname "$f")")
   ok=$(allowed "$layer")
-  [[ $f == src/core/run/main.c ]] && ok="$ok serve" # the command itself: run and serve
+  [[ $f == src/core/run/main.c || $f == src/core/run/commands.c ]] && ok="$ok serve" # the command: run and serve
   while IFS= read -r h; do
     d=$(dir_of "$h")
     [[ -z $d ]] && continue

@@ -15,67 +15,57 @@
 #include "http_req.h"
 #include "transport.h"
 
+/* luaload run's flags (quick mode's are quick.c's). */
+static const ll_flag RUN_FLAGS[] = {
+    {"-u", "--vus", NULL, "N", NULL, "virtual users (default 1)"},
+    {"-c", "--connections", NULL, "N", NULL, "the same as --vus (wrk's and hey's name)"},
+    {"-d", "--duration", NULL, "D", NULL, "test duration, e.g. 30s, 1m30s"},
+    {"-i", "--iterations", NULL, "N", NULL, "iterations shared by all VUs"},
+    {"-s", "--stage", NULL, "D:N", NULL, "ramp to N VUs over D (repeatable): -s 30s:100 -s 1m:100"},
+    {"-w", "--workers", NULL, "N", NULL, "worker threads (default: one per core)"},
+    {"-e", "--env", NULL, "KEY=VALUE", NULL, "a script environment variable, in __ENV (repeatable)"},
+    {NULL, "--graceful-stop", NULL, "D", NULL, "time for running iterations to finish (default 30s)"},
+    {NULL, "--summary-export", NULL, "FILE", "@file", "write the end-of-test summary as JSON (k6's format)"},
+    {NULL, "--summary-trend-stats", NULL, "LIST", NULL, "trend stats in the summary, e.g. avg,p(99),p(99.99),count"},
+    {NULL, "--summary-time-unit", NULL, "UNIT", "s ms us", "time unit of the summary: s, ms or us"},
+    {NULL, "--no-summary", NULL, NULL, NULL, "do not print the end-of-test summary"},
+    {NULL, "--no-thresholds", NULL, NULL, NULL, "do not evaluate thresholds"},
+    {NULL, "--no-color", NULL, NULL, NULL, "a summary without colors (also NO_COLOR=1)"},
+    {"-o", "--out", NULL, "TYPE=TARGET",
+     "json= csv= influxdb= experimental-prometheus-rw html= web-dashboard hdrlog=",
+     "stream every sample: json=FILE, csv=FILE (.gz: gzip), influxdb=http://127.0.0.1:8086/k6, "
+     "experimental-prometheus-rw (K6_PROMETHEUS_RW_*); the run's own: html=FILE (the report), web-dashboard "
+     "(K6_WEB_DASHBOARD_*: the report served live), hdrlog=FILE (for luaload merge) (repeatable)"},
+    {NULL, "--seed", NULL, "N", NULL, "seed of math.random, to repeat a run (default: random, printed in the banner)"},
+    {"-q", "--quiet", NULL, NULL, NULL, "print nothing but errors and the summary"},
+    {"-v", "--verbose", NULL, NULL, NULL, "show console.debug lines too"},
+    {NULL, "--console-output", NULL, "FILE", "@file", "write console.* lines to FILE instead of stderr"},
+    {NULL, "--threshold", NULL, "M=EXPR", NULL, "a threshold, e.g. 'http_req_duration=p(95)<200' (repeatable)"},
+    {NULL, "--transport", NULL, "T", "native curl",
+     "native or curl for every request (default: native for HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies)"},
+    {NULL, "--execution-segment", NULL, "A:B", NULL, "run only this part of the test, e.g. 1/4:2/4 (k6's)"},
+    {NULL, "--execution-segment-sequence", NULL, "LIST", NULL, "all the parts, e.g. 0,1/4,2/4,3/4,1"},
+    {NULL, "--shard", NULL, "I/N", NULL, "the I-th of N equal parts (both of the above)"},
+    {"-p", "--paused", NULL, NULL, NULL, "wait before setup() until PATCH /v1/status {\"paused\": false}"},
+    {"-a", "--address", NULL, "ADDR", NULL,
+     "serve k6's REST status API on ADDR (default with --paused: 127.0.0.1:6565)"},
+    {NULL, "--start-at", NULL, "T", NULL, "wait before setup() until the Unix time T (seconds)"},
+    {NULL, "--setup-only", NULL, NULL, NULL, "run setup() only (with --setup-data-out FILE: keep its result)"},
+    {NULL, "--setup-data-out", NULL, "FILE", "@file", "write setup()'s result to FILE as JSON"},
+    {NULL, "--setup-data", NULL, "FILE", "@file", "skip setup(): its result is FILE (from --setup-data-out)"},
+    {NULL, "--no-teardown", NULL, NULL, NULL, "skip teardown() (another part of a split test runs it)"},
+    {"-h", "--help", NULL, NULL, NULL, "show this help"},
+};
+
+const ll_flag_group ll_cli_run_groups[2] = {
+    {NULL, RUN_FLAGS, (int)(sizeof(RUN_FLAGS) / sizeof(RUN_FLAGS[0]))},
+    {"quick mode (a URL instead of a script; URL may be a,b,c or @file, used round-robin)", ll_quick_flags,
+     LL_QUICK_NFLAGS},
+};
+
 static void usage(FILE *f) {
-    fputs("usage: luaload run [flags] SCRIPT.lua | URL\n"
-          "  -u, --vus N               virtual users (default 1)\n"
-          "  -c, --connections N       same as --vus (wrk/hey style)\n"
-          "  -d, --duration D          test duration, e.g. 30s, 1m30s\n"
-          "  -i, --iterations N        iterations shared by all VUs\n"
-          "  -s, --stage D:N           ramp to N VUs over D (repeatable): -s 30s:100 -s 1m:100\n"
-          "  -w, --workers N           worker threads (default: one per core)\n"
-          "  -e, --env KEY=VALUE       script environment variable (repeatable)\n"
-          "      --graceful-stop D     time for running iterations to finish (default 30s)\n"
-          "      --summary-export FILE write the end-of-test summary as JSON\n"
-          "      --summary-trend-stats L  trend stats in the summary, e.g. avg,p(99),p(99.99),count\n"
-          "      --summary-time-unit U time unit of the summary: s, ms or us\n"
-          "      --no-summary          do not print the end-of-test summary\n"
-          "      --no-thresholds       do not evaluate thresholds\n"
-          "      --no-color            a summary without colors (also NO_COLOR=1)\n"
-          "  -o, --out TYPE=TARGET     stream every sample: json=FILE, csv=FILE (.gz: gzip),\n"
-          "                            influxdb=http://127.0.0.1:8086/k6, experimental-prometheus-rw\n"
-          "                            (K6_PROMETHEUS_RW_*); the run's own: html=FILE (the report),\n"
-          "                            web-dashboard (K6_WEB_DASHBOARD_*: the report served live),\n"
-          "                            hdrlog=FILE (for luaload merge) (repeatable)\n"
-          "      --seed N              seed of math.random, to repeat a run (default: random,\n"
-          "                            printed in the banner)\n"
-          "  -q, --quiet               print nothing but errors and the summary\n"
-          "  -v, --verbose             show console.debug lines too\n"
-          "      --console-output FILE write console.* lines to FILE instead of stderr\n"
-          "      --threshold M=EXPR    a threshold, e.g. 'http_req_duration=p(95)<200' (repeatable)\n"
-          "      --transport T         native or curl for every request (default: native for\n"
-          "                            HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies)\n"
-          "      --execution-segment A:B  run only this part of the test, e.g. 1/4:2/4 (k6's)\n"
-          "      --execution-segment-sequence L  all the parts, e.g. 0,1/4,2/4,3/4,1\n"
-          "      --shard I/N           the I-th of N equal parts (both of the above)\n"
-          "  -p, --paused              wait before setup() until PATCH /v1/status {\"paused\": false}\n"
-          "  -a, --address ADDR        serve k6's REST status API on ADDR (default with --paused:\n"
-          "                            127.0.0.1:6565)\n"
-          "      --start-at T          wait before setup() until the Unix time T (seconds)\n"
-          "      --setup-only          run setup() only (with --setup-data-out FILE: keep its result)\n"
-          "      --setup-data-out FILE write setup()'s result to FILE as JSON\n"
-          "      --setup-data FILE     skip setup(): its result is FILE (from --setup-data-out)\n"
-          "      --no-teardown         skip teardown() (another part of a split test runs it)\n"
-          "\n"
-          "quick mode (URL instead of a script; URL may be a,b,c or @file, used round-robin):\n"
-          "  -t, --time D              the same as -d\n"
-          "  -r, --requests N          N requests in all; with -d spread evenly over it (open model)\n"
-          "      --rate R              R requests/s (open model), for -d or until -r are sent\n"
-          "  -m, --method M            request method (default GET, POST with a body)\n"
-          "  -H, --header 'N: V'       request header (repeatable)\n"
-          "  -b, --body S              request body;   --body-file F  streamed from disk\n"
-          "  -k, --disable-keep-alive  a new connection for every request\n"
-          "      --http 1.1|2|3        HTTP version (--client fasthttp-1|fasthttp-2|nethttp|nethttp-3)\n"
-          "      --parallel            share HTTP/2 and HTTP/3 connections between VUs (multiplex)\n"
-          "      --skip-verify         do not verify the server's certificate (also --insecure)\n"
-          "      --mtls-cert F, --mtls-key F   a client certificate\n"
-          "      --read-timeout D, --write-timeout D   request timeout (the larger of the two)\n"
-          "      --think D|A-B         wait D (or between A and B) after each request\n"
-          "      --jwt-key F | --jwt-secret S   sign a fresh JWT for every request, with\n"
-          "      --jwt-alg, --jwt-kid, --jwt-sub, --jwt-aud, --jwt-iss, --jwt-exp D, --jwt-claims JSON,\n"
-          "      --jwt-header NAME (default Authorization: Bearer), --jwt-cache DIR\n"
-          "  -f, --jwts-filename F     tokens to send, one per line, each once\n"
-          "      --ticker D            with -v, a live line every D (default 1s)\n",
-          f);
+    fputs("usage: luaload run [flags] SCRIPT.lua | URL\n", f);
+    ll_flag_usage(f, ll_cli_run_groups, 2);
 }
 
 static int is(const char *flag, const char *short_name, const char *long_name) {
@@ -178,20 +168,16 @@ static int config_error(int failed, const char *why) {
 
 /* Whether flag takes a value (the next argument unless --flag=value). */
 static int takes_value(const char *flag) {
-    return is(flag, "-s", "--stage") || is(flag, "-u", "--vus") || is(flag, "-c", "--connections") || is(flag, "-d", "--duration") ||
-           is(flag, "-i", "--iterations") || is(flag, "-w", "--workers") || is(flag, "-e", "--env") ||
-           is(flag, "--graceful-stop", "--graceful-stop") ||
-           is(flag, "--summary-export", "--summary-export") ||
-           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
-           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "-o", "--out") ||
-           is(flag, "--seed", "--seed") || is(flag, "--console-output", "--console-output") ||
-           is(flag, "--threshold", "--threshold") || is(flag, "--transport", "--transport") ||
-           is(flag, "--execution-segment", "--execution-segment") ||
-           is(flag, "--execution-segment-sequence", "--execution-segment-sequence") ||
-           is(flag, "--shard", "--shard") || is(flag, "--setup-data", "--setup-data") ||
-           is(flag, "--setup-data-out", "--setup-data-out") || is(flag, "-a", "--address") ||
-           is(flag, "--start-at", "--start-at") ||
-           ll_quick_flag_kind(flag) == 1;
+    const ll_flag *f = ll_flag_find(ll_cli_run_groups, 2, flag);
+    return f && f->arg;
+}
+
+/* An unknown flag of command cmd, with the nearest one of groups. */
+static int unknown_flag(const char *cmd, const char *flag, const ll_flag_group *groups, int n) {
+    char hint[96];
+    fprintf(stderr, "luaload: %s: unknown flag %s%s (see luaload %s --help)\n", cmd, flag,
+            ll_flag_hint(hint, sizeof(hint), groups, n, flag), cmd);
+    return LL_EXIT_CONFIG;
 }
 
 /* The flags and the script or URL of argv[1..argc-1] into cfg. */
@@ -289,7 +275,7 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
             rc = config_error(ll_config_set_segment(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
             rc = config_error(ll_config_set_sequence(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
-        } else if (is(flag, "--paused", "--paused") || is(flag, "-p", "-p")) {
+        } else if (is(flag, "-p", "--paused")) {
             cfg->paused = 1;
         } else if (is(flag, "-a", "--address")) {
             if (!*v) rc = bad(flag, v, "host:port, e.g. 127.0.0.1:6565");
@@ -312,11 +298,10 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
             cfg->no_teardown = 1;
         } else if (is(flag, "--shard", "--shard")) {
             rc = config_error(ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0, why);
-        } else if (ll_quick_flag_kind(flag) >= 0) {
+        } else if (ll_flag_find(&ll_cli_run_groups[1], 1, flag)) {
             rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
-            fprintf(stderr, "luaload: unknown flag %s (see luaload run --help)\n", flag);
-            return LL_EXIT_CONFIG;
+            return unknown_flag(argv[0], flag, ll_cli_run_groups, 2);
         } else if (cfg->script_path || cfg->quick_url) {
             fprintf(stderr, "luaload: more than one script or URL given: '%s'\n", a);
             return LL_EXIT_CONFIG;
@@ -378,30 +363,32 @@ int ll_cli_parse_env(ll_config *cfg) {
     return rc;
 }
 
+/* The flags luaload merge takes (parsed as luaload run's); the others are
+ * luaload run's alone. */
+static const ll_flag MERGE_FLAGS[] = {
+    {"-e", "--env", NULL, "KEY=VALUE", NULL, "an environment variable for the script (repeatable)"},
+    {NULL, "--summary-export", NULL, "FILE", "@file", "write the merged summary as JSON (k6's format)"},
+    {"-o", "--out", NULL, "TYPE=FILE", "json= csv= html=",
+     "the merged samples: json=FILE or csv=FILE (.gz: gzip); html=FILE: the HTML report"},
+    {NULL, "--summary-trend-stats", NULL, "LIST", NULL, "trend stats in the summary, instead of the parts' options"},
+    {NULL, "--summary-time-unit", NULL, "UNIT", "s ms us", "time unit of the summary, instead of the parts' options"},
+    {NULL, "--threshold", NULL, "M=EXPR", NULL, "one more threshold to judge the merged results (repeatable)"},
+    {NULL, "--no-thresholds", NULL, NULL, NULL, "do not evaluate thresholds"},
+    {NULL, "--no-summary", NULL, NULL, NULL, "do not print the summary"},
+    {NULL, "--no-color", NULL, NULL, NULL, "a summary without colors (also NO_COLOR=1)"},
+    {"-q", "--quiet", NULL, NULL, NULL, "print nothing but errors and the summary"},
+    {"-h", "--help", NULL, NULL, NULL, "show this help"},
+};
+
+const ll_flag_group ll_cli_merge_groups[1] = {{NULL, MERGE_FLAGS, (int)(sizeof(MERGE_FLAGS) / sizeof(MERGE_FLAGS[0]))}};
+
 static void merge_usage(FILE *f) {
     fputs("usage: luaload merge [flags] [SCRIPT.lua] PART.hlog...\n"
           "  PART.hlog                 a part's --out hdrlog=FILE (its FILE.json beside it)\n"
-          "  SCRIPT.lua                the test's script: its handle_summary() prints the summary\n"
-          "  -e, --env KEY=VALUE       environment variable for the script (repeatable)\n"
-          "      --summary-export FILE write the merged summary as JSON (k6's format)\n"
-          "  -o, --out TYPE=FILE       the merged samples: json=FILE or csv=FILE (.gz: gzip);\n"
-          "                            html=FILE: the HTML report\n"
-          "      --summary-trend-stats L, --summary-time-unit U   instead of the parts' options\n"
-          "      --threshold M=EXPR    one more threshold to judge the merged results (repeatable)\n"
-          "      --no-thresholds       do not evaluate thresholds\n"
-          "      --no-summary          do not print the summary\n"
-          "      --no-color            a summary without colors (also NO_COLOR=1)\n"
-          "exit code: 0, 99 when a threshold fails, 104 when the parts do not belong together\n",
+          "  SCRIPT.lua                the test's script: its handle_summary() prints the summary\n",
           f);
-}
-
-/* The flags luaload merge takes; the others are luaload run's alone. */
-static int merge_flag(const char *flag) {
-    return is(flag, "-e", "--env") || is(flag, "-o", "--out") || is(flag, "--summary-export", "--summary-export") ||
-           is(flag, "--summary-trend-stats", "--summary-trend-stats") ||
-           is(flag, "--summary-time-unit", "--summary-time-unit") || is(flag, "--threshold", "--threshold") ||
-           is(flag, "--no-thresholds", "--no-thresholds") || is(flag, "--no-summary", "--no-summary") ||
-           is(flag, "--no-color", "--no-color") || is(flag, "-q", "--quiet");
+    ll_flag_usage(f, ll_cli_merge_groups, 1);
+    fputs("exit code: 0, 99 when a threshold fails, 104 when the parts do not belong together\n", f);
 }
 
 static int ends_with(const char *s, const char *tail) {
@@ -428,9 +415,8 @@ int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int
         if (is(flag, "-h", "--help")) {
             merge_usage(stdout);
             rc = -1;
-        } else if (a[0] == '-' && a[1] && !merge_flag(flag)) {
-            fprintf(stderr, "luaload: merge: unknown flag %s (see luaload merge --help)\n", flag);
-            rc = LL_EXIT_CONFIG;
+        } else if (a[0] == '-' && a[1] && !ll_flag_find(ll_cli_merge_groups, 1, flag)) {
+            rc = unknown_flag("merge", flag, ll_cli_merge_groups, 1);
         } else if (a[0] == '-' && a[1]) {
             rest[nrest++] = argv[i];
             if (!eq && takes_value(flag) && i + 1 < argc) rest[nrest++] = argv[++i];

@@ -42,6 +42,8 @@ typedef struct ll_config {
     int nenv;
     const char *summary_export;
     int quiet;
+    int inspect;                /* luaload inspect: 1 print the options, 2 with the
+                                 * execution requirements; no test runs */
     int verbose;               /* -v: console.debug lines show (LUALOAD_VERBOSE=1) */
     const char *console_output; /* --console-output FILE: console.* lines go there */
     int no_summary;
@@ -82,6 +84,10 @@ void ll_config_free(ll_config *cfg);
  * paths into *parts (malloc'd, pointing into argv). Returns like
  * ll_cli_parse_run. */
 int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int *nparts);
+/* The flags of luaload run (then quick mode's) and of luaload merge, for
+ * help, completion and the command reference (commands.c). */
+extern const ll_flag_group ll_cli_run_groups[2];
+extern const ll_flag_group ll_cli_merge_groups[1];
 
 /* Sets summaryTrendStats from a comma-separated list ("avg,p(99),count").
  * Returns 0, or -1 with a one-line reason in err. */

@@ -34,6 +34,7 @@
 #include "scenario_split.h"
 #include "worker.h"
 #include "xmalloc.h"
+#include "duration.h"
 
 
 static ll_run *g_run; /* for the signal handler */
@@ -59,7 +60,7 @@ static int file_exists(const char *path) { return access(path, R_OK) == 0; }
 
 /* The shipped lib/lua: next to the binary (build tree or install prefix),
  * then the source tree and install paths compiled in. */
-static const char *find_lib_dir(char *buf, size_t len) {
+const char *ll_engine_lib_dir(char *buf, size_t len) {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n > 0) {
@@ -198,6 +199,44 @@ static int engine_nworkers(const ll_config *cfg, int64_t max_vus) {
     return n;
 }
 
+
+/* luaload inspect: the options a run would use, as JSON on stdout (k6
+ * inspect's); with --execution-requirements also maxVUs and totalDuration
+ * (k6's) and each scenario's VUs, start, duration and end. */
+static int print_inspect(const ll_config *cfg, const char *options_json, int64_t max_vus) {
+    cJSON *o = cJSON_Parse(options_json);
+    if (!o) return LL_EXIT_FAILURE;
+    if (cfg->inspect == 2) {
+        char d[64];
+        uint64_t total = 0;
+        cJSON *req = cJSON_AddObjectToObject(o, "executionRequirements");
+        cJSON *scs = cJSON_AddObjectToObject(req, "scenarios");
+        for (int i = 0; i < cfg->scenarios.n; i++) {
+            const ll_scenario *sc = &cfg->scenarios.items[i];
+            cJSON *e = cJSON_AddObjectToObject(scs, sc->name);
+            cJSON_AddStringToObject(e, "executor", ll_scenario_executor_name(sc->executor));
+            cJSON_AddNumberToObject(e, "maxVUs", (double)ll_scenario_max_vus(sc));
+            ll_duration_format(sc->start_time_us, d, sizeof(d));
+            cJSON_AddStringToObject(e, "startTime", d);
+            ll_duration_format(ll_scenario_duration_us(sc), d, sizeof(d));
+            cJSON_AddStringToObject(e, "duration", d);
+            ll_duration_format(ll_scenario_end_us(sc), d, sizeof(d));
+            cJSON_AddStringToObject(e, "end", d); /* its start, duration and graceful stop */
+            if (ll_scenario_end_us(sc) > total) total = ll_scenario_end_us(sc);
+        }
+        ll_duration_format(total, d, sizeof(d));
+        cJSON_AddNumberToObject(req, "maxVUs", (double)max_vus);
+        cJSON_AddStringToObject(req, "totalDuration", d);
+        cJSON_AddNumberToObject(o, "maxVUs", (double)max_vus);
+        cJSON_AddStringToObject(o, "totalDuration", d);
+    }
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text) return LL_EXIT_FAILURE;
+    puts(text);
+    free(text);
+    return 0;
+}
 
 static void print_banner(const ll_config *cfg, int nworkers) {
     printf("\n  luaload v%s\n\n", LUALOAD_VERSION);
@@ -533,7 +572,7 @@ int ll_engine_run(ll_config *cfg) {
     pthread_cond_init(&run.cv, NULL);
     run.script_path = cfg->script_path;
     run.chunkname = "=quick";
-    run.lib_dir = find_lib_dir(libbuf, sizeof(libbuf));
+    run.lib_dir = ll_engine_lib_dir(libbuf, sizeof(libbuf));
     run.env = cfg->env;
     run.nenv = cfg->nenv;
     run.scenarios = &cfg->scenarios;
@@ -586,7 +625,7 @@ int ll_engine_run(ll_config *cfg) {
         rc = LL_EXIT_SCRIPT;
         goto done;
     }
-    rc = ll_results_open(&results, cfg, run.reg, &other_outputs);
+    rc = cfg->inspect ? 0 : ll_results_open(&results, cfg, run.reg, &other_outputs); /* inspect writes nothing */
     if (rc) goto done;
     run.tally_names = ll_results_want_names(results);
     rc = life_run(&run, &life, &life_lost, step_init, &step, 0);
@@ -654,13 +693,17 @@ int ll_engine_run(ll_config *cfg) {
         goto done;
     }
     rc = engine_check_vus(cfg, run.vu_id_base, &max_vus);
-    if (!rc && !cfg->setup_only) rc = engine_check_fd_limit(max_vus, engine_nworkers(cfg, max_vus)); /* no VU made */
+    if (!rc && !cfg->setup_only && !cfg->inspect) rc = engine_check_fd_limit(max_vus, engine_nworkers(cfg, max_vus)); /* no VU made */
     if (rc) goto done;
     if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
     if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
     run.options_json = ll_options_json(cfg);
     if (!run.options_json) {
         rc = LL_EXIT_FAILURE;
+        goto done;
+    }
+    if (cfg->inspect) {
+        rc = print_inspect(cfg, run.options_json, max_vus);
         goto done;
     }
     nworkers = engine_nworkers(cfg, max_vus);
@@ -896,7 +939,7 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
     pthread_mutex_init(&run.mu, NULL);
     pthread_cond_init(&run.cv, NULL);
     run.script_path = cfg->script_path;
-    run.lib_dir = find_lib_dir(libbuf, sizeof(libbuf));
+    run.lib_dir = ll_engine_lib_dir(libbuf, sizeof(libbuf));
     run.env = cfg->env;
     run.nenv = cfg->nenv;
     run.scenarios = &cfg->scenarios;

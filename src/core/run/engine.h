@@ -7,6 +7,11 @@
 
 typedef struct cJSON cJSON;
 
+/* The shipped Lua library (lib/lua): beside the binary (../lib/lua,
+ * ../share/luaload/lua), else the source tree's or the install prefix's;
+ * in buf when found beside the binary. */
+const char *ll_engine_lib_dir(char *buf, size_t len);
+
 /* Runs the test described by cfg; returns the process exit code. */
 int ll_engine_run(ll_config *cfg);
 

@@ -45,22 +45,29 @@ typedef struct k8s_opts {
     uint64_t timeout_us;
 } k8s_opts;
 
+static const ll_flag K8S_FLAGS[] = {
+    {"-n", "--instances", NULL, "N", NULL, "the number of parts (pods), 1 to 1000"},
+    {NULL, "--image", NULL, "IMG", NULL, "the luaload image (default luaload:" LUALOAD_VERSION ")"},
+    {NULL, "--name", NULL, "NAME", NULL, "the prefix of every object's name (default luaload)"},
+    {NULL, "--file", NULL, "F", "@file",
+     "a file the script needs (require, open), beside it or under its directory (repeatable)"},
+    {NULL, "--storage", NULL, "SIZE", NULL, "the results volume's size (default 1Gi)"},
+    {NULL, "--access-mode", NULL, "M", "ReadWriteMany ReadWriteOnce ReadWriteOncePod",
+     "its access mode (default ReadWriteMany; ReadWriteOnce on a single-node cluster)"},
+    {NULL, "--timeout", NULL, "D", NULL,
+     "the longest the parts may take, paused or running (default 1h): the Jobs' activeDeadlineSeconds"},
+    {"-h", "--help", NULL, NULL, NULL, "show this help"},
+};
+
+const ll_flag_group ll_k8s_flag_groups[1] = {{NULL, K8S_FLAGS, (int)(sizeof(K8S_FLAGS) / sizeof(K8S_FLAGS[0]))}};
+
 static void usage(FILE *f) {
     fputs("usage: luaload k8s SCRIPT.lua --instances N [flags] [-- RUN FLAGS]\n"
           "writes the Kubernetes manifests (a JSON List, for kubectl apply -f -) that run\n"
-          "SCRIPT.lua split in N parts and merge their results; see docs/distributed.md\n"
-          "  -n, --instances N         the number of parts (pods), 1 to 1000\n"
-          "      --image IMG           the luaload image (default luaload:" LUALOAD_VERSION ")\n"
-          "      --name NAME           the prefix of every object's name (default luaload)\n"
-          "      --file F              a file the script needs (require, open), beside it or under\n"
-          "                            its directory (repeatable)\n"
-          "      --storage SIZE        the results volume's size (default 1Gi)\n"
-          "      --access-mode M       its access mode (default ReadWriteMany; ReadWriteOnce on a\n"
-          "                            single-node cluster)\n"
-          "      --timeout D           the longest the parts may take, paused or running (default\n"
-          "                            1h): the Jobs' activeDeadlineSeconds\n"
-          "  -- RUN FLAGS              flags for every part's luaload run, e.g. -- -e BASE=http://svc\n",
+          "SCRIPT.lua split in N parts and merge their results; see docs/distributed.md\n",
           f);
+    ll_flag_usage(f, ll_k8s_flag_groups, 1);
+    fputs("  -- RUN FLAGS              flags for every part's luaload run, e.g. -- -e BASE=http://svc\n", f);
 }
 
 static int bad(const char *flag, const char *v, const char *want) {
@@ -88,9 +95,8 @@ static int parse_args(int argc, char **argv, k8s_opts *o) {
     if (!o->files) return LL_EXIT_FAILURE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = strcmp(a, "-n") == 0 || strcmp(a, "--instances") == 0 || strcmp(a, "--image") == 0 ||
-                    strcmp(a, "--name") == 0 || strcmp(a, "--file") == 0 || strcmp(a, "--storage") == 0 ||
-                    strcmp(a, "--access-mode") == 0 || strcmp(a, "--timeout") == 0;
+        const ll_flag *known = ll_flag_find(ll_k8s_flag_groups, 1, a);
+        int takes = known && known->arg;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return -1;
@@ -130,7 +136,9 @@ static int parse_args(int argc, char **argv, k8s_opts *o) {
             if (ll_duration_parse(v, &o->timeout_us) != 0 || o->timeout_us < 1000000)
                 return bad(a, v, "a duration of 1s or more, such as 2h");
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "luaload: k8s: unknown flag %s (see luaload k8s --help; run flags go after --)\n", a);
+            char hint[96];
+            fprintf(stderr, "luaload: k8s: unknown flag %s%s (see luaload k8s --help; run flags go after --)\n", a,
+                    ll_flag_hint(hint, sizeof(hint), ll_k8s_flag_groups, 1, a));
             return LL_EXIT_CONFIG;
         } else if (o->script) {
             fprintf(stderr, "luaload: k8s: more than one script given: '%s'\n", a);

@@ -20,58 +20,48 @@
 #include "duration.h"
 #include "http_req.h"
 
-enum { Q_SWITCH, Q_VALUE };
-
-typedef struct qflag {
-    const char *short_name, *long_name, *alias;
-    int kind;
-} qflag;
-
-static const qflag FLAGS[] = {
-    {"-t", "--time", NULL, Q_VALUE},
-    {"-r", "--requests", NULL, Q_VALUE},
-    {"", "--rate", NULL, Q_VALUE},
-    {"-m", "--method", NULL, Q_VALUE},
-    {"-H", "--header", "--headers", Q_VALUE},
-    {"-b", "--body", NULL, Q_VALUE},
-    {"", "--body-file", NULL, Q_VALUE},
-    {"-k", "--disable-keep-alive", NULL, Q_SWITCH},
-    {"", "--http", NULL, Q_VALUE},
-    {"", "--client", NULL, Q_VALUE},
-    {"", "--parallel", NULL, Q_SWITCH},
-    {"", "--skip-verify", "--insecure", Q_SWITCH},
-    {"", "--mtls-cert", NULL, Q_VALUE},
-    {"", "--mtls-key", NULL, Q_VALUE},
-    {"", "--read-timeout", NULL, Q_VALUE},
-    {"", "--write-timeout", NULL, Q_VALUE},
-    {"", "--think", NULL, Q_VALUE},
-    {"", "--jwt-key", NULL, Q_VALUE},
-    {"", "--jwt-secret", NULL, Q_VALUE},
-    {"", "--jwt-alg", NULL, Q_VALUE},
-    {"", "--jwt-kid", NULL, Q_VALUE},
-    {"", "--jwt-sub", NULL, Q_VALUE},
-    {"", "--jwt-aud", NULL, Q_VALUE},
-    {"", "--jwt-iss", NULL, Q_VALUE},
-    {"", "--jwt-claims", NULL, Q_VALUE},
-    {"", "--jwt-header", NULL, Q_VALUE},
-    {"", "--jwt-exp", NULL, Q_VALUE},
-    {"", "--jwt-cache", NULL, Q_VALUE},
-    {"-f", "--jwts-filename", NULL, Q_VALUE},
-    {"", "--ticker", NULL, Q_VALUE},
+const ll_flag ll_quick_flags[LL_QUICK_NFLAGS] = {
+    {"-t", "--time", NULL, "D", NULL, "the same as -d"},
+    {"-r", "--requests", NULL, "N", NULL, "N requests in all; with -d spread evenly over it (open model)"},
+    {NULL, "--rate", NULL, "R", NULL, "R requests/s (open model), for -d or until -r are sent"},
+    {"-m", "--method", NULL, "M", "GET POST PUT PATCH DELETE HEAD OPTIONS", "request method (default GET, POST with a body)"},
+    {"-H", "--header", "--headers", "'NAME: VALUE'", NULL, "a request header (repeatable)"},
+    {"-b", "--body", NULL, "S", NULL, "the request body"},
+    {NULL, "--body-file", NULL, "F", "@file", "the request body, streamed from disk"},
+    {"-k", "--disable-keep-alive", NULL, NULL, NULL, "a new connection for every request"},
+    {NULL, "--http", NULL, "V", "1.1 2 3", "HTTP version: 1.1, 2 or 3"},
+    {NULL, "--client", NULL, "C", "fasthttp-1 fasthttp-2 nethttp nethttp-3", "gopayloader's name for --http"},
+    {NULL, "--parallel", NULL, NULL, NULL, "share HTTP/2 and HTTP/3 connections between VUs (multiplex)"},
+    {NULL, "--skip-verify", "--insecure", NULL, NULL, "do not verify the server's certificate"},
+    {NULL, "--mtls-cert", NULL, "F", "@file", "a client certificate (PEM)"},
+    {NULL, "--mtls-key", NULL, "F", "@file", "its private key (PEM)"},
+    {NULL, "--read-timeout", NULL, "D", NULL, "request timeout (the larger of this and --write-timeout)"},
+    {NULL, "--write-timeout", NULL, "D", NULL, "request timeout (the larger of this and --read-timeout)"},
+    {NULL, "--think", NULL, "D|A-B", NULL, "wait D (or between A and B) after each request"},
+    {NULL, "--jwt-key", NULL, "F", "@file", "sign a fresh JWT for every request with this private key (PEM)"},
+    {NULL, "--jwt-secret", NULL, "S", NULL, "sign a fresh JWT for every request with this HMAC secret"},
+    {NULL, "--jwt-alg", NULL, "ALG", "HS256 HS384 HS512 RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA",
+     "the JWT's algorithm (default: from the key)"},
+    {NULL, "--jwt-kid", NULL, "KID", NULL, "the JWT header's kid"},
+    {NULL, "--jwt-sub", NULL, "SUB", NULL, "the sub claim"},
+    {NULL, "--jwt-aud", NULL, "AUD", NULL, "the aud claim"},
+    {NULL, "--jwt-iss", NULL, "ISS", NULL, "the iss claim"},
+    {NULL, "--jwt-claims", NULL, "JSON", NULL, "more claims, a JSON object"},
+    {NULL, "--jwt-header", NULL, "NAME", NULL, "the header that carries it (default Authorization: Bearer)"},
+    {NULL, "--jwt-exp", NULL, "D", NULL, "the tokens' lifetime (the exp claim)"},
+    {NULL, "--jwt-cache", NULL, "DIR", "@dir", "keep signed tokens in DIR for the next run"},
+    {"-f", "--jwts-filename", NULL, "F", "@file", "tokens to send, one per line, each once"},
+    {NULL, "--ticker", NULL, "D", NULL, "with -v, a live line every D (default 1s)"},
 };
-#define NFLAGS (int)(sizeof(FLAGS) / sizeof(FLAGS[0]))
 
 static int find(const char *flag) {
-    for (int i = 0; i < NFLAGS; i++)
-        if ((*FLAGS[i].short_name && strcmp(flag, FLAGS[i].short_name) == 0) || strcmp(flag, FLAGS[i].long_name) == 0 ||
-            (FLAGS[i].alias && strcmp(flag, FLAGS[i].alias) == 0))
+    for (int i = 0; i < LL_QUICK_NFLAGS; i++) {
+        const ll_flag *f = &ll_quick_flags[i];
+        if ((f->short_name && strcmp(flag, f->short_name) == 0) || strcmp(flag, f->name) == 0 ||
+            (f->alias && strcmp(flag, f->alias) == 0))
             return i;
+    }
     return -1;
-}
-
-int ll_quick_flag_kind(const char *flag) {
-    int i = find(flag);
-    return i < 0 ? -1 : FLAGS[i].kind == Q_VALUE;
 }
 
 static int bad(const char *flag, const char *value, const char *expected) {
@@ -146,7 +136,7 @@ int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
     ll_quick *q = &cfg->quick;
     int i = find(flag), rc = 0;
     if (i < 0) return LL_EXIT_CONFIG;
-    const char *n = FLAGS[i].long_name;
+    const char *n = ll_quick_flags[i].name;
     if (strcmp(n, "--time") == 0) { /* the same as -d, which every run has */
         rc = duration(flag, v, &cfg->duration_us);
         if (!rc && cfg->duration_us == 0) rc = bad(flag, v, "a duration above 0");
@@ -154,7 +144,7 @@ int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
         return rc;
     }
     if (strcmp(n, "--ticker") == 0) return duration(flag, v, &q->ticker_us); /* harmless with a script */
-    if (!q->any) q->first_flag = FLAGS[i].long_name;
+    if (!q->any) q->first_flag = ll_quick_flags[i].name;
     q->any = 1;
     if (strcmp(n, "--requests") == 0) {
         if (ll_duration_parse_int(v, &q->requests) != 0 || q->requests < 1) rc = bad(flag, v, "an integer >= 1");

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flags.h"
+
 typedef struct ll_config ll_config;
 
 typedef struct ll_quick {
@@ -41,9 +43,9 @@ typedef struct ll_quick {
     const char *first_flag;     /* the first of them, for the error message */
 } ll_quick;
 
-/* Whether flag is one of quick mode's: 1 taking a value, 0 not, -1 not a
- * quick-mode flag. */
-int ll_quick_flag_kind(const char *flag);
+/* Quick mode's flags (cli.c parses them with luaload run's). */
+#define LL_QUICK_NFLAGS 30
+extern const ll_flag ll_quick_flags[LL_QUICK_NFLAGS];
 /* Applies quick-mode flag (value v, NULL for a switch). Returns 0, or
  * LL_EXIT_CONFIG after printing a one-line error. */
 int ll_quick_flag(ll_config *cfg, const char *flag, const char *v);

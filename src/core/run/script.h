@@ -26,6 +26,8 @@ int ll_script_open(ll_worker *w);
  * the script's own state is lost. Returns 0, or an exit code. */
 int ll_script_open_bare(ll_worker *w);
 void ll_script_close(ll_worker *w);
+/* "LuaJIT 2.1.0-beta3": the Lua that runs the scripts. */
+const char *ll_script_luajit_version(void);
 
 /* Asks the Lua code running in w's state to stop: from any thread, at any
  * time (lua_sethook is async-safe), it makes the code raise within a few

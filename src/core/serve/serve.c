@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "size.h"
 #include "exit.h"
+#include "flags.h"
 #include "serve_internal.h"
 
 #include <arpa/inet.h>
@@ -102,33 +103,42 @@ static const struct flag {
     {"--echo-header-limit", "an integer from 0 to 1000000000", set_echo_header_limit},
 };
 
+/* The flags as luaload's help, completion and command reference see them
+ * (flags[] above checks their values). */
+static const ll_flag SERVE_FLAGS[] = {
+    {NULL, "--host", NULL, "ADDR", NULL, "address to listen on (default 127.0.0.1; ::1 for IPv6)"},
+    {NULL, "--port", NULL, "N", NULL, "port (default 8080; 0 picks a free port)"},
+    {NULL, "--threads", NULL, "N", NULL, "worker threads (default: number of online CPUs)"},
+    {NULL, "--body-size", NULL, "N", NULL,
+     "default route's body size, k/m suffixes (default 12: \"hello world\\n\"; otherwise N 'x' bytes)"},
+    {NULL, "--status", NULL, "N", NULL, "default route's status, 100..999 (default 200)"},
+    {NULL, "--delay", NULL, "DURATION", NULL,
+     "delay before each default-route response (0, 250us, 10ms, 1.5s, 2m, 1h; default 0)"},
+    {NULL, "--faults", NULL, "SPEC", NULL,
+     "inject at most one fault per request with these chances, e.g. reset=1%,close-body=0.5%,stall=0.1% "
+     "(sum <= 100%); faults: reset, close-headers, close-body, garbage, slow-headers, slow-body, stall, "
+     "huge-headers, early-hints"},
+    {NULL, "--seed", NULL, "N", NULL, "seed of the fault draw (default: from the time and pid)"},
+    {NULL, "--die-after", NULL, "DUR", NULL, "exit by itself DUR after it starts listening (e.g. 2s)"},
+    {NULL, "--echo-header", NULL, "NAME", NULL,
+     "count the requests with header NAME (any case) and its distinct values, in /stats' \"headers\" (up to 8 "
+     "names)"},
+    {NULL, "--echo-header-limit", NULL, "N", NULL,
+     "values each name's exact set holds (default 4000000); past it \"distinct\" is an estimate"},
+    {"-h", "--help", NULL, NULL, NULL, "show this help"},
+};
+
+const ll_flag_group ll_serve_flag_groups[1] = {{NULL, SERVE_FLAGS, (int)(sizeof(SERVE_FLAGS) / sizeof(SERVE_FLAGS[0]))}};
+
 static void usage(FILE *f) {
     fputs("usage: luaload serve [options]\n"
           "\n"
           "Runs a fast HTTP/1.1 keep-alive server to point load tests at; stops on\n"
           "SIGINT/SIGTERM (or --die-after) and prints what it counted on stderr.\n"
-          "\n"
-          "  --host ADDR        address to listen on (default 127.0.0.1; ::1 for IPv6)\n"
-          "  --port N           port (default 8080; 0 picks a free port)\n"
-          "  --threads N        worker threads (default: number of online CPUs)\n"
-          "  --body-size N      default route's body size, k/m suffixes (default 12:\n"
-          "                     \"hello world\\n\"; otherwise N 'x' bytes)\n"
-          "  --status N         default route's status, 100..999 (default 200)\n"
-          "  --delay DURATION   delay before each default-route response\n"
-          "                     (0, 250us, 10ms, 1.5s, 2m, 1h; default 0)\n"
-          "  --faults SPEC      inject at most one fault per request with these chances,\n"
-          "                     e.g. reset=1%,close-body=0.5%,stall=0.1% (sum <= 100%);\n"
-          "                     faults: reset, close-headers, close-body, garbage,\n"
-          "                     slow-headers, slow-body, stall, huge-headers, early-hints\n"
-          "  --seed N           seed of the fault draw (default: from the time and pid)\n"
-          "  --die-after DUR    exit by itself DUR after it starts listening (e.g. 2s)\n"
-          "  --echo-header NAME count the requests with header NAME (any case) and its\n"
-          "                     distinct values, in /stats' \"headers\" (up to 8 names)\n"
-          "  --echo-header-limit N\n"
-          "                     values each name's exact set holds (default 4000000);\n"
-          "                     past it \"distinct\" is an estimate\n"
-          "  -h, --help         show this help\n"
-          "\n"
+          "\n",
+          f);
+    ll_flag_usage(f, ll_serve_flag_groups, 1);
+    fputs("\n"
           "Routes (the query string is ignored):\n"
           "  /status/NNN   respond with status NNN\n"
           "  /bytes/N      respond with N bytes\n"
@@ -170,8 +180,11 @@ static int parse_args(serve_cfg *cfg, int argc, char **argv) {
         for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
             if (strlen(flags[k].name) == name_len && strncmp(arg, flags[k].name, name_len) == 0) f = &flags[k];
         if (!f) {
-            fprintf(stderr, "luaload serve: unknown %s '%s' (see luaload serve --help)\n",
-                    arg[0] == '-' ? "flag" : "argument", arg);
+            char name[64], hint[96] = "";
+            ll_flag_split(arg, name, sizeof(name));
+            if (arg[0] == '-') ll_flag_hint(hint, sizeof(hint), ll_serve_flag_groups, 1, name);
+            fprintf(stderr, "luaload serve: unknown %s '%s'%s (see luaload serve --help)\n",
+                    arg[0] == '-' ? "flag" : "argument", arg, hint);
             return LL_EXIT_CONFIG;
         }
         const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);

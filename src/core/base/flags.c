@@ -1,0 +1,114 @@
+/* flags.c -- looking up, suggesting and printing a command's flags (see
+ * flags.h). */
+#include "flags.h"
+
+#include <string.h>
+
+#define HELP_COLUMN 28
+#define LINE_WIDTH 100
+
+static int is(const ll_flag *f, const char *name) {
+    return (f->short_name && strcmp(f->short_name, name) == 0) || strcmp(f->name, name) == 0 ||
+           (f->alias && strcmp(f->alias, name) == 0);
+}
+
+const ll_flag *ll_flag_find(const ll_flag_group *groups, int ngroups, const char *name) {
+    for (int g = 0; g < ngroups; g++)
+        for (int i = 0; i < groups[g].n; i++)
+            if (is(&groups[g].flags[i], name)) return &groups[g].flags[i];
+    return NULL;
+}
+
+int ll_flag_distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 40 || m > 40) return 9;
+    int row[41];
+    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[m] > 9 ? 9 : row[m];
+}
+
+const char *ll_flag_nearest(const ll_flag_group *groups, int ngroups, const char *name) {
+    const char *best = NULL;
+    int best_d = 9;
+    size_t len = strlen(name);
+    if (len < 2) return NULL;
+    for (int g = 0; g < ngroups; g++) {
+        for (int i = 0; i < groups[g].n; i++) {
+            const ll_flag *f = &groups[g].flags[i];
+            const char *names[2] = {f->name, f->alias};
+            for (int k = 0; k < 2 && names[k]; k++) {
+                int d = ll_flag_distance(name, names[k]);
+                if (len >= 4 && strncmp(names[k], name, len) == 0) d = 1; /* "--summ" */
+                if (d < best_d) best_d = d, best = f->name;
+            }
+        }
+    }
+    size_t allowed = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    return best && (size_t)best_d <= allowed ? best : NULL;
+}
+
+const char *ll_flag_hint(char *buf, size_t len, const ll_flag_group *groups, int ngroups, const char *name) {
+    const char *near = ll_flag_nearest(groups, ngroups, name);
+    snprintf(buf, len, "%s%s%s", near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+    return buf;
+}
+
+const char *ll_flag_split(const char *arg, char *flag, size_t len) {
+    const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (n >= len) n = len - 1;
+    memcpy(flag, arg, n);
+    flag[n] = 0;
+    return eq ? eq + 1 : NULL;
+}
+
+/* text from column col to LINE_WIDTH, continued lines at HELP_COLUMN. */
+static void wrapped(FILE *f, const char *text, int col) {
+    const char *p = text;
+    while (*p) {
+        int room = LINE_WIDTH - col;
+        size_t n = strlen(p);
+        if ((int)n > room) {
+            n = (size_t)room;
+            while (n > 0 && p[n] != ' ') n--;
+            if (n == 0) n = strcspn(p, " ");
+        }
+        fprintf(f, "%.*s\n", (int)n, p);
+        p += n;
+        while (*p == ' ') p++;
+        if (*p) fprintf(f, "%*s", HELP_COLUMN, "");
+        col = HELP_COLUMN;
+    }
+}
+
+void ll_flag_usage(FILE *f, const ll_flag_group *groups, int ngroups) {
+    for (int g = 0; g < ngroups; g++) {
+        if (groups[g].title) fprintf(f, "\n%s:\n", groups[g].title);
+        for (int i = 0; i < groups[g].n; i++) {
+            const ll_flag *fl = &groups[g].flags[i];
+            char head[128];
+            int n = snprintf(head, sizeof(head), "  %s%s%s%s%s%s%s", fl->short_name ? fl->short_name : "",
+                             fl->short_name ? ", " : "    ", fl->name, fl->alias ? ", " : "",
+                             fl->alias ? fl->alias : "", fl->arg ? " " : "", fl->arg ? fl->arg : "");
+            fputs(head, f);
+            if (n + 1 >= HELP_COLUMN) {
+                fprintf(f, "\n%*s", HELP_COLUMN, "");
+                n = HELP_COLUMN;
+            } else {
+                fprintf(f, "%*s", HELP_COLUMN - n, "");
+            }
+            wrapped(f, fl->help, HELP_COLUMN);
+        }
+    }
+}

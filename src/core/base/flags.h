@@ -1,0 +1,47 @@
+/* flags.h -- a command's flags as a table: what parses them (is it a
+ * flag, does it take a value), its --help, the nearest flag to a mistyped
+ * one, and what shell completion and the command reference are made from
+ * (run/commands.c). Each command keeps its table beside its parser. */
+#ifndef LL_FLAGS_H
+#define LL_FLAGS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct ll_flag {
+    const char *short_name; /* "-u", or NULL */
+    const char *name;       /* "--vus" */
+    const char *alias;      /* another long name ("--insecure"), or NULL */
+    const char *arg;        /* the value's name ("N", "FILE"); NULL: a switch */
+    const char *values;     /* completion: the values, space-separated ("native curl"),
+                             * "@file", "@dir", or NULL: anything */
+    const char *help;       /* one sentence; wrapped when printed */
+} ll_flag;
+
+/* A group of a command's flags under a title (NULL: none). */
+typedef struct ll_flag_group {
+    const char *title;
+    const ll_flag *flags;
+    int n;
+} ll_flag_group;
+
+/* The flag of groups that name is ("-u", "--vus" or an alias); NULL when
+ * none is. */
+const ll_flag *ll_flag_find(const ll_flag_group *groups, int ngroups, const char *name);
+/* The long name nearest to name (an edit or two away, or a prefix of
+ * it), NULL when none is near. */
+const char *ll_flag_nearest(const ll_flag_group *groups, int ngroups, const char *name);
+/* " (did you mean --vus?)" for name into buf, or "" when no flag is near;
+ * returns buf. */
+const char *ll_flag_hint(char *buf, size_t len, const ll_flag_group *groups, int ngroups, const char *name);
+/* arg split into its flag ("--out" of "--out=json=x") and the value after
+ * '=' (NULL when none: the value is the next argument, if the flag takes
+ * one). */
+const char *ll_flag_split(const char *arg, char *flag, size_t len);
+/* The flags' help, one line each (long help wrapped under it), for --help. */
+void ll_flag_usage(FILE *f, const ll_flag_group *groups, int ngroups);
+/* The edit distance of a and b (insertions, deletions, substitutions),
+ * counted up to 9. */
+int ll_flag_distance(const char *a, const char *b);
+
+#endif
