@@ -67,7 +67,7 @@ const char *ll_engine_lib_dir(char *buf, size_t len) {
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) *slash = 0;
-        const char *rel[] = {"/../lib/lua", "/../share/luaload/lua"};
+        const char *rel[] = {"/../share/luaload/lua", "/../lib/lua"}; /* installed, then the source tree */
         for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
             char probe[4400];
             snprintf(buf, len, "%s%s", exe, rel[i]);
