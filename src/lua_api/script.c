@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <luajit.h>
+#include <lualib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -234,4 +235,17 @@ int ll_script_summary(ll_worker *w, const cJSON *data) {
 }
 
 
-const char *ll_script_luajit_version(void) { return LUAJIT_VERSION; }
+const char *ll_script_luajit_version(void) {
+    static char v[64];
+    lua_State *L = luaL_newstate(); /* the library's own jit.version, not the header's */
+    snprintf(v, sizeof(v), "%s", LUAJIT_VERSION);
+    if (!L) return v;
+    luaL_openlibs(L);
+    lua_getglobal(L, "jit");
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "version");
+        if (lua_isstring(L, -1)) snprintf(v, sizeof(v), "%s", lua_tostring(L, -1));
+    }
+    lua_close(L);
+    return v;
+}

@@ -34,6 +34,10 @@ for c in run merge k8s serve new inspect version completion clear-cache; do
   b=$("$LUALOAD" "$c" --help 2>&1); rb=$?
   expect_eq "help $c is $c --help (exit 0)" "$ra $rb $([[ "$a" == "$b" && "$a" == *usage* ]] && echo same)" "0 0 same"
 done
+run_ll help version --json
+expect_eq "help with more than a command: exit 104, runs nothing" "$RC $(wc -c <"$OUT")" "104 0"
+run_ll k8s --instances=2 "$T/none.lua"
+expect_match "k8s takes --flag=value too" "$ERR" 'none.lua'
 run_ll rnu script.lua
 expect_eq "a mistyped command: exit 104" "$RC" 104
 expect_match "a mistyped command: did you mean run?" "$ERR" "unknown command 'rnu' \(did you mean run\?\)"
@@ -84,6 +88,9 @@ for t in minimal protocols upload ci; do
   expect_cmp "the $t template made requests" "x >= 8" "$(jq '.metrics.http_reqs.count' "$T/$t.json")"
   expect_eq "the $t template's checks all pass" "$(jq '.metrics.checks.fails // 0' "$T/$t.json")" 0
 done
+mv "$T/sub/upload.lua" "$T/sub/moved.lua"
+run_ll run "sub/moved.lua" -q -e "BASE_URL=$URL" -i 2 -u 1
+expect_eq "the upload template still runs under another name" "$RC" 0
 expect_eq "new in sub/: .luarc.json beside the script" "$(test -f "$T/sub/.luarc.json" && echo yes)" yes
 expect_eq "the ci template's handle_summary wrote its file" "$(jq '.metrics.http_reqs.values.count' "$T/ci-summary.json")" \
   "$(jq '.metrics.http_reqs.count' "$T/ci.json")"

@@ -20,22 +20,23 @@ const ll_flag *ll_flag_find(const ll_flag_group *groups, int ngroups, const char
 }
 
 int ll_flag_distance(const char *a, const char *b) {
+    /* optimal string alignment: a swap of two neighbours ("--prot") is one edit */
     size_t n = strlen(a), m = strlen(b);
     if (n > 40 || m > 40) return 9;
-    int row[41];
-    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    int d[41][41];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
     for (size_t i = 1; i <= n; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
         for (size_t j = 1; j <= m; j++) {
-            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
     }
-    return row[m] > 9 ? 9 : row[m];
+    return d[n][m] > 9 ? 9 : d[n][m];
 }
 
 const char *ll_flag_nearest(const ll_flag_group *groups, int ngroups, const char *name) {
@@ -54,7 +55,7 @@ const char *ll_flag_nearest(const ll_flag_group *groups, int ngroups, const char
             }
         }
     }
-    size_t allowed = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    size_t allowed = len <= 6 ? 1 : len <= 10 ? 2 : 3;
     return best && (size_t)best_d <= allowed ? best : NULL;
 }
 

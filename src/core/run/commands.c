@@ -122,7 +122,7 @@ static int inspect_main(int argc, char **argv) {
         ll_flag_group scratch[3];
         int n;
         const ll_flag_group *g = groups_of(find_command("inspect"), &n, scratch);
-        puts("usage: luaload inspect [flags] SCRIPT.lua | URL\n"
+        puts("usage: luaload inspect [flags] SCRIPT.lua\n"
              "prints the options luaload run would use (the script's, then the environment's and the flags'),\n"
              "resolved, as JSON; the script's init code runs, no test does");
         ll_flag_usage(stdout, g, n);
@@ -152,13 +152,14 @@ static int inspect_main(int argc, char **argv) {
 static int clear_cache_main(int argc, char **argv) {
     argc--, argv++;
     const char *dir = argc == 1 ? argv[0] : argc == 2 && strcmp(argv[0], "--jwt-cache") == 0 ? argv[1] : NULL;
+    if (argc == 1 && strncmp(argv[0], "--jwt-cache=", 12) == 0) dir = argv[0] + 12;
     char def[4096], err[512];
     if (argc == 1 && (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)) {
         puts("usage: luaload clear-cache [DIR | --jwt-cache DIR]: removes the JWT token cache's files\n"
              "(default $XDG_CACHE_HOME/luaload/jwt, else ~/.cache/luaload/jwt)");
         return LL_EXIT_OK;
     }
-    if (argc > 2 || (argc > 0 && (!dir || dir[0] == '-'))) {
+    if (argc > 2 || (argc > 0 && (!dir || !*dir || dir[0] == '-'))) {
         fprintf(stderr, "luaload: clear-cache: expected no argument, a directory or --jwt-cache DIR\n");
         return LL_EXIT_CONFIG;
     }
@@ -180,8 +181,8 @@ static void md_flag(FILE *out, const ll_flag *f) {
     if (f->alias) fprintf(out, ", `%s`", f->alias);
     fputs(" | ", out);
     for (const char *p = f->help; *p; p++) {
-        if (*p == '|') fputs("\\|", out);
-        else fputc(*p, out);
+        if (strchr("|*_`<[\\", *p)) fputc('\\', out); /* Markdown's own characters, as text */
+        fputc(*p, out);
     }
     fputs(" |\n", out);
 }
@@ -222,7 +223,11 @@ static int help_main(int argc, char **argv) {
         return LL_EXIT_OK;
     }
     const command *c = argc == 2 ? find_command(argv[1]) : NULL;
-    if (!c) return ll_commands_main(argc, argv); /* says what is wrong */
+    if (!c && argc == 2 && argv[1][0] != '-') return ll_commands_main(argc, argv); /* an unknown command, named */
+    if (!c) {
+        fprintf(stderr, "luaload: help: expected a command or --markdown (luaload help [COMMAND] [--markdown])\n");
+        return LL_EXIT_CONFIG;
+    }
     if (c->main == help_main) {
         puts("usage: luaload help [COMMAND] [--markdown]");
         ll_flag_usage(stdout, HELP_GROUPS, 1);
@@ -282,7 +287,7 @@ static void bash(FILE *out) {
         const char *a = c->args;
         if (!a) fputs("    fi;;\n", out);
         else if (!strcmp(a, "@lua")) fputs("    else\n      COMPREPLY=($(compgen -f -X '!*.lua' -- \"$cur\") $(compgen -d -- \"$cur\"))\n    fi;;\n", out);
-        else if (!strcmp(a, "@hlog")) fputs("    else\n      COMPREPLY=($(compgen -f -X '!*.@(hlog|lua)' -- \"$cur\") $(compgen -d -- \"$cur\"))\n    fi;;\n", out);
+        else if (!strcmp(a, "@hlog")) fputs("    else\n      COMPREPLY=($(compgen -f -X '!*.hlog' -- \"$cur\") $(compgen -f -X '!*.lua' -- \"$cur\") $(compgen -d -- \"$cur\"))\n    fi;;\n", out);
         else if (!strcmp(a, "@file")) fputs("    else\n      COMPREPLY=($(compgen -f -- \"$cur\"))\n    fi;;\n", out);
         else if (!strcmp(a, "@dir")) fputs("    else\n      COMPREPLY=($(compgen -d -- \"$cur\"))\n    fi;;\n", out);
         else fprintf(out, "    else\n      COMPREPLY=($(compgen -W \"%s\" -- \"$cur\"))\n    fi;;\n", a);

@@ -615,7 +615,7 @@ int ll_engine_run(ll_config *cfg) {
     }
     run.quick_plan = plan;
     run.verbose = cfg->verbose;
-    if (cfg->console_output && !(run.console = fopen(cfg->console_output, "w"))) {
+    if (cfg->console_output && !cfg->inspect && !(run.console = fopen(cfg->console_output, "w"))) {
         fprintf(stderr, "luaload: --console-output: cannot write %s: %s\n", cfg->console_output, strerror(errno));
         rc = LL_EXIT_CONFIG;
         goto done;

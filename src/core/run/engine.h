@@ -7,8 +7,8 @@
 
 typedef struct cJSON cJSON;
 
-/* The shipped Lua library (lib/lua): beside the binary (../lib/lua,
- * ../share/luaload/lua), else the source tree's or the install prefix's;
+/* The shipped Lua library (lib/lua): beside the binary
+ * (../share/luaload/lua, then ../lib/lua), else the source tree's or the install prefix's;
  * in buf when found beside the binary. */
 const char *ll_engine_lib_dir(char *buf, size_t len);
 

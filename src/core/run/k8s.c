@@ -94,7 +94,9 @@ static int parse_args(int argc, char **argv, k8s_opts *o) {
     o->files = calloc((size_t)argc, sizeof(*o->files));
     if (!o->files) return LL_EXIT_FAILURE;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char flag[64];
+        const char *eqv = argv[i][0] == '-' ? ll_flag_split(argv[i], flag, sizeof(flag)) : NULL;
+        const char *a = eqv ? flag : argv[i], *v = eqv ? eqv : i + 1 < argc ? argv[i + 1] : NULL;
         const ll_flag *known = ll_flag_find(ll_k8s_flag_groups, 1, a);
         int takes = known && known->arg;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -110,7 +112,7 @@ static int parse_args(int argc, char **argv, k8s_opts *o) {
             fprintf(stderr, "luaload: k8s: flag %s needs a value\n", a);
             return LL_EXIT_CONFIG;
         }
-        if (takes) i++;
+        if (takes && !eqv) i++;
         char *end = NULL;
         if (strcmp(a, "-n") == 0 || strcmp(a, "--instances") == 0) {
             errno = 0;

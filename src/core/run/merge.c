@@ -542,7 +542,8 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
 enum { LINE_REQS, LINE_ITERS, POINT, CODE };
 
 typedef struct second_line {
-    int64_t second;
+    int64_t second;             /* the bin (of lines.bin_s seconds) its middle is in */
+    double mid;                 /* its middle, s after the earliest part's start */
     int part;
     int kind;
     double len_s;
@@ -556,6 +557,7 @@ typedef struct lines {
     second_line *v;
     size_t n, cap;
     int64_t t0_ms; /* the earliest part's start */
+    double longest; /* the longest point of the parts' series, s */
 } lines;
 
 static second_line *new_line(lines *ls, const part *p, int index, double start_s, double len_s, int kind) {
@@ -566,7 +568,7 @@ static second_line *new_line(lines *ls, const part *p, int index, double start_s
     second_line *l = &ls->v[ls->n++];
     memset(l, 0, sizeof(*l));
     double mid = (double)(count_at(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + start_s + len_s / 2;
-    l->second = mid > 0 ? (int64_t)mid : 0;
+    l->mid = mid > 0 ? mid : 0;
     l->part = index;
     l->kind = kind;
     l->len_s = len_s;
@@ -599,6 +601,7 @@ static int keep_points(merge *m, part *p, lines *ls) {
     for (int i = 0; i < n; i++) {
         double end = series_at(series, "t", i), dt = end - prev;
         if (!(dt > 0)) continue;
+        if (dt > ls->longest) ls->longest = dt;
         second_line *l = new_line(ls, p, (int)(p - m->parts), prev, dt, POINT);
         double reqs = series_at(series, "reqs", i) * dt;
         l->pt = (ll_timeline_point){reqs, series_at(series, "iters", i) * dt, {0, 0, 0, 0}, 1,
@@ -628,16 +631,22 @@ static int by_second(const void *a, const void *b) {
     return x->part < y->part ? -1 : x->part > y->part;
 }
 
-/* The series of the whole test, a point per second: its latency
- * percentiles from every part's intervals; its requests, iterations, VUs,
- * failed requests, bytes and codes added over the parts' series (a part's
- * VUs: its highest in the second). A part without a series (a log without
- * its report) leaves those unknown, the rates then from the intervals. */
+/* The series of the whole test, a point per bin of a second (or of the
+ * parts' longest point, in powers of two, for a long run whose series had
+ * their neighbours merged, so that no part's point straddles two bins): its
+ * latency percentiles from every part's intervals; its requests,
+ * iterations, VUs, failed requests, bytes and codes added over the parts'
+ * series (a part's VUs: its highest in the bin). A part without a series
+ * (a log without its report) leaves those unknown, the counts then from
+ * the intervals. */
 static int merged_timeline(merge *m, ll_timeline *tl) {
-    lines ls = {NULL, 0, 0, earliest_start_ms(m)};
+    lines ls = {NULL, 0, 0, earliest_start_ms(m), 0};
     int rc = 0, full = 1;
     for (int i = 0; !rc && i < m->n; i++) rc = read_log(m, &m->parts[i], keep_line, &ls);
     for (int i = 0; !rc && i < m->n; i++) full &= keep_points(m, &m->parts[i], &ls) == 0;
+    double bin = 1;
+    while (bin * 1.25 < ls.longest && bin < 65536) bin *= 2;
+    for (size_t i = 0; i < ls.n; i++) ls.v[i].second = (int64_t)(ls.v[i].mid / bin);
     qsort(ls.v, ls.n, sizeof(*ls.v), by_second);
     ll_histogram *sum = ll_histogram_new(m->like->lowest, m->like->highest, m->like->sig_digits);
     static const double pcts[4] = {50, 90, 95, 99};
@@ -659,16 +668,15 @@ static int merged_timeline(merge *m, ll_timeline *tl) {
             }
             if (l->kind != LINE_REQS && l->kind != LINE_ITERS) continue;
             ll_histogram *h = ll_hdr_codec_decode(l->b64, strlen(l->b64), m->like, why, sizeof(why));
-            double len = l->len_s > 0.05 ? l->len_s : 1.0;
             if (!h) rc = fail(m, "html: %s", why);
-            else if (l->kind == LINE_ITERS) lines_pt.iters += (double)h->total_count / len;
-            else lines_pt.reqs += (double)h->total_count / len, ll_histogram_merge(sum, h);
+            else if (l->kind == LINE_ITERS) lines_pt.iters += (double)h->total_count;
+            else lines_pt.reqs += (double)h->total_count, ll_histogram_merge(sum, h);
             ll_histogram_free(h);
         }
         if (!full) pt = lines_pt;
         for (int k = 0; k < 4; k++) pt.lat_us[k] = ll_histogram_percentile(sum, pcts[k]);
         if (rc) break;
-        ll_timeline_add(tl, (double)sec, 1.0, &pt);
+        ll_timeline_add(tl, (double)sec * bin, bin, &pt);
         for (size_t k = first; full && k < i; k++)
             if (ls.v[k].kind == CODE) ll_timeline_add_code(tl, ls.v[k].code_kind, ls.v[k].code, ls.v[k].count);
     }

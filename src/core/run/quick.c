@@ -20,7 +20,7 @@
 #include "duration.h"
 #include "http_req.h"
 
-const ll_flag ll_quick_flags[LL_QUICK_NFLAGS] = {
+const ll_flag ll_quick_flags[] = { /* as many as quick.h says, or the two types conflict */
     {"-t", "--time", NULL, "D", NULL, "the same as -d"},
     {"-r", "--requests", NULL, "N", NULL, "N requests in all; with -d spread evenly over it (open model)"},
     {NULL, "--rate", NULL, "R", NULL, "R requests/s (open model), for -d or until -r are sent"},

@@ -26,7 +26,8 @@ int ll_script_open(ll_worker *w);
  * the script's own state is lost. Returns 0, or an exit code. */
 int ll_script_open_bare(ll_worker *w);
 void ll_script_close(ll_worker *w);
-/* "LuaJIT 2.1.0-beta3": the Lua that runs the scripts. */
+/* "LuaJIT 2.1.0-beta3": the Lua that runs the scripts (the library's
+ * jit.version; not thread-safe, for luaload version). */
 const char *ll_script_luajit_version(void);
 
 /* Asks the Lua code running in w's state to stop: from any thread, at any

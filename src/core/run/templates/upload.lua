@@ -18,8 +18,7 @@ options = {
 }
 
 -- init code: the file is read once per worker here, for the form and its digest
-local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local path = ll.env.UPLOAD_FILE or (here .. "@NAME@")
+local path = ll.env.UPLOAD_FILE or debug.getinfo(1, "S").source:sub(2) -- "@path" of this script
 local f = assert(io.open(path, "rb"))
 local contents = f:read("*a")
 f:close()
