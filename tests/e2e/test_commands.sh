@@ -164,7 +164,7 @@ if command -v fish >/dev/null; then
     "$(fish -c "source $T/luaload.fish; complete -C 'luaload run --transport '" | cut -f1 | sort | tr '\n' ' ')" "curl native "
   expect_eq "fish: completes commands" "$(fish -c "source $T/luaload.fish; complete -C 'luaload ins'" | cut -f1)" inspect
 fi
-expect_match "zsh: the flags' help" <("$LUALOAD" completion zsh) "'\*--vus\[virtual users \(default 1\)\]:N: '"
+expect_match "zsh: the flags' help" <("$LUALOAD" completion zsh) "'\*--vus=\[virtual users \(default 1\)\]:N: '"
 expect_match "fish: the flags' values" <("$LUALOAD" completion fish) "-l transport -x -a 'native curl'"
 run_ll completion tcsh
 expect_eq "completion: an unknown shell: exit 104" "$RC" 104

@@ -349,7 +349,8 @@ static void zsh(FILE *out) {
                 const char *names[3] = {f->short_name, f->name, f->alias};
                 for (int m = 0; m < 3; m++) {
                     if (!names[m]) continue;
-                    fprintf(out, " \\\n      '*%s[", names[m]); /* '*': it may come again */
+                    /* '*': it may come again; "--out=": its value after '=' or as the next word */
+                    fprintf(out, " \\\n      '*%s%s[", names[m], f->arg && m > 0 ? "=" : "");
                     zsh_text(out, f->help);
                     fputs("]", out);
                     if (f->arg) {

@@ -109,6 +109,10 @@ int ll_new_main(int argc, char **argv) {
                     ll_flag_hint(hint, sizeof(hint), ll_new_flag_groups, 1, flag));
             return LL_EXIT_CONFIG;
         }
+        if (f && !f->arg && v) {
+            fprintf(stderr, "luaload: new: flag %s takes no value\n", flag);
+            return LL_EXIT_CONFIG;
+        }
         if (f && f->arg && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "luaload: new: flag %s needs a value\n", flag);
