@@ -61,4 +61,9 @@ expect_eq "a bad period: exit 104" "$RC" 104
 expect_match "a bad period: says so" "$ERR" "web-dashboard: period 'soon'"
 run_ll run "$S" -q --no-summary -d 1s -o "web-dashboard=port=99999"
 expect_eq "a bad port: exit 104" "$RC" 104
+K6_WEB_DASHBOARD=yes run_ll run "$S" -q --no-summary -d 1s
+expect_eq "K6_WEB_DASHBOARD=yes (not a boolean to k6 either): exit 104" "$RC" 104
+expect_match "K6_WEB_DASHBOARD=yes: says so" "$ERR" "K6_WEB_DASHBOARD: 'yes' is not a boolean"
+K6_WEB_DASHBOARD=False run_ll run "$S" -q --no-summary -i 1 -u 1
+expect_eq "K6_WEB_DASHBOARD=False: no dashboard, exit 0" "$RC $(grep -c 'web dashboard on' "$ERR")" "0 0"
 finish

@@ -59,6 +59,16 @@ const char *ll_flag_nearest(const ll_flag_group *groups, int ngroups, const char
     return best && (size_t)best_d <= allowed ? best : NULL;
 }
 
+int ll_flag_bool(const char *v) {
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    for (int i = 0; v && i < 6; i++) {
+        if (strcmp(v, yes[i]) == 0) return 1;
+        if (strcmp(v, no[i]) == 0) return 0;
+    }
+    return -1;
+}
+
 const char *ll_flag_hint(char *buf, size_t len, const ll_flag_group *groups, int ngroups, const char *name) {
     const char *near = ll_flag_nearest(groups, ngroups, name);
     snprintf(buf, len, "%s%s%s", near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");

@@ -40,6 +40,10 @@ const char *ll_flag_hint(char *buf, size_t len, const ll_flag_group *groups, int
 const char *ll_flag_split(const char *arg, char *flag, size_t len);
 /* The flags' help, one line each (long help wrapped under it), for --help. */
 void ll_flag_usage(FILE *f, const ll_flag_group *groups, int ngroups);
+/* v as a boolean the way k6 reads its flags and K6_* variables (Go's
+ * strconv.ParseBool): 1, t, T, TRUE, true, True are 1; 0, f, F, FALSE,
+ * false, False are 0; anything else (NULL too) is -1. */
+int ll_flag_bool(const char *v);
 /* The edit distance of a and b (insertions, deletions, substitutions),
  * counted up to 9. */
 int ll_flag_distance(const char *a, const char *b);

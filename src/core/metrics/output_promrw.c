@@ -26,6 +26,7 @@
 
 #include "buf.h"
 #include "duration.h"
+#include "flags.h"
 #include "histogram.h"
 #include "loop.h"
 #include "output.h"
@@ -70,17 +71,10 @@ typedef struct promrw_sink {
 static int env_bool(const char *name, int *out, char *err, size_t errlen) {
     const char *v = getenv(name);
     if (!v) return 0;
-    if (!strcmp(v, "1") || !strcmp(v, "t") || !strcmp(v, "T") || !strcmp(v, "true") || !strcmp(v, "TRUE") ||
-        !strcmp(v, "True")) {
-        *out = 1;
-    } else if (!strcmp(v, "0") || !strcmp(v, "f") || !strcmp(v, "F") || !strcmp(v, "false") || !strcmp(v, "FALSE") ||
-               !strcmp(v, "False")) {
-        *out = 0;
-    } else {
-        snprintf(err, errlen, "%s: '%s' is not a boolean (true or false)", name, v);
-        return -1;
-    }
-    return 0;
+    *out = ll_flag_bool(v);
+    if (*out >= 0) return 0;
+    snprintf(err, errlen, "%s: '%s' is not a boolean (true or false)", name, v);
+    return -1;
 }
 
 /* "p(99)" -> "p99", "p(99.9)" -> "p999"; others as they are. */

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 
 #include "buf.h"
 #include "duration.h"
+#include "flags.h"
 #include "listen.h"
 #include "report.h"
 #include "xmalloc.h"
@@ -57,10 +57,6 @@ struct ll_dashboard {
     int nclients;
 };
 
-static int is_true(const char *v) {
-    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcmp(v, "t"));
-}
-
 /* value of key in "a=1&b=2" (copied into out), or NULL. */
 static const char *param(const char *params, const char *key, char *out, size_t len) {
     size_t kn = strlen(key);
@@ -81,7 +77,12 @@ int ll_dashboard_read_settings(const ll_config *cfg, ll_dashboard_settings *s, c
     for (int i = 0; i < cfg->noutputs; i++)
         if (!strncmp(cfg->outputs[i], "web-dashboard", 13) && (!cfg->outputs[i][13] || cfg->outputs[i][13] == '='))
             spec = cfg->outputs[i];
-    if (!spec && !is_true(getenv("K6_WEB_DASHBOARD"))) return 0;
+    const char *env = getenv("K6_WEB_DASHBOARD");
+    if (!spec && env && *env && ll_flag_bool(env) < 0) {
+        snprintf(err, errlen, "K6_WEB_DASHBOARD: '%s' is not a boolean (true or false)", env);
+        return -1;
+    }
+    if (!spec && ll_flag_bool(env) != 1) return 0;
     s->on = 1;
     const char *params = spec && spec[13] == '=' ? spec + 14 : NULL;
     char buf[1024];
