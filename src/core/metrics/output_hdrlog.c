@@ -9,6 +9,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,4 +278,11 @@ int ll_hdrlog_close(ll_hdrlog *l, const ll_shard *total, double t_s, const ll_th
     cJSON_Delete(j);
     hdrlog_free(l);
     return rc;
+}
+
+int64_t ll_hdrlog_count(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    return isfinite(d) && d >= 0 && d <= 9007199254740992.0 && d == floor(d) ? (int64_t)d : -1;
 }

@@ -56,5 +56,9 @@ int ll_hdrlog_close(ll_hdrlog *l, const ll_shard *total, double t_s, const ll_th
 /* The tag a metric's lines carry: its name with the characters a log line
  * cannot hold in a tag (',', ' ', control bytes) as '_'. */
 void ll_hdrlog_tag(const char *name, char *out, size_t len);
+/* A count in a sidecar (luaload merge reads them): key's value in o as a
+ * whole number from 0 to 2^53 (what a double holds exactly); 0 when o has
+ * no key, -1 when it is anything else. */
+int64_t ll_hdrlog_count(const cJSON *o, const char *key);
 
 #endif

@@ -81,15 +81,6 @@ static double num_at(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0;
 }
 
-#define COUNT_MAX 9007199254740992.0 /* 2^53: a count a double holds exactly */
-
-/* A count in the sidecar: a whole number from 0 to 2^53, or -1. */
-static int64_t count_at(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v) return 0;
-    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
-    return isfinite(d) && d >= 0 && d <= COUNT_MAX && d == floor(d) ? (int64_t)d : -1;
-}
 
 static int bool_at(const cJSON *o, const char *key) { return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key)); }
 
@@ -256,21 +247,21 @@ static int read_values(merge *m, part *p) {
         switch (m->reg->metrics[id].type) {
         case LL_COUNTER:
             v->sum = num_at(e, "sum");
-            v->total = count_at(e, "samples");
+            v->total = ll_hdrlog_count(e, "samples");
             break;
         case LL_GAUGE:
             v->sum = num_at(e, "value");
             v->min = num_at(e, "min");
             v->max = num_at(e, "max");
-            v->total = count_at(e, "samples");
+            v->total = ll_hdrlog_count(e, "samples");
             v->stamp = num_at(e, "set_unix_ns") > 0 ? (uint64_t)num_at(e, "set_unix_ns") : 0;
             break;
         case LL_RATE:
-            v->passes = count_at(e, "passes");
-            v->total = count_at(e, "total");
+            v->passes = ll_hdrlog_count(e, "passes");
+            v->total = ll_hdrlog_count(e, "total");
             break;
         case LL_TREND:
-            if (count_at(e, "count") < 0) v->total = -1;
+            if (ll_hdrlog_count(e, "count") < 0) v->total = -1;
             break;
         }
         if (v->total < 0 || v->passes < 0 || v->passes > v->total)
@@ -287,7 +278,7 @@ static int read_values(merge *m, part *p) {
         const char *group = str_at(c, "group"), *name = str_at(c, "name");
         if (!group || !name) return fail(m, "%s: a check without a group or name", p->side_path);
         int id = ll_registry_check(m->reg, group, name);
-        int64_t passes = count_at(c, "passes"), fails = count_at(c, "fails");
+        int64_t passes = ll_hdrlog_count(c, "passes"), fails = ll_hdrlog_count(c, "fails");
         if (id < 0) return fail(m, "out of memory");
         if (passes < 0 || fails < 0) return fail(m, "%s: check %s has bad counts", p->side_path, name);
         ll_shard_check_counts(p->shard, id, passes, fails);
@@ -297,9 +288,9 @@ static int read_values(merge *m, part *p) {
 
 /* When the first part started (Unix ms): the whole test's start. */
 static int64_t earliest_start_ms(const merge *m) {
-    int64_t t0 = m->n ? count_at(m->parts[0].side, "start_unix_ms") : 0;
+    int64_t t0 = m->n ? ll_hdrlog_count(m->parts[0].side, "start_unix_ms") : 0;
     for (int i = 1; i < m->n; i++)
-        if (count_at(m->parts[i].side, "start_unix_ms") < t0) t0 = count_at(m->parts[i].side, "start_unix_ms");
+        if (ll_hdrlog_count(m->parts[i].side, "start_unix_ms") < t0) t0 = ll_hdrlog_count(m->parts[i].side, "start_unix_ms");
     return t0;
 }
 
@@ -403,7 +394,7 @@ static int finish_trends(merge *m, part *p) {
         if (m->reg->metrics[id].type != LL_TREND) continue;
         const cJSON *e = cJSON_GetArrayItem(ms, i);
         ll_histogram *h = ll_shard_value(p->shard, id)->hist;
-        int64_t want = count_at(e, "count"), have = h ? h->total_count : 0;
+        int64_t want = ll_hdrlog_count(e, "count"), have = h ? h->total_count : 0;
         if (want != have) {
             snprintf(m->err, sizeof(m->err), "%s: %lld samples of %s, but %s counts %lld (a truncated log?)", p->log,
                      (long long)have, m->reg->metrics[id].name, p->side_path, (long long)want);
@@ -411,8 +402,8 @@ static int finish_trends(merge *m, part *p) {
         }
         if (!h) continue;
         h->sum = num_at(e, "sum");
-        h->min = count_at(e, "min");
-        h->max = count_at(e, "max");
+        h->min = ll_hdrlog_count(e, "min");
+        h->max = ll_hdrlog_count(e, "max");
         if (h->min < 0 || h->max < h->min)
             return fail(m, "%s: %s has a bad min or max", p->side_path, m->reg->metrics[id].name);
     }
@@ -461,7 +452,7 @@ static void out_sample(out *o, const ll_registry *reg, int id, double value, int
 static int out_interval(merge *m, part *p, const interval *iv, void *ud) {
     out *o = ud;
     if (m->reg->metrics[iv->id].parent >= 0) return 0;
-    int64_t start_ms = count_at(p->side, "start_unix_ms");
+    int64_t start_ms = ll_hdrlog_count(p->side, "start_unix_ms");
     int64_t at = start_ms * 1000000 + (int64_t)((iv->start_s + iv->len_s / 2) * 1e9);
     for (int32_t i = 0; i < iv->h->counts_len; i++)
         for (int64_t k = 0; k < iv->h->counts[i]; k++)
@@ -567,7 +558,7 @@ static second_line *new_line(lines *ls, const part *p, int index, double start_s
     }
     second_line *l = &ls->v[ls->n++];
     memset(l, 0, sizeof(*l));
-    double mid = (double)(count_at(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + start_s + len_s / 2;
+    double mid = (double)(ll_hdrlog_count(p->side, "start_unix_ms") - ls->t0_ms) / 1000.0 + start_s + len_s / 2;
     l->mid = mid > 0 ? mid : 0;
     l->part = index;
     l->kind = kind;

@@ -8,13 +8,13 @@
 #include "tally.h"
 
 #include <cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hdr_codec.h"
 #include "metrics.h"
+#include "output_hdrlog.h"
 #include "xmalloc.h"
 
 #define NAME_SIG_DIGITS 2
@@ -146,13 +146,9 @@ cJSON *ll_tally_names_save(const ll_tally *t) {
     return a;
 }
 
-/* A whole count from 0 to 2^53 at key of o, or -1. */
+/* A count of a row (ll_hdrlog_count), -1 when it is missing too. */
 static int64_t count_at(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0) ||
-        v->valuedouble != floor(v->valuedouble))
-        return -1;
-    return (int64_t)v->valuedouble;
+    return cJSON_GetObjectItemCaseSensitive(o, key) ? ll_hdrlog_count(o, key) : -1;
 }
 
 int ll_tally_names_load(ll_tally *t, const cJSON *rows, char *err, size_t errlen) {
