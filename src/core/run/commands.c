@@ -51,47 +51,38 @@ typedef struct command {
     const char *summary;
     const char *args;     /* completion of its arguments: "@lua", "@hlog", "@file", words, or NULL */
     int (*main)(int argc, char **argv);
+    const ll_flag_group *groups; /* its flags (the parser's own table); inspect's are made by groups_of */
+    int ngroups;
 } command;
 
 static const command COMMANDS[] = {
-    {"run", "[flags] SCRIPT.lua | URL", "run a load test (a script, or a URL: quick mode)", "@lua", run_main},
+    {"run", "[flags] SCRIPT.lua | URL", "run a load test (a script, or a URL: quick mode)", "@lua", run_main, ll_cli_run_groups, 2},
     {"inspect", "[flags] SCRIPT.lua", "print the options a run would use, resolved, as JSON (k6 inspect)", "@lua",
-     inspect_main},
+     inspect_main, NULL, 3},
     {"new", "[FILE] [--template NAME] [--force]", "write a commented, runnable script (and .luarc.json)", "@file",
-     ll_new_main},
-    {"merge", "[flags] [SCRIPT.lua] PART.hlog...", "add up the parts of a split test", "@hlog", ll_merge_main},
+     ll_new_main, ll_new_flag_groups, 1},
+    {"merge", "[flags] [SCRIPT.lua] PART.hlog...", "add up the parts of a split test", "@hlog", ll_merge_main, ll_cli_merge_groups, 1},
     {"k8s", "SCRIPT.lua --instances N [flags] [-- RUN FLAGS]", "Kubernetes manifests that run a test in N parts",
-     "@lua", ll_k8s_main},
-    {"serve", "[flags]", "start the built-in target server", NULL, ll_serve_main},
-    {"completion", "bash | zsh | fish", "print a shell completion script", "bash zsh fish", completion_main},
-    {"version", "[--json]", "print luaload's version and its libraries'", NULL, ll_version_main},
-    {"clear-cache", "[DIR | --jwt-cache DIR]", "remove the JWT token cache", "@dir", clear_cache_main},
+     "@lua", ll_k8s_main, ll_k8s_flag_groups, 1},
+    {"serve", "[flags]", "start the built-in target server", NULL, ll_serve_main, ll_serve_flag_groups, 1},
+    {"completion", "bash | zsh | fish", "print a shell completion script", "bash zsh fish", completion_main, NULL, 0},
+    {"version", "[--json]", "print luaload's version and its libraries'", NULL, ll_version_main, ll_version_flag_groups, 1},
+    {"clear-cache", "[DIR | --jwt-cache DIR]", "remove the JWT token cache", "@dir", clear_cache_main, CLEAR_GROUPS, 1},
     {"help", "[COMMAND] [--markdown]", "show a command's help (the same as COMMAND --help)",
-     "run inspect new merge k8s serve completion version clear-cache help", help_main},
+     "run inspect new merge k8s serve completion version clear-cache help", help_main, HELP_GROUPS, 1},
 };
 #define NCOMMANDS (int)(sizeof(COMMANDS) / sizeof(COMMANDS[0]))
 
-/* The flag groups of command c (n of them). */
+/* The flag groups of command c (n of them): its table's, and for inspect
+ * its own flag then run's (scratch holds them). */
 static const ll_flag_group *groups_of(const command *c, int *n, ll_flag_group *scratch) {
-    const char *name = c->name;
-    *n = 1;
-    if (!strcmp(name, "run")) return *n = 2, ll_cli_run_groups;
-    if (!strcmp(name, "merge")) return ll_cli_merge_groups;
-    if (!strcmp(name, "k8s")) return ll_k8s_flag_groups;
-    if (!strcmp(name, "serve")) return ll_serve_flag_groups;
-    if (!strcmp(name, "new")) return ll_new_flag_groups;
-    if (!strcmp(name, "version")) return ll_version_flag_groups;
-    if (!strcmp(name, "clear-cache")) return CLEAR_GROUPS;
-    if (!strcmp(name, "help")) return HELP_GROUPS;
-    if (!strcmp(name, "inspect")) {
-        scratch[0] = (ll_flag_group){NULL, INSPECT_FLAGS, 1};
-        scratch[1] = ll_cli_run_groups[0];
-        scratch[1].title = "the flags of luaload run, resolved as run would";
-        scratch[2] = ll_cli_run_groups[1];
-        return *n = 3, scratch;
-    }
-    *n = 0;
-    return NULL;
+    *n = c->ngroups;
+    if (c->groups || c->main != inspect_main) return c->groups;
+    scratch[0] = (ll_flag_group){NULL, INSPECT_FLAGS, 1};
+    scratch[1] = ll_cli_run_groups[0];
+    scratch[1].title = "the flags of luaload run, resolved as run would";
+    scratch[2] = ll_cli_run_groups[1];
+    return scratch;
 }
 
 static const command *find_command(const char *name) {
