@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "exit.h"
+
 #define HELP_COLUMN 28
 #define LINE_WIDTH 100
 
@@ -73,6 +75,13 @@ const char *ll_flag_hint(char *buf, size_t len, const ll_flag_group *groups, int
     const char *near = ll_flag_nearest(groups, ngroups, name);
     snprintf(buf, len, "%s%s%s", near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
     return buf;
+}
+
+int ll_flag_unknown(const char *cmd, const char *what, const char *name, const ll_flag_group *groups, int ngroups) {
+    char hint[96];
+    fprintf(stderr, "luaload: %s: unknown %s %s%s (see luaload %s --help)\n", cmd, what, name,
+            ll_flag_hint(hint, sizeof(hint), groups, ngroups, name), cmd);
+    return LL_EXIT_CONFIG;
 }
 
 const char *ll_flag_split(const char *arg, char *flag, size_t len) {

@@ -34,6 +34,9 @@ const char *ll_flag_nearest(const ll_flag_group *groups, int ngroups, const char
 /* " (did you mean --vus?)" for name into buf, or "" when no flag is near;
  * returns buf. */
 const char *ll_flag_hint(char *buf, size_t len, const ll_flag_group *groups, int ngroups, const char *name);
+/* "luaload: CMD: unknown WHAT NAME (did you mean ...?) (see luaload CMD
+ * --help)" on stderr; returns LL_EXIT_CONFIG. */
+int ll_flag_unknown(const char *cmd, const char *what, const char *name, const ll_flag_group *groups, int ngroups);
 /* arg split into its flag ("--out" of "--out=json=x") and the value after
  * '=' (NULL when none: the value is the next argument, if the flag takes
  * one). */

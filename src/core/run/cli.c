@@ -172,14 +172,6 @@ static int takes_value(const char *flag) {
     return f && f->arg;
 }
 
-/* An unknown flag of command cmd, with the nearest one of groups. */
-static int unknown_flag(const char *cmd, const char *flag, const ll_flag_group *groups, int n) {
-    char hint[96];
-    fprintf(stderr, "luaload: %s: unknown flag %s%s (see luaload %s --help)\n", cmd, flag,
-            ll_flag_hint(hint, sizeof(hint), groups, n, flag), cmd);
-    return LL_EXIT_CONFIG;
-}
-
 /* The flags and the script or URL of argv[1..argc-1] into cfg. */
 static int parse_args(int argc, char **argv, ll_config *cfg) {
     for (int i = 1; i < argc; i++) {
@@ -301,7 +293,7 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
         } else if (ll_flag_find(&ll_cli_run_groups[1], 1, flag)) {
             rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
-            return unknown_flag(argv[0], flag, ll_cli_run_groups, 2);
+            return ll_flag_unknown(argv[0], "flag", flag, ll_cli_run_groups, 2);
         } else if (cfg->script_path || cfg->quick_url) {
             fprintf(stderr, "luaload: more than one script or URL given: '%s'\n", a);
             return LL_EXIT_CONFIG;
@@ -416,7 +408,7 @@ int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int
             merge_usage(stdout);
             rc = -1;
         } else if (a[0] == '-' && a[1] && !ll_flag_find(ll_cli_merge_groups, 1, flag)) {
-            rc = unknown_flag("merge", flag, ll_cli_merge_groups, 1);
+            rc = ll_flag_unknown("merge", "flag", flag, ll_cli_merge_groups, 1);
         } else if (a[0] == '-' && a[1]) {
             rest[nrest++] = argv[i];
             if (!eq && takes_value(flag) && i + 1 < argc) rest[nrest++] = argv[++i];

@@ -103,12 +103,7 @@ int ll_new_main(int argc, char **argv) {
         char flag[64];
         const char *v = ll_flag_split(argv[i], flag, sizeof(flag));
         const ll_flag *f = argv[i][0] == '-' && argv[i][1] ? ll_flag_find(ll_new_flag_groups, 1, flag) : NULL;
-        if (argv[i][0] == '-' && argv[i][1] && !f) {
-            char hint[96];
-            fprintf(stderr, "luaload: new: unknown flag %s%s (see luaload new --help)\n", flag,
-                    ll_flag_hint(hint, sizeof(hint), ll_new_flag_groups, 1, flag));
-            return LL_EXIT_CONFIG;
-        }
+        if (argv[i][0] == '-' && argv[i][1] && !f) return ll_flag_unknown("new", "flag", flag, ll_new_flag_groups, 1);
         if (f && !f->arg && v) {
             fprintf(stderr, "luaload: new: flag %s takes no value\n", flag);
             return LL_EXIT_CONFIG;

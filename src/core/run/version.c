@@ -74,10 +74,7 @@ int ll_version_main(int argc, char **argv) {
             ll_flag_usage(stdout, ll_version_flag_groups, 1);
             return LL_EXIT_OK;
         } else {
-            char hint[96];
-            fprintf(stderr, "luaload: version: unknown argument %s%s (see luaload version --help)\n", argv[i],
-                    ll_flag_hint(hint, sizeof(hint), ll_version_flag_groups, 1, argv[i]));
-            return LL_EXIT_CONFIG;
+            return ll_flag_unknown("version", "argument", argv[i], ll_version_flag_groups, 1);
         }
     }
     cJSON *o = versions();
