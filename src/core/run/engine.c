@@ -627,7 +627,7 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = cfg->inspect ? 0 : ll_results_open(&results, cfg, run.reg, &other_outputs); /* inspect writes nothing */
     if (rc) goto done;
-    run.tally_names = ll_results_want_names(results);
+    run.tally_names = ll_results_wanted(results);
     rc = life_run(&run, &life, &life_lost, step_init, &step, 0);
     if (atomic_load(&run.interrupt)) {
         fprintf(stderr, "luaload: interrupted by a signal while running the script's init code\n");

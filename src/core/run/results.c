@@ -194,7 +194,7 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
 }
 
 int ll_results_identify(ll_results *r, const ll_config *cfg) {
-    if (r && r->timeline) add_scenario_metrics(r, cfg);
+    if (r) add_scenario_metrics(r, cfg);
     if (!r || !r->hdrlog) return 0;
     char err[1024], *whole = ll_options_json(cfg); /* before the split: what every part shares */
     r->identity = whole ? ll_identity_json(cfg, whole, err, sizeof(err)) : NULL;
@@ -227,16 +227,11 @@ int ll_results_start(ll_results *r, const ll_run *run) {
 
 int ll_results_wanted(const ll_results *r) { return r != NULL; }
 
-int ll_results_want_names(const ll_results *r) { return r && r->timeline; }
-
-
 void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const ll_tally *tally) {
     if (!r) return;
     if (r->hdrlog) ll_hdrlog_interval(r->hdrlog, snap, t_s); /* a write error is reported at the end */
-    if (r->timeline) {
-        ll_timeline_tick(r->timeline, snap, t_s);
-        ll_timeline_codes(r->timeline, tally);
-    }
+    ll_timeline_tick(r->timeline, snap, t_s);
+    ll_timeline_codes(r->timeline, tally);
     if (r->dashboard && t_s >= r->next_push_s) {
         push_dashboard(r, snap, t_s, tally);
         while (r->next_push_s <= t_s) r->next_push_s += (double)r->dash.period_us / 1e6;

@@ -22,10 +22,9 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
 int ll_results_identify(ll_results *r, const ll_config *cfg);
 /* At the scenarios' start (run->t0). */
 int ll_results_start(ll_results *r, const ll_run *run);
-/* Whether the engine must merge snapshots every second for them. */
+/* Whether the engine must merge snapshots every second for them, and the
+ * workers count requests by name (the report's table, a part's sidecar). */
 int ll_results_wanted(const ll_results *r);
-/* Whether the workers must count requests by name (the report's table). */
-int ll_results_want_names(const ll_results *r);
 /* Every second: the merged snapshot, taken t_s after the start, and the
  * workers' tallies so far (or NULL). */
 void ll_results_tick(ll_results *r, const ll_shard *snap, double t_s, const ll_tally *tally);
