@@ -1,5 +1,6 @@
 /* test_loop.c -- the epoll loop and its timer heap (src/core/base/loop.c):
- * deadline order, zero-delay and self re-arming timers, stopping and
+ * deadline order, zero-delay (next-turn list) and self re-arming timers,
+ * absolute deadlines, stopping and
  * re-arming from callbacks, restarts, a 10,000-timer run checked against a
  * reference model, and fd watching on pipes. No sockets; every timer is
  * 0-2 ms, so the whole test waits a few milliseconds at most. */
@@ -82,9 +83,10 @@ static void test_deadline_order(void) {
     int armed_ok = 1;
     for (int i = 0; i < N; i++) {
         uint64_t want = (uint64_t)delay_of[i] * STEP_US * 1000ull;
-        armed_ok &= x[i].t.heap_index >= 0 && x[i].t.deadline_ns >= t0 + want && x[i].t.deadline_ns <= t1 + want;
+        if (!want) armed_ok &= x[i].t.heap_index == LL_TIMER_SOON; /* no delay: the next-turn list */
+        else armed_ok &= ll_loop_timer_armed(&x[i].t) && x[i].t.deadline_ns >= t0 + want && x[i].t.deadline_ns <= t1 + want;
     }
-    tu_check(armed_ok, "order: 50 timers armed with deadline = start time + delay");
+    tu_check(armed_ok, "order: 50 timers armed with deadline = start time + delay (no delay: for the next turn)");
     tu_check(norder == 0, "order: nothing fires inside ll_loop_timer_start");
 
     int ran = 0;
@@ -95,7 +97,7 @@ static void test_deadline_order(void) {
     for (int i = 0; i < N; i++) {
         once &= x[i].fired == 1;
         early |= x[i].early;
-        disarmed &= x[i].t.heap_index == -1;
+        disarmed &= !ll_loop_timer_armed(&x[i].t);
     }
     tu_check(norder == N && once, "order: each of the 50 fired exactly once (%d fires)", norder);
     tu_check(ran == N, "order: the turns' return values add up to 50 (got %d)", ran);
@@ -126,14 +128,72 @@ static void test_zero_delay(void) {
     norder = 0;
     remaining = 1;
     ll_loop_timer_start(loop, &x.t, 0);
-    tu_check(x.fired == 0 && x.t.heap_index == 0, "zero delay: not fired inside ll_loop_timer_start (armed at heap 0)");
+    tu_check(x.fired == 0 && x.t.heap_index == LL_TIMER_SOON,
+             "zero delay: not fired inside ll_loop_timer_start (queued for the next turn)");
     int n = ll_loop_turn(loop, 0);
     tu_check(n == 1 && x.fired == 1 && !x.early, "zero delay: fires on the next turn (turn returned %d)", n);
-    tu_check(x.t.heap_index == -1, "zero delay: disarmed after firing");
+    tu_check(!ll_loop_timer_armed(&x.t), "zero delay: disarmed after firing");
     n = ll_loop_turn(loop, 0);
     tu_check(n == 0 && x.fired == 1, "zero delay: does not fire again (turn returned %d)", n);
     ll_loop_timer_stop(loop, &x.t); /* stopping a fired timer is harmless */
-    tu_check(x.t.heap_index == -1 && ll_loop_turn(loop, 0) == 0, "zero delay: stopping it after it fired is harmless");
+    tu_check(!ll_loop_timer_armed(&x.t) && ll_loop_turn(loop, 0) == 0, "zero delay: stopping it after it fired is harmless");
+    ll_loop_free(loop);
+}
+
+/* 2b. The next-turn list: FIFO order, O(1) stop from its middle, a timer
+ * re-queued from its callback waits a turn, and ll_loop_timer_at. */
+static void requeue(ll_loop *loop, void *ud) {
+    tt *x = ud;
+    on_record(loop, ud);
+    if (x->fired < 3) ll_loop_timer_start(loop, &x->t, 0);
+}
+
+static void test_next_turn(void) {
+    ll_loop *loop = ll_loop_new();
+    tt x[5];
+    norder = 0;
+    for (int i = 0; i < 5; i++) {
+        tt_init(&x[i], i);
+        ll_loop_timer_start(loop, &x[i].t, 0);
+    }
+    ll_loop_timer_stop(loop, &x[2].t); /* the middle */
+    ll_loop_timer_stop(loop, &x[4].t); /* the tail */
+    ll_loop_timer_start(loop, &x[0].t, 0); /* restarted: to the back */
+    tu_check(!ll_loop_timer_armed(&x[2].t) && ll_loop_timer_armed(&x[0].t), "next turn: stop and restart on the list");
+    int n = ll_loop_turn(loop, 0);
+    tu_check(n == 3 && norder == 3 && order[0] == 1 && order[1] == 3 && order[2] == 0,
+             "next turn: fired in the order queued, restarted last, stopped ones not (turn %d, order %d %d %d)", n,
+             order[0], order[1], order[2]);
+    tu_check(x[2].fired == 0 && x[4].fired == 0, "next turn: stopped timers did not fire");
+    tu_check(ll_loop_turn(loop, 0) == 0, "next turn: the list is empty after its turn");
+
+    tt r;
+    tt_init(&r, 9);
+    r.t.fn = requeue;
+    ll_loop_timer_start(loop, &r.t, 0);
+    int turns = 0, fired_per_turn_ok = 1;
+    while (ll_loop_timer_armed(&r.t) && turns < 10) {
+        int before = r.fired;
+        ll_loop_turn(loop, 0);
+        fired_per_turn_ok &= r.fired == before + 1;
+        turns++;
+    }
+    tu_check(r.fired == 3 && turns == 3 && fired_per_turn_ok, "next turn: a self re-queue fires once per turn (%d in %d)",
+             r.fired, turns);
+
+    tt a;
+    tt_init(&a, 10);
+    uint64_t at = ll_loop_now_ns() + 500000ull;
+    ll_loop_timer_at(loop, &a.t, at);
+    tu_check(a.t.deadline_ns == at && a.t.heap_index >= 0, "timer at: armed on the heap at the absolute deadline");
+    uint64_t give_up = ll_loop_now_ns() + 200000000ull;
+    while (!a.fired && ll_loop_now_ns() < give_up) ll_loop_turn(loop, 1);
+    tu_check(a.fired == 1 && !a.early && ll_loop_now_ns() >= at, "timer at: fired once, not before its deadline");
+    ll_loop_timer_at(loop, &a.t, ll_loop_now_ns() + 3600000000000ull);
+    ll_loop_timer_start(loop, &a.t, 0);
+    tu_check(a.t.heap_index == LL_TIMER_SOON, "timer at: re-armed from the heap to the next turn");
+    tu_check(ll_loop_turn(loop, 0) == 1 && a.fired == 2 && ll_loop_turn(loop, 0) == 0,
+             "timer at: left the heap (fires once, next turn)");
     ll_loop_free(loop);
 }
 
@@ -169,7 +229,7 @@ static void test_self_rearm(void) {
     tu_check(s.fired == 5 && turns == 5, "self re-arm: 5 fires took 5 turns (fired %d in %d turns)", s.fired,
              turns);
     tu_check(per_turn_ok && !s.same_turn, "self re-arm: at most one fire per turn, never twice in one turn");
-    tu_check(s.t.heap_index == -1 && ll_loop_turn(loop, 0) == 0, "self re-arm: stops when it stops re-arming");
+    tu_check(!ll_loop_timer_armed(&s.t) && ll_loop_turn(loop, 0) == 0, "self re-arm: stops when it stops re-arming");
 
     /* the same with a 500 us delay: the re-armed timer is not due this turn */
     s = (self_rearm){.limit = 3, .delay_us = 500};
@@ -231,7 +291,7 @@ static void test_stop_from_callback(void) {
         if (i % 2 == 0) even_once &= v[i].fired == 1;
         else {
             odd_never &= v[i].fired == 0;
-            odd_disarmed &= v[i].t.heap_index == -1;
+            odd_disarmed &= !ll_loop_timer_armed(&v[i].t);
         }
     }
     tu_check(s.fired == 1, "stop in callback: the stopper fired once");
@@ -255,7 +315,7 @@ static void test_stop_from_callback(void) {
     n = ll_loop_turn(loop, 0);
     tu_check(n == 1 && a.fired + b.fired == 1, "mutual stop: exactly one of two due timers fired (turn %d, a %d, b %d)",
              n, a.fired, b.fired);
-    tu_check(a.t.heap_index == -1 && b.t.heap_index == -1 && ll_loop_turn(loop, 0) == 0,
+    tu_check(!ll_loop_timer_armed(&a.t) && !ll_loop_timer_armed(&b.t) && ll_loop_turn(loop, 0) == 0,
              "mutual stop: both disarmed, nothing left");
     ll_loop_free(loop);
 }
@@ -295,16 +355,16 @@ static void test_start_from_callback(void) {
     remaining = 3;
     int n = ll_loop_turn(loop, 0);
     tu_check(s.fired == 1 && n == 1, "start in callback: only the starter ran this turn (turn returned %d)", n);
-    tu_check(fresh.fired == 0 && fresh.t.heap_index >= 0, "start in callback: a new 0-delay timer is armed, not fired");
-    tu_check(later.fired == 0 && later.t.heap_index >= 0 && later.t.deadline_ns >= s.later_old + 3599000000000ull,
+    tu_check(fresh.fired == 0 && ll_loop_timer_armed(&fresh.t), "start in callback: a new 0-delay timer is armed, not fired");
+    tu_check(later.fired == 0 && ll_loop_timer_armed(&later.t) && later.t.deadline_ns >= s.later_old + 3599000000000ull,
              "start in callback: a timer due this turn, re-armed to 1 h, did not fire");
-    tu_check(sooner.fired == 0 && sooner.t.heap_index >= 0, "start in callback: an 1-h timer pulled to 0 did not fire in the same turn");
+    tu_check(sooner.fired == 0 && ll_loop_timer_armed(&sooner.t), "start in callback: an 1-h timer pulled to 0 did not fire in the same turn");
     n = ll_loop_turn(loop, 1);
     tu_check(n == 2 && fresh.fired == 1 && sooner.fired == 1 && later.fired == 0,
              "start in callback: next turn fires the new and the pulled-in timer (turn returned %d)", n);
-    tu_check(ll_loop_turn(loop, 0) == 0 && later.t.heap_index >= 0, "start in callback: the 1-h timer stays armed");
+    tu_check(ll_loop_turn(loop, 0) == 0 && ll_loop_timer_armed(&later.t), "start in callback: the 1-h timer stays armed");
     ll_loop_timer_stop(loop, &later.t);
-    tu_check(later.t.heap_index == -1, "start in callback: stopped");
+    tu_check(!ll_loop_timer_armed(&later.t), "start in callback: stopped");
     ll_loop_free(loop);
 }
 
@@ -315,16 +375,16 @@ static void test_stop_harmless(void) {
     tt_init(&a, 0);
     tt_init(&b, 1);
     tt_init(&c, 2);
-    tu_check(a.t.heap_index == -1, "stop: ll_loop_timer_init leaves heap_index -1");
+    tu_check(!ll_loop_timer_armed(&a.t), "stop: ll_loop_timer_init leaves heap_index -1");
     ll_loop_timer_stop(loop, &a.t);
-    tu_check(a.t.heap_index == -1, "stop: stopping a never-armed timer keeps -1");
+    tu_check(!ll_loop_timer_armed(&a.t), "stop: stopping a never-armed timer keeps -1");
     ll_loop_timer_start(loop, &a.t, 0);
     ll_loop_timer_start(loop, &b.t, 0);
     ll_loop_timer_start(loop, &c.t, 0);
     ll_loop_timer_stop(loop, &b.t);
     ll_loop_timer_stop(loop, &b.t);
     ll_loop_timer_stop(loop, &b.t);
-    tu_check(b.t.heap_index == -1 && a.t.heap_index >= 0 && c.t.heap_index >= 0,
+    tu_check(!ll_loop_timer_armed(&b.t) && ll_loop_timer_armed(&a.t) && ll_loop_timer_armed(&c.t),
              "stop: stopping b three times leaves a and c armed");
     spin_past(c.t.deadline_ns);
     norder = 0;
@@ -345,7 +405,7 @@ static void test_restart(void) {
     ll_loop_timer_start(loop, &x.t, 3600ull * 1000000);
     uint64_t old = x.t.deadline_ns;
     ll_loop_timer_start(loop, &x.t, 0);
-    tu_check(x.t.deadline_ns < old && x.t.heap_index >= 0, "restart: 1 h -> 0 moves the deadline earlier");
+    tu_check(x.t.deadline_ns < old && ll_loop_timer_armed(&x.t), "restart: 1 h -> 0 moves the deadline earlier");
     norder = 0;
     remaining = 1;
     int n = ll_loop_turn(loop, 0);
@@ -464,7 +524,7 @@ static void test_many(void) {
                 ll_loop_timer_stop(loop, &many[i].t);
                 armed[i] = 0;
             }
-        for (int i = 0; i < MANY; i++) index_mismatches += (many[i].t.heap_index >= 0) != armed[i];
+        for (int i = 0; i < MANY; i++) index_mismatches += (ll_loop_timer_armed(&many[i].t)) != armed[i];
         fires += many_turn(loop, 0, armed, deadline, expected_total, &mismatches);
         turns++;
     }
@@ -480,7 +540,7 @@ static void test_many(void) {
     long total_mismatches = 0, still_armed = 0;
     for (int i = 0; i < MANY; i++) {
         total_mismatches += many[i].fired_total != expected_total[i];
-        still_armed += many[i].t.heap_index >= 0 || armed[i];
+        still_armed += ll_loop_timer_armed(&many[i].t) || armed[i];
     }
     tu_check(mismatches == 0, "many: every turn fired exactly the model's due timers (%ld mismatches, %ld turns, %ld fires)",
              mismatches, turns, fires);
@@ -776,6 +836,7 @@ int main(void) {
     tu_rng_state = TEST_LOOP_SEED;
     test_deadline_order();
     test_zero_delay();
+    test_next_turn();
     test_self_rearm();
     test_stop_from_callback();
     test_start_from_callback();

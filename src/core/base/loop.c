@@ -23,6 +23,8 @@ struct ll_loop {
     int nfds;
     ll_timer **heap;
     int heap_len, heap_cap;
+    ll_timer *soon_head, *soon_tail; /* the next-turn timers, oldest first */
+    uint64_t soon_runs;              /* run_soon calls begun */
     uint64_t now;
     struct epoll_event ev[256];
 };
@@ -142,10 +144,50 @@ void ll_loop_timer_init(ll_timer *t, ll_timer_fn *fn, void *ud) {
     t->fn = fn;
     t->ud = ud;
     t->heap_index = -1;
+    t->soon_prev = t->soon_next = NULL;
+}
+
+int ll_loop_timer_armed(const ll_timer *t) { return t->heap_index != -1; }
+
+/* ---- the next-turn list (doubly linked, so stopping is O(1)) ---- */
+
+static void soon_unlink(ll_loop *loop, ll_timer *t) {
+    if (t->soon_prev) t->soon_prev->soon_next = t->soon_next;
+    else loop->soon_head = t->soon_next;
+    if (t->soon_next) t->soon_next->soon_prev = t->soon_prev;
+    else loop->soon_tail = t->soon_prev;
+    t->soon_prev = t->soon_next = NULL;
+    t->heap_index = -1;
+}
+
+static void soon_push(ll_loop *loop, ll_timer *t) {
+    t->heap_index = LL_TIMER_SOON;
+    t->deadline_ns = loop->soon_runs;
+    t->soon_next = NULL;
+    t->soon_prev = loop->soon_tail;
+    if (loop->soon_tail) loop->soon_tail->soon_next = t;
+    else loop->soon_head = t;
+    loop->soon_tail = t;
+}
+
+/* Runs the timers queued before it began (by the turn's events, or
+ * earlier); those they queue wait for the next turn, so a timer that
+ * re-queues itself cannot starve the events. */
+static int run_soon(ll_loop *loop) {
+    int n = 0;
+    uint64_t run = ++loop->soon_runs;
+    while (loop->soon_head && loop->soon_head->deadline_ns < run) {
+        ll_timer *t = loop->soon_head;
+        soon_unlink(loop, t);
+        t->fn(loop, t->ud);
+        n++;
+    }
+    return n;
 }
 
 void ll_loop_timer_stop(ll_loop *loop, ll_timer *t) {
     int i = t->heap_index;
+    if (i == LL_TIMER_SOON) return soon_unlink(loop, t);
     if (i < 0) return;
     t->heap_index = -1;
     loop->heap_len--;
@@ -156,16 +198,24 @@ void ll_loop_timer_stop(ll_loop *loop, ll_timer *t) {
     heap_down(loop, moved->heap_index);
 }
 
-void ll_loop_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us) {
+void ll_loop_timer_at(ll_loop *loop, ll_timer *t, uint64_t deadline_ns) {
     ll_loop_timer_stop(loop, t);
     if (loop->heap_len == loop->heap_cap) {
         int cap = loop->heap_cap ? loop->heap_cap * 2 : 64;
         loop->heap = ll_xrealloc(loop->heap, (size_t)cap * sizeof(*loop->heap));
         loop->heap_cap = cap;
     }
-    t->deadline_ns = ll_loop_now_ns() + after_us * 1000ull;
+    t->deadline_ns = deadline_ns;
     heap_set(loop, loop->heap_len++, t);
     heap_up(loop, t->heap_index);
+}
+
+void ll_loop_timer_start(ll_loop *loop, ll_timer *t, uint64_t after_us) {
+    if (after_us == 0) {
+        ll_loop_timer_stop(loop, t);
+        return soon_push(loop, t);
+    }
+    ll_loop_timer_at(loop, t, ll_loop_now_ns() + after_us * 1000ull);
 }
 
 static int fire_timers(ll_loop *loop) {
@@ -198,7 +248,8 @@ static int wait_events(ll_loop *loop, int64_t wait_ns) {
 int ll_loop_turn(ll_loop *loop, int max_wait_ms) {
     int64_t wait = max_wait_ms < 0 ? -1 : (int64_t)max_wait_ms * 1000000;
     loop->now = ll_loop_now_ns();
-    if (loop->heap_len > 0) {
+    if (loop->soon_head) wait = 0;
+    else if (loop->heap_len > 0) {
         uint64_t d = loop->heap[0]->deadline_ns;
         int64_t ns = d <= loop->now ? 0 : (int64_t)(d - loop->now);
         if (wait < 0 || ns < wait) wait = ns;
@@ -215,5 +266,6 @@ int ll_loop_turn(ll_loop *loop, int max_wait_ms) {
         loop->fds[fd].fn(loop, fd, events, loop->fds[fd].ud);
         ran++;
     }
+    ran += run_soon(loop);
     return ran + fire_timers(loop);
 }

@@ -94,8 +94,10 @@ struct native_conn {
     int dead;                  /* closed; freed when the handler returns */
 };
 
-/* X_START: on a ready HTTP/1.1 connection, sent at the loop's next turn
- * (a request whose wait is refused never reaches the wire) */
+/* X_START: on a ready connection, begun at the loop's next turn (a request
+ * whose wait is refused never reaches the wire; and the requests of a turn
+ * go out together, after its responses are read: measured, that costs the
+ * kernel less than sending each as its response comes in) */
 /* X_DONE: an HTTP/2 stream that ended inside nghttp2's callbacks, its
  * result kept in fail_code and errbuf until the connection delivers it */
 typedef enum { X_IDLE, X_QUEUED, X_WAIT, X_START, X_SENDING, X_RECEIVING, X_STREAM, X_DONE, X_FAILED } native_xstate;
@@ -106,11 +108,15 @@ struct native_transfer {
     native_group *g;
     native_conn *conn;         /* the connection of the request in flight */
     native_transfer *next;     /* in conn->users or the group's queue */
-    ll_timer timer;            /* the request's timeout, or a start or failure to deliver */
+    ll_timer timer;            /* the request's timeout: armed lazily (left armed after
+                                * the request, moved only to an earlier due) */
+    ll_timer soon;             /* a start or a failure to deliver at the next turn */
     native_xstate st;
     int active;
     int in_start;              /* inside start(): a failure is delivered later */
     uint64_t deadline_ns;      /* of the whole request, 0: none */
+    uint64_t due_ns;           /* when the request in flight times out (its dial
+                                * timeout while it waits for a connection), 0: never */
     ll_transfer_done_fn *fn;
     void *ud;
     /* the request applied */
@@ -166,7 +172,7 @@ void native_complete(native_transfer *x, int code, const char *msg);
 void native_fail(native_transfer *x, int code, const char *msg);
 /* The connection x waited for is ready (or x got room on one): its
  * request starts on x->conn. */
-void native_begin(native_transfer *x);
+void native_begin(native_transfer *x, uint64_t now);
 /* A connection of g has room again: the next queued transfer gets it. */
 void native_group_wake(native_group *g);
 /* While held, g stays, though its transfers go (a completion may free

@@ -110,8 +110,8 @@ static void ready(native_conn *c) {
         c->users->t_tls = c->t_tls;
     }
     for (native_transfer *x = c->users; x; x = x->next) {
-        x->st = X_START; /* from the loop, each at its own timer */
-        ll_loop_timer_start(loop_of(c), &x->timer, 0);
+        x->st = X_START; /* from the loop, each at its own turn */
+        ll_loop_timer_start(loop_of(c), &x->soon, 0);
     }
     native_conn_watch(c, LL_READABLE);
 }

@@ -357,7 +357,7 @@ void native_h2_begin(native_transfer *x) {
     if (submit(c, x) < 0) return native_fail(x, 1600, "cannot open an HTTP/2 stream");
     /* the frames go at the next turn, with those of the other streams
      * begun meanwhile: one TLS record and one send for all of them */
-    if (c->flush.heap_index < 0) ll_loop_timer_start(c->g->tp->base.loop, &c->flush, 0);
+    if (!ll_loop_timer_armed(&c->flush)) ll_loop_timer_start(c->g->tp->base.loop, &c->flush, 0);
 }
 
 void native_h2_cancel(native_transfer *x) {

@@ -142,7 +142,17 @@ static int same_target(const native_conn *c, const native_transfer *x) {
 
 static void start_soon(native_transfer *x) {
     x->st = X_START;
-    ll_loop_timer_start(native_loop(x), &x->timer, 0);
+    ll_loop_timer_start(native_loop(x), &x->soon, 0);
+}
+
+/* The timeout timer is left armed between requests and only moved to an
+ * earlier due: a keep-alive request then costs no heap operation, and
+ * on_timer re-arms it when it fires before x's own due. */
+static void arm_due(native_transfer *x, uint64_t due) {
+    x->due_ns = due;
+    if (!due) return;
+    if (ll_loop_timer_armed(&x->timer) && x->timer.deadline_ns <= due) return;
+    ll_loop_timer_at(native_loop(x), &x->timer, due);
 }
 
 /* Puts x's request on a connection of its group with room, or a new one,
@@ -255,7 +265,8 @@ static void detach(native_transfer *x) {
 }
 
 void native_complete(native_transfer *x, int code, const char *msg) {
-    ll_loop_timer_stop(native_loop(x), &x->timer);
+    ll_loop_timer_stop(native_loop(x), &x->soon);
+    x->due_ns = 0;
     detach(x);
     native_h1_drop(x);
     fill_result(x, code, msg);
@@ -270,7 +281,7 @@ static void fail_later(native_transfer *x, int code, const char *msg) {
     if (msg != x->errbuf) snprintf(x->errbuf, sizeof(x->errbuf), "%s", msg);
     x->fail_code = code;
     x->st = X_FAILED;
-    ll_loop_timer_start(native_loop(x), &x->timer, 0);
+    ll_loop_timer_start(native_loop(x), &x->soon, 0);
 }
 
 void native_fail(native_transfer *x, int code, const char *msg) {
@@ -281,9 +292,9 @@ void native_fail(native_transfer *x, int code, const char *msg) {
 
 /* ---- the request's course ---- */
 
-void native_begin(native_transfer *x) {
+void native_begin(native_transfer *x, uint64_t now) {
     native_conn *c = x->conn;
-    x->t_pre = ll_loop_now_ns();
+    x->t_pre = now;
     x->reused = c->used++ > 0;
     x->tls_version = ll_net_tls_version(&c->net);
     x->tls_cipher = ll_net_tls_cipher(&c->net);
@@ -292,15 +303,20 @@ void native_begin(native_transfer *x) {
     else native_h1_begin(x);
 }
 
-static void on_timer(ll_loop *loop, void *ud) {
+/* the next turn: a start, or a failure found in start() */
+static void on_soon(ll_loop *loop, void *ud) {
     (void)loop;
     native_transfer *x = ud;
-    uint64_t now = ll_loop_now_ns();
     if (x->st == X_FAILED) return native_complete(x, x->fail_code, x->errbuf);
-    if (x->st == X_START) {
-        if (x->deadline_ns) ll_loop_timer_start(native_loop(x), &x->timer, x->deadline_ns > now ? (x->deadline_ns - now) / 1000 : 0);
-        return native_begin(x);
-    }
+    if (x->st != X_START) return;
+    arm_due(x, x->deadline_ns); /* from the dial timeout to the request's */
+    native_begin(x, ll_loop_now_ns());
+}
+
+static void on_timer(ll_loop *loop, void *ud) {
+    native_transfer *x = ud;
+    if (!x->active || !x->due_ns) return; /* armed for a request that is over */
+    if (ll_loop_now(loop) < x->due_ns) return ll_loop_timer_at(loop, &x->timer, x->due_ns);
     /* before the request went out it is a dial timeout */
     if (x->st == X_QUEUED || x->st == X_WAIT) return native_complete(x, 1211, "dial timeout");
     native_complete(x, 1050, "request timeout");
@@ -347,6 +363,7 @@ static ll_transfer *native_transfer_new(ll_transport *base, int vu_index, uint64
     x->g = group_of(tp, x->pool, pool, o);
     x->tls_version = x->tls_cipher = "";
     ll_loop_timer_init(&x->timer, on_timer, x);
+    ll_loop_timer_init(&x->soon, on_soon, x);
     x->timeout_default = o->timeout_ms;
     x->dial_timeout = o->dial_timeout_ms;
     x->limit_default = o->max_response_body > 0 ? o->max_response_body : LL_MAX_RESPONSE_BODY_DEFAULT;
@@ -365,7 +382,8 @@ static int native_cancel(ll_transfer *base, int64_t *bytes_sent) {
     *bytes_sent = 0;
     if (!x->active) return 0;
     *bytes_sent = x->bytes_out;
-    ll_loop_timer_stop(native_loop(x), &x->timer);
+    ll_loop_timer_stop(native_loop(x), &x->soon);
+    x->due_ns = 0;
     detach(x);
     native_h1_drop(x);
     x->st = X_IDLE;
@@ -378,6 +396,7 @@ static void native_transfer_free(ll_transfer *base) {
     if (!x) return;
     int64_t sent;
     native_cancel(base, &sent);
+    ll_loop_timer_stop(native_loop(x), &x->timer);
     group_unref(x->g);
     pool_unref(tp_of(x), x->pool);
     ll_url_free(&x->url);
@@ -497,7 +516,7 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
         fail_later(x, x->fail_code, x->errbuf);
     } else if (x->st == X_WAIT || x->st == X_QUEUED) {
         long dial = x->dial_timeout > 0 && (t <= 0 || x->dial_timeout < t) ? x->dial_timeout : t;
-        if (dial > 0) ll_loop_timer_start(native_loop(x), &x->timer, (uint64_t)dial * 1000);
+        arm_due(x, dial > 0 ? now + (uint64_t)dial * 1000000ull : 0);
     }
     x->in_start = 0;
     return 0;
