@@ -36,26 +36,19 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud);
 /* What a request in flight reads its body from (ll_http_prepare's anchor:
  * a form made from a table, a FileStream) must outlive the yield: lua_yield
  * drops the C function's stack slots, so the collector would take the form
- * while its parts are still being sent. It is kept in the registry under
- * &inflight_key, [the VU's coroutine] = anchor, until the call ends. */
-static char inflight_key;
+ * while its parts are still being sent. The call keeps a registry
+ * reference to it until it ends; a prepared Request (no anchor) costs
+ * nothing. */
+static void anchor_keep(lua_State *L, ll_http_call *call) {
+    if (lua_isnil(L, -1)) return;
+    lua_pushvalue(L, -1);
+    call->anchor_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
 
-static void inflight_set(lua_State *L, lua_State *co, int value) {
-    lua_pushlightuserdata(L, &inflight_key);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushlightuserdata(L, &inflight_key);
-        lua_pushvalue(L, -2);
-        lua_rawset(L, LUA_REGISTRYINDEX);
-    }
-    lua_pushthread(co);
-    lua_xmove(co, L, 1);
-    if (value) lua_pushvalue(L, value);
-    else lua_pushnil(L);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
+static void anchor_drop(lua_State *L, ll_http_call *call) {
+    if (!call->anchor_ref) return;
+    luaL_unref(L, LUA_REGISTRYINDEX, call->anchor_ref);
+    call->anchor_ref = 0;
 }
 
 /* How the state judges req's responses: its own response callback, else
@@ -92,7 +85,7 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
         ll_http_batch_done(vu, call, x, r);
         return;
     }
-    inflight_set(vu->co, vu->co, 0); /* the last hop is in: its body is sent */
+    anchor_drop(vu->co, call); /* the last hop is in: its body is sent */
     ll_http_response_push(vu->co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
@@ -141,7 +134,7 @@ static const char *known_method(const char *m) {
 static void cancel_single(void *ud) {
     ll_vu *vu = ud;
     ll_http_call_cancel(vu, &vu->http.call);
-    inflight_set(vu->co, vu->co, 0);
+    anchor_drop(vu->co, &vu->http.call);
 }
 
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
@@ -179,10 +172,12 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
     ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
     const char *m = NULL, *err = NULL;
     const ll_http_req *req = ll_http_prepare(L, ll_http_vu_oneoff(&vu->http), W, method, target, body, params, &m);
-    inflight_set(L, L, lua_gettop(L)); /* the anchor ll_http_prepare pushed (or nil) */
+    anchor_keep(L, &vu->http.call); /* the anchor ll_http_prepare pushed (or nil) */
     vu->http.call.index = 0;
-    if (ll_http_call_start(vu, &vu->http.call, c, 0, req, m, &err) < 0)
+    if (ll_http_call_start(vu, &vu->http.call, c, 0, req, m, &err) < 0) {
+        anchor_drop(L, &vu->http.call);
         return luaL_error(L, "%s: %s", W, err);
+    }
     ll_vu_wait(vu, cancel_single, vu);
     return ll_luaload_wait(L, vu);
 }
@@ -262,7 +257,6 @@ int luaopen_luaload_http(lua_State *L) {
         {NULL, NULL},
     };
     ll_http_client_register(L, client_methods);
-    ll_http_response_register(L);
     ll_http_client_push(L); /* the default client of http.get & co */
     lua_setfield(L, LUA_REGISTRYINDEX, "luaload.default_client");
 

@@ -49,15 +49,45 @@ static char MAKER_KEY, EXTRA_KEY;
  * interned each key again (lua_setfield), a third of a scripted request's
  * instructions (callgrind). It runs on a thread of its own, which is never
  * suspended: the VU's coroutine is, when its response comes, and a
- * suspended coroutine cannot call a function. The metatable and a
- * setmetatable of luaload's own (a script may replace the global one) are
- * its upvalues. */
+ * suspended coroutine cannot call a function. Its upvalues: the
+ * metatable, the standard setmetatable (taken before any script ran: a
+ * script may replace the global one) and the weak table of extras. */
 static const char CTOR[] =
-    "local mt, setmetatable = ...\n"
-    "return function(status, proto, body, err, code, tv, tc, url)\n"
-    "  return setmetatable({ status = status, proto = proto, body = body, error = err, error_code = code,\n"
+    "local mt, setmetatable, extras = ...\n"
+    "return function(status, proto, body, err, code, tv, tc, url, x)\n"
+    "  local r = setmetatable({ status = status, proto = proto, body = body, error = err, error_code = code,\n"
     "    tls_version = tv, tls_cipher_suite = tc, url = url }, mt)\n"
+    "  extras[r] = x\n"
+    "  return r\n"
     "end\n";
+
+/* The strings most responses repeat (proto, the TLS version and cipher,
+ * the URL) are pushed from the last one of each, kept on the maker's
+ * stack, when the text is the same: no interning (a hash and a lookup)
+ * per response. The maker's stack: the constructor, this, then the
+ * strings. */
+enum { CACHED_PROTO, CACHED_TLS_VERSION, CACHED_TLS_CIPHER, CACHED_URL, NCACHED, CACHED_MAX = 160 };
+#define MAKER_CACHE 2
+#define MAKER_STRINGS 3
+
+typedef struct resp_cache {
+    size_t len[NCACHED]; /* SIZE_MAX: none yet */
+    char text[NCACHED][CACHED_MAX];
+} resp_cache;
+
+static void push_cached(lua_State *T, resp_cache *c, int i, const char *s) {
+    size_t n = strlen(s);
+    if (n == c->len[i] && memcmp(c->text[i], s, n) == 0) {
+        lua_pushvalue(T, MAKER_STRINGS + i);
+        return;
+    }
+    lua_pushlstring(T, s, n);
+    if (n >= CACHED_MAX) return;
+    memcpy(c->text[i], s, n);
+    c->len[i] = n;
+    lua_pushvalue(T, -1);
+    lua_replace(T, MAKER_STRINGS + i);
+}
 
 /* Pushes the Response table on L: status, proto, body, error, error_code,
  * url. timings and headers are built on first access from a copy kept
@@ -68,19 +98,24 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_State *T = lua_tothread(L, -1); /* its stack holds the constructor */
     lua_pop(L, 1);
+    resp_cache *c = lua_touserdata(T, MAKER_CACHE);
     lua_pushvalue(T, 1);
     lua_pushinteger(T, r->status);
-    lua_pushstring(T, r->proto);
+    push_cached(T, c, CACHED_PROTO, r->proto);
     if (type != LL_RESPONSE_NONE) lua_pushlstring(T, r->body, r->body_len);
     else lua_pushnil(T);
     lua_pushstring(T, r->error);
     lua_pushinteger(T, r->error_code);
-    lua_pushstring(T, r->tls_version ? r->tls_version : "");
-    lua_pushstring(T, r->tls_cipher_suite ? r->tls_cipher_suite : "");
-    if (r->effective_url) lua_pushstring(T, r->effective_url);
+    push_cached(T, c, CACHED_TLS_VERSION, r->tls_version ? r->tls_version : "");
+    push_cached(T, c, CACHED_TLS_CIPHER, r->tls_cipher_suite ? r->tls_cipher_suite : "");
+    if (r->effective_url) push_cached(T, c, CACHED_URL, r->effective_url);
     else lua_pushnil(T);
-    if (lua_pcall(T, 8, 1, 0) != 0) { /* out of memory: a bare table that says so */
-        lua_settop(T, 1);
+    resp_extra *x = lua_newuserdata(T, sizeof(*x) + r->headers_len);
+    x->t = r->t;
+    x->headers_len = r->headers_len;
+    memcpy(x->headers, r->headers, r->headers_len);
+    if (lua_pcall(T, 9, 1, 0) != 0) { /* out of memory: a bare table that says so */
+        lua_settop(T, MAKER_STRINGS + NCACHED - 1);
         lua_createtable(L, 0, 3);
         lua_pushinteger(L, 0);
         lua_setfield(L, -2, "status");
@@ -91,15 +126,6 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
         return;
     }
     lua_xmove(T, L, 1);
-    lua_pushlightuserdata(L, &EXTRA_KEY);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    lua_pushvalue(L, -2);
-    resp_extra *x = lua_newuserdata(L, sizeof(*x) + r->headers_len);
-    x->t = r->t;
-    x->headers_len = r->headers_len;
-    memcpy(x->headers, r->headers, r->headers_len);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
 }
 
 /* Pushes name in Go's canonical form, as k6 shows it: "content-type" ->
@@ -306,29 +332,29 @@ static int l_response_index(lua_State *L) {
     return 1;
 }
 
-/* setmetatable(t, mt) -> t, for the constructor */
-static int l_set_metatable(lua_State *L) {
-    lua_settop(L, 2);
-    lua_setmetatable(L, 1);
-    return 1;
-}
-
 void ll_http_response_register(lua_State *L) {
-    lua_pushlightuserdata(L, &MAKER_KEY);
-    lua_State *T = lua_newthread(L);
-    if (luaL_loadbuffer(L, CTOR, sizeof(CTOR) - 1, "=luaload.Response") != 0) lua_error(L);
-    luaL_newmetatable(L, RESPONSE_MT);
-    lua_pushcfunction(L, l_response_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, l_set_metatable);
-    lua_call(L, 2, 1);
-    lua_xmove(L, T, 1); /* T's stack: the constructor, at 1 */
-    lua_rawset(L, LUA_REGISTRYINDEX);
     lua_pushlightuserdata(L, &EXTRA_KEY);
     lua_newtable(L); /* response -> resp_extra, weak keys */
     luaL_newmetatable(L, "luaload.weak_keys");
     lua_pushliteral(L, "k");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_pushlightuserdata(L, &MAKER_KEY);
+    lua_State *T = lua_newthread(L);
+    if (luaL_loadbuffer(L, CTOR, sizeof(CTOR) - 1, "=luaload.Response") != 0) lua_error(L);
+    luaL_newmetatable(L, RESPONSE_MT);
+    lua_pushcfunction(L, l_response_index);
+    lua_setfield(L, -2, "__index");
+    lua_getglobal(L, "setmetatable");
+    lua_pushlightuserdata(L, &EXTRA_KEY);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_call(L, 3, 1);
+    lua_xmove(L, T, 1); /* T's stack: the constructor, at 1 */
+    resp_cache *c = lua_newuserdata(T, sizeof(*c)); /* at MAKER_CACHE */
+    for (int i = 0; i < NCACHED; i++) {
+        c->len[i] = (size_t)-1;
+        lua_pushnil(T); /* at MAKER_STRINGS + i */
+    }
     lua_rawset(L, LUA_REGISTRYINDEX);
 }

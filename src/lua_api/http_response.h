@@ -7,7 +7,9 @@
 
 typedef struct lua_State lua_State;
 
-/* Registers the Response metatable and its weak side table. */
+/* Registers the Response metatable, its weak side table and its maker, in
+ * a new state before any script code runs (it takes the standard
+ * setmetatable). */
 void ll_http_response_register(lua_State *L);
 /* Pushes the Response of r on L: status, proto, body (unless type is
  * "none"), error, error_code, url; headers, timings and json() on first use. */

@@ -26,7 +26,7 @@ int ll_script_open_bare(ll_worker *w) { return ll_state_open(w, 1, w->errmsg, si
 void ll_script_close(ll_worker *w) {
     if (!w->L) return;
     lua_sethook(w->L, NULL, 0, 0); /* no stop in the __gc metamethods */
-    lua_close(w->L);
+    ll_state_close(w->L);
     w->L = NULL;
 }
 
@@ -246,6 +246,6 @@ const char *ll_script_luajit_version(void) {
         lua_getfield(L, -1, "version");
         if (lua_isstring(L, -1)) snprintf(v, sizeof(v), "%s", lua_tostring(L, -1));
     }
-    lua_close(L);
+    ll_state_close(L);
     return v;
 }

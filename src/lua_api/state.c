@@ -7,11 +7,13 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exit.h"
+#include "http_response.h"
 #include "json.h"
 #include "modules.h"
 #include "worker.h"
@@ -20,12 +22,36 @@ extern char **environ;
 
 static char worker_key;
 
+/* The worker of the state a thread asked for last, known by the state's
+ * allocator data (one per state, as cheap to read as a field): a C
+ * function called on every request then reads no registry entry. A
+ * closed state's allocator data may come back with a new state, so the
+ * entry holds only while no state was closed since it was made. */
+static _Atomic unsigned states_closed;
+static __thread struct {
+    void *ud;
+    ll_worker *w;
+    unsigned closed;
+} last_worker;
+
 ll_worker *ll_state_worker(lua_State *L) {
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    unsigned closed = atomic_load_explicit(&states_closed, memory_order_acquire);
+    if (ud && ud == last_worker.ud && closed == last_worker.closed) return last_worker.w;
     lua_pushlightuserdata(L, &worker_key);
     lua_rawget(L, LUA_REGISTRYINDEX);
     ll_worker *w = lua_touserdata(L, -1);
     lua_pop(L, 1);
+    last_worker.ud = ud;
+    last_worker.w = w;
+    last_worker.closed = closed;
     return w;
+}
+
+void ll_state_close(lua_State *L) {
+    atomic_fetch_add_explicit(&states_closed, 1, memory_order_acq_rel);
+    lua_close(L);
 }
 
 /* Pushes "dir/?.lua;dir/?/init.lua;" for dir, or "dir;" when dir is already
@@ -160,6 +186,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     }
     w->L = L;
     luaL_openlibs(L);
+    ll_http_response_register(L); /* before any script code: it takes the standard setmetatable */
     lua_pushcfunction(L, l_print);
     lua_setglobal(L, "print");
     ll_console_install(L);

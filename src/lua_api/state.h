@@ -16,6 +16,9 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen);
 
 /* The ll_worker a Lua state belongs to. */
 ll_worker *ll_state_worker(lua_State *L);
+/* Closes a state: every state is closed here (ll_state_worker's cache
+ * must know). */
+void ll_state_close(lua_State *L);
 /* Writes the string at the top of L's stack (popped) to f in one write
  * under f's lock, so the workers' lines never mix (print, console). */
 void ll_state_write_line(lua_State *L, FILE *f);

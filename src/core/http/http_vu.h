@@ -20,6 +20,8 @@ typedef struct ll_http_call {
     int discard;               /* its client discards bodies by default */
     int index;                 /* 1-based place in an http.batch; 0: alone */
     int lane;                  /* the lane its transfer is on */
+    int anchor_ref;            /* a registry reference (lua_api) to what its body is
+                                * read from while it is in flight; 0: none */
 } ll_http_call;
 
 /* Connection slots of a client: its own HTTP version, and one for each
