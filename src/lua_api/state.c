@@ -43,6 +43,7 @@ ll_worker *ll_state_worker(lua_State *L) {
     lua_rawget(L, LUA_REGISTRYINDEX);
     ll_worker *w = lua_touserdata(L, -1);
     lua_pop(L, 1);
+    if (!w) return NULL; /* not yet set (ll_state_open): nothing to keep */
     last_worker.ud = ud;
     last_worker.w = w;
     last_worker.closed = closed;
