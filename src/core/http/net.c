@@ -42,7 +42,7 @@ static ll_net_status plain_handshake(ll_net_conn *c) {
 }
 
 static ll_net_status plain_read(ll_net_conn *c, char *buf, size_t n, size_t *got) {
-    ssize_t r = read(c->fd, buf, n);
+    ssize_t r = recv(c->fd, buf, n, 0);
     *got = r > 0 ? (size_t)r : 0;
     if (r > 0) return LL_NET_OK;
     if (r == 0) return LL_NET_EOF;
