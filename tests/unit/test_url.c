@@ -156,8 +156,39 @@ static void test_same_origin(void) {
     ll_url_free(&e);
 }
 
+/* s's authority: what Host and :authority carry */
+static void authority(const char *s, const char *want) {
+    ll_url u;
+    char buf[64];
+    int ok = ll_url_parse(&u, s) == 0;
+    size_t n = ok ? ll_url_authority(&u, buf, sizeof(buf)) : 0;
+    tu_check(ok && n == strlen(want) && memcmp(buf, want, n) == 0, "authority of '%s' = %s (got %.*s)", s, want,
+             (int)(n < sizeof(buf) ? n : 0), buf);
+    /* one byte short: the length is still told, nothing is written */
+    char small[64];
+    memset(small, '#', sizeof(small));
+    size_t m = ok ? ll_url_authority(&u, small, n - 1) : 0;
+    tu_check(m == n && small[0] == '#', "authority of '%s' into %zu bytes: length %zu, nothing written", s, n - 1, n);
+    ll_url_free(&u);
+}
+
+static void test_authority(void) {
+    authority("http://example.com/a", "example.com");
+    authority("http://Example.com:80/a", "example.com");
+    authority("https://example.com:443/", "example.com");
+    authority("http://example.com:443/", "example.com:443");
+    authority("https://example.com:80/", "example.com:80");
+    authority("http://127.0.0.1:8080/x?y", "127.0.0.1:8080");
+    authority("http://h:1/", "h:1");
+    authority("http://h:65535/", "h:65535");
+    authority("http://[::1]:9000/", "[::1]:9000");
+    authority("https://[::1]/", "[::1]");
+    authority("http://[fe80::1%25eth0]:81/", "[fe80::1]:81");
+}
+
 int main(void) {
     test_parse();
+    test_authority();
     test_invalid();
     test_resolve();
     test_same_origin();

@@ -4,6 +4,7 @@
 #include "h1_request.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -19,19 +20,14 @@ static int header(ll_h1_head *hd, const char *name, const char *value, const cha
     return rc | add(hd, "\r\n", 2);
 }
 
-/* "Host: host[:port]": brackets around an IPv6 address (without its
- * zone), the port only when it is not the scheme's own */
+/* "Host: host[:port]" (ll_url_authority) */
 static int host_header(ll_h1_head *hd, const ll_url *u) {
-    const char *h = u->host;
-    size_t n = strcspn(h, "%");
-    int v6 = strchr(h, ':') != NULL;
-    int rc = adds(hd, "Host: ") | (v6 ? add(hd, "[", 1) : 0) | add(hd, h, n) | (v6 ? add(hd, "]", 1) : 0);
-    int dflt = strcmp(u->scheme, "https") == 0 ? 443 : 80;
-    if (u->port != dflt) {
-        char port[16];
-        rc |= add(hd, port, (size_t)snprintf(port, sizeof(port), ":%d", u->port));
-    }
-    return rc | add(hd, "\r\n", 2);
+    char small[320], *auth = small;
+    size_t n = ll_url_authority(u, small, sizeof(small));
+    if (n > sizeof(small) && (auth = malloc(n))) ll_url_authority(u, auth, n);
+    int rc = auth ? adds(hd, "Host: ") | add(hd, auth, n) | add(hd, "\r\n", 2) : -1;
+    if (auth != small) free(auth);
+    return rc;
 }
 
 int ll_h1_head_build(ll_h1_head *hd, const ll_h1_head_in *in) {

@@ -57,24 +57,16 @@ static void add(hlist *l, const char *name, const char *value, int lower) {
     l->n++;
 }
 
-/* :authority as Host would be: the URL's host (bracketed when IPv6), its
- * port unless the scheme's own */
-static void authority(const ll_url *u, char *buf, size_t n) {
-    int v6 = strchr(u->host, ':') != NULL;
-    int dflt = strcmp(u->scheme, "https") == 0 ? 443 : 80;
-    size_t hl = strcspn(u->host, "%");
-    if (u->port == dflt) snprintf(buf, n, "%s%.*s%s", v6 ? "[" : "", (int)hl, u->host, v6 ? "]" : "");
-    else snprintf(buf, n, "%s%.*s%s:%d", v6 ? "[" : "", (int)hl, u->host, v6 ? "]" : "", u->port);
-}
-
 /* Submits x's request as a stream of c. 0, or -1. */
 static int submit(native_conn *c, native_transfer *x) {
     const ll_http_req *req = x->base.req;
     hlist list, *l = &list; /* not zeroed: add() writes what it counts */
     l->n = 0;
     memset(&l->lower, 0, sizeof(l->lower));
-    char auth[300], path[4096 + 2], len[32];
-    authority(&x->url, auth, sizeof(auth));
+    char auth_small[320], path[4096 + 2], len[32], *auth = auth_small;
+    size_t an = ll_url_authority(&x->url, auth, sizeof(auth_small) - 1); /* :authority as Host would be */
+    if (an >= sizeof(auth_small)) ll_url_authority(&x->url, auth = ll_xmalloc(an + 1), an);
+    auth[an] = 0;
     const char *host = NULL, *cookie = NULL;
     int has_ua = 0, has_type = 0, has_len = 0;
     for (int i = 0; i < req->nheaders; i++) {
@@ -137,6 +129,7 @@ static int submit(native_conn *c, native_transfer *x) {
     ll_buf_free(&l->lower);
     free(cookies);
     free(path_dyn);
+    if (auth != auth_small) free(auth);
     if (id < 0) return -1;
     x->stream = id;
     x->bytes_out = out;
@@ -152,10 +145,13 @@ static int on_header(void *ud, const char *name, size_t nlen, const char *value,
     ll_buf *h = &x->hdrs;
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         h->len = 0;
-        x->h2_status = atoi(value);
-        char line[32];
-        int n = snprintf(line, sizeof(line), "HTTP/2 %d\r\n", x->h2_status);
-        return ll_buf_append(h, line, (size_t)n);
+        x->h2_status = atoi(value); /* nghttp2 took only digits */
+        char digits[12];
+        size_t n = 0;
+        for (unsigned v = (unsigned)x->h2_status; n == 0 || v; v /= 10) digits[n++] = (char)('0' + v % 10);
+        int rc = ll_buf_append(h, "HTTP/2 ", 7);
+        while (n) rc |= ll_buf_append(h, &digits[--n], 1);
+        return rc | ll_buf_append(h, "\r\n", 2);
     }
     if (nlen == 16 && memcmp(name, "content-encoding", 16) == 0) x->parse.encoding = ll_decode_kind_of(value, vlen);
     return ll_buf_append(h, name, nlen) | ll_buf_append(h, ": ", 2) | ll_buf_append(h, value, vlen) |

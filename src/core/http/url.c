@@ -107,6 +107,24 @@ char *ll_url_resolve(const char *base, const char *ref) {
     return ok ? out : NULL;
 }
 
+size_t ll_url_authority(const ll_url *u, char *buf, size_t n) {
+    size_t hl = strcspn(u->host, "%"), at = 0;
+    int v6 = memchr(u->host, ':', hl) != NULL;
+    int dflt = strcmp(u->scheme, "https") == 0 ? 443 : 80;
+    char port[12];
+    size_t pl = 0;
+    for (unsigned p = (unsigned)u->port; u->port != dflt && (pl == 0 || p); p /= 10) port[pl++] = (char)('0' + p % 10);
+    size_t len = hl + 2 * (size_t)v6 + (pl ? pl + 1 : 0);
+    if (len > n) return len;
+    if (v6) buf[at++] = '[';
+    memcpy(buf + at, u->host, hl);
+    at += hl;
+    if (v6) buf[at++] = ']';
+    if (pl) buf[at++] = ':';
+    while (pl) buf[at++] = port[--pl]; /* the digits were made last first */
+    return at;
+}
+
 int ll_url_same_origin_host(const ll_url *a, const ll_url *b) {
     return a->host && b->host && strcmp(a->host, b->host) == 0 && a->port == b->port;
 }

@@ -5,6 +5,8 @@
 #ifndef LL_URL_H
 #define LL_URL_H
 
+#include <stddef.h>
+
 typedef struct ll_url {
     char *scheme; /* lower case: "http" or "https" */
     char *host;   /* lower case; IPv6 without brackets ("::1", with a zone
@@ -30,6 +32,12 @@ void ll_url_free(ll_url *u);
  * is not an absolute http(s) URL, ref has a control character, the result
  * is not http(s) or not a valid URL, or out of memory. */
 char *ll_url_resolve(const char *base, const char *ref);
+
+/* The URL's authority as a Host header or HTTP/2's :authority carries it:
+ * the host (brackets around an IPv6 address, its zone left out), then
+ * ":port" unless the port is the scheme's own. Returns its length, and
+ * writes it to buf (without a NUL) only when it fits in n bytes. */
+size_t ll_url_authority(const ll_url *u, char *buf, size_t n);
 
 /* 1 when a and b have the same host and port (the scheme is not compared):
  * a redirect that changes either drops Authorization. */
