@@ -66,6 +66,7 @@ struct native_group {
     int max_conns;             /* per host; 0: as many as needed */
     native_conn **conns;
     int nconns, cap_conns;
+    native_conn *room;         /* the one a request last left (NULL once it closes) */
     native_transfer *queue;    /* waiting for a connection with room (FIFO) */
     native_transfer *queue_tail;
 };

@@ -64,6 +64,7 @@ void native_conn_close(native_conn *c, int code, const char *msg) {
     native_group *g = c->g;
     native_group_hold(g); /* its users' completions may free the others */
     c->dead = 1;
+    if (g->room == c) g->room = NULL;
     ll_loop_timer_stop(loop_of(c), &c->flush);
     for (int i = 0; i < g->nconns; i++)
         if (g->conns[i] == c) {

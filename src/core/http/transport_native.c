@@ -131,12 +131,22 @@ static void queue_remove(native_group *g, native_transfer *x) {
     x->next = NULL;
 }
 
+/* How x's request goes: TLS or not, HTTP/2 only, h2 offered. */
+typedef struct target {
+    int tls, h2_only, offer;
+} target;
+
+static target target_of(const native_transfer *x) {
+    target t;
+    t.tls = strcmp(x->url.scheme, "https") == 0;
+    t.h2_only = x->version == LL_HTTP_2;
+    t.offer = x->version == LL_HTTP_2 || (x->version == LL_HTTP_DEFAULT && t.tls);
+    return t;
+}
+
 /* 1 when c goes where x's request goes, the same way */
-static int same_target(const native_conn *c, const native_transfer *x) {
-    int tls = strcmp(x->url.scheme, "https") == 0;
-    int h2_only = x->version == LL_HTTP_2;
-    int offer = x->version == LL_HTTP_2 || (x->version == LL_HTTP_DEFAULT && tls);
-    return c->tls == tls && c->port == x->url.port && c->h2_only == h2_only && c->h2_offer == offer &&
+static int same_target(const native_conn *c, const native_transfer *x, target t) {
+    return c->tls == t.tls && c->port == x->url.port && c->h2_only == t.h2_only && c->h2_offer == t.offer &&
            strcmp(c->host, x->url.host) == 0;
 }
 
@@ -161,11 +171,19 @@ static void arm_due(native_transfer *x, uint64_t due) {
  * (x->fail_code, x->errbuf). */
 static int place(native_transfer *x, uint64_t now, int queue) {
     native_group *g = x->g;
+    target t = target_of(x);
+    native_conn *c = g->room; /* where a request just ended: likely room, without a scan */
+    if (c && !native_conn_idle(c) && same_target(c, x, t) && native_conn_has_room(c)) {
+        native_conn_join(c, x);
+        if (c->st == C_READY) start_soon(x);
+        else x->st = X_WAIT;
+        return 1;
+    }
     int count = 0;
     for (int i = g->nconns - 1; i >= 0; i--) {
-        native_conn *c = g->conns[i];
+        c = g->conns[i];
         int idle = native_conn_idle(c);
-        if (!same_target(c, x)) {
+        if (!same_target(c, x, t)) {
             if (!g->id && idle) native_conn_close(c, 0, NULL); /* a VU's own keeps one */
             continue;
         }
@@ -260,8 +278,12 @@ static void detach(native_transfer *x) {
     int cut = x->st == X_SENDING || x->st == X_RECEIVING;
     if (c->h2) native_h2_cancel(x);
     native_conn_leave(c, x);
-    if ((cut && !c->h2) || (c->st != C_READY && c->nusers == 0)) native_conn_close(c, 0, NULL);
-    else native_group_wake(x->g);
+    if ((cut && !c->h2) || (c->st != C_READY && c->nusers == 0)) {
+        native_conn_close(c, 0, NULL);
+        return;
+    }
+    x->g->room = c;
+    native_group_wake(x->g);
 }
 
 void native_complete(native_transfer *x, int code, const char *msg) {
