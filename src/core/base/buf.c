@@ -6,18 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ll_buf_append(ll_buf *b, const void *p, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->failed = 1;
-            return -1;
-        }
-        b->p = q;
-        b->cap = cap;
+int ll_buf_reserve(ll_buf *b, size_t n) {
+    if (b->len + n + 1 <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1) cap *= 2;
+    char *q = realloc(b->p, cap);
+    if (!q) {
+        b->failed = 1;
+        return -1;
     }
+    b->p = q;
+    b->cap = cap;
+    return 0;
+}
+
+int ll_buf_append(ll_buf *b, const void *p, size_t n) {
+    if (ll_buf_reserve(b, n) < 0) return -1;
     memcpy(b->p + b->len, p, n);
     b->len += n;
     b->p[b->len] = 0;

@@ -12,6 +12,10 @@ typedef struct ll_buf {
 
 /* Appends n bytes. Returns 0, or -1 (and sets failed) when out of memory. */
 int ll_buf_append(ll_buf *b, const void *p, size_t n);
+/* Makes room for n more bytes and the NUL after them, for a caller that
+ * writes several pieces at b->p + b->len at once. 0, or -1 (and sets
+ * failed) when out of memory. */
+int ll_buf_reserve(ll_buf *b, size_t n);
 int ll_buf_puts(ll_buf *b, const char *s);
 /* Appends the whole file at path. Returns 0, or -1 with errno set when it
  * cannot be opened or read (a directory, say) or memory ran out. */

@@ -138,6 +138,23 @@ static int submit(native_conn *c, native_transfer *x) {
 
 /* ---- the stream's events ---- */
 
+/* Appends "name: value\r\n" to the head x keeps, in one go. */
+static int put_header(ll_buf *h, const char *name, size_t nlen, const char *value, size_t vlen) {
+    if (ll_buf_reserve(h, nlen + vlen + 4) < 0) return -1;
+    char *w = h->p + h->len;
+    memcpy(w, name, nlen);
+    w += nlen;
+    *w++ = ':';
+    *w++ = ' ';
+    memcpy(w, value, vlen);
+    w += vlen;
+    *w++ = '\r';
+    *w++ = '\n';
+    *w = 0;
+    h->len = (size_t)(w - h->p);
+    return 0;
+}
+
 static int on_header(void *ud, const char *name, size_t nlen, const char *value, size_t vlen) {
     native_transfer *x = ud;
     if (!x->t_first) x->t_first = ll_loop_now_ns();
@@ -146,16 +163,17 @@ static int on_header(void *ud, const char *name, size_t nlen, const char *value,
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         h->len = 0;
         x->h2_status = atoi(value); /* nghttp2 took only digits */
+        char line[24] = "HTTP/2 ";
+        size_t n = 7, d = 0;
         char digits[12];
-        size_t n = 0;
-        for (unsigned v = (unsigned)x->h2_status; n == 0 || v; v /= 10) digits[n++] = (char)('0' + v % 10);
-        int rc = ll_buf_append(h, "HTTP/2 ", 7);
-        while (n) rc |= ll_buf_append(h, &digits[--n], 1);
-        return rc | ll_buf_append(h, "\r\n", 2);
+        for (unsigned v = (unsigned)x->h2_status; d == 0 || v; v /= 10) digits[d++] = (char)('0' + v % 10);
+        while (d) line[n++] = digits[--d];
+        line[n++] = '\r';
+        line[n++] = '\n';
+        return ll_buf_append(h, line, n);
     }
     if (nlen == 16 && memcmp(name, "content-encoding", 16) == 0) x->parse.encoding = ll_decode_kind_of(value, vlen);
-    return ll_buf_append(h, name, nlen) | ll_buf_append(h, ": ", 2) | ll_buf_append(h, value, vlen) |
-           ll_buf_append(h, "\r\n", 2);
+    return put_header(h, name, nlen, value, vlen);
 }
 
 static int on_headers_done(void *ud, int final) {
