@@ -36,18 +36,31 @@ static const char *http_tag(const void *ctx, const char *key, char *buf, size_t 
     const char *user = ll_http_req_tag(h->req, key);
     if (user) return user;
     const ll_http_res *r = h->res;
-    if (strcmp(key, "method") == 0) return h->method;
-    if (strcmp(key, "url") == 0 || strcmp(key, "name") == 0) return h->req->url;
-    if (strcmp(key, "proto") == 0) return r->proto;
-    if (strcmp(key, "group") == 0) return h->vu->group_path;
-    if (strcmp(key, "expected_response") == 0) return !h->counted ? NULL : h->failed ? "false" : "true";
-    if (strcmp(key, "status") == 0) {
+    switch (key[0]) { /* a system tag? by its first letter, then the whole name */
+    case 'm':
+        if (strcmp(key, "method") == 0) return h->method;
+        break;
+    case 'u':
+    case 'n':
+        if (strcmp(key, "url") == 0 || strcmp(key, "name") == 0) return h->req->url;
+        break;
+    case 'p':
+        if (strcmp(key, "proto") == 0) return r->proto;
+        break;
+    case 'g':
+        if (strcmp(key, "group") == 0) return h->vu->group_path;
+        break;
+    case 's':
+        if (strcmp(key, "status") != 0) break;
         snprintf(buf, len, "%d", r->status);
         return buf;
-    }
-    if (strcmp(key, "error_code") == 0 && r->error_code) {
+    case 'e':
+        if (strcmp(key, "expected_response") == 0) return !h->counted ? NULL : h->failed ? "false" : "true";
+        if (strcmp(key, "error_code") != 0 || !r->error_code) break;
         snprintf(buf, len, "%d", r->error_code);
         return buf;
+    default:
+        break;
     }
     return ll_vu_tag(h->vu, key);
 }
