@@ -179,6 +179,14 @@ static int place(native_transfer *x, uint64_t now, int queue) {
         else x->st = X_WAIT;
         return 1;
     }
+    for (int i = g->nconns - 1; i >= 0; i--) { /* a busy one with room (HTTP/2): no host compared without room */
+        c = g->conns[i];
+        if (native_conn_idle(c) || !native_conn_has_room(c) || !same_target(c, x, t)) continue;
+        native_conn_join(c, x);
+        if (c->st == C_READY) start_soon(x);
+        else x->st = X_WAIT;
+        return 1;
+    }
     int count = 0;
     for (int i = g->nconns - 1; i >= 0; i--) {
         c = g->conns[i];
