@@ -7,7 +7,8 @@
  * ends at most once, within its limits, with a well-formed header block,
  * and never reads past what it was given; and that the fast path for a
  * head that arrives whole (h1_head.c) reads every response exactly as
- * http-parser does. */
+ * http-parser does, the first time and again from its memo of the last
+ * head (for the same kind of request, and after one of the other kind). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,36 +37,39 @@ static void check_done(const ll_h1_parse *h, const ll_buf *hdrs, const ll_buf *b
 
 /* Reads data as a server's bytes cut into reads: the first of first bytes
  * (0: of piece bytes), the others of piece bytes, then the close. */
-static void read_response(const uint8_t *data, size_t size, size_t first, size_t piece, int head, int64_t limit,
-                          int no_fast, outcome *o) {
+static void read_response(ll_h1_parse *hp, const uint8_t *data, size_t size, size_t first, size_t piece, int head,
+                          int64_t limit, int no_fast, outcome *o) {
     memset(o, 0, sizeof(*o));
-    ll_h1_parse h;
-    memset(&h, 0, sizeof(h));
-    ll_h1_parse_start(&h, &o->hdrs, &o->body, limit, head);
-    h.no_fast = no_fast;
+    ll_h1_parse_start(hp, &o->hdrs, &o->body, limit, head);
+    hp->no_fast = no_fast;
     int rc = LL_H1_MORE;
     for (size_t at = 0, want = first ? first : piece; rc == LL_H1_MORE && at < size; at += want, want = piece) {
         size_t n = size - at < want ? size - at : want, used = 0;
         char *copy = malloc(n); /* exactly n bytes: ASan sees any read past them */
         memcpy(copy, data + at, n);
-        rc = ll_h1_parse_feed(&h, copy, n, &used);
+        rc = ll_h1_parse_feed(hp, copy, n, &used);
         free(copy);
         CHECK(rc != LL_H1_DONE || used <= n);
-        CHECK(rc != LL_H1_ERROR || h.err);
+        CHECK(rc != LL_H1_ERROR || hp->err);
         o->consumed = at + used;
     }
     if (rc == LL_H1_MORE) {
         size_t used = 0;
-        rc = ll_h1_parse_feed(&h, "", 0, &used); /* the server closes */
+        rc = ll_h1_parse_feed(hp, "", 0, &used); /* the server closes */
         CHECK(rc != LL_H1_MORE);
     }
-    if (rc == LL_H1_DONE) check_done(&h, &o->hdrs, &o->body);
+    if (rc == LL_H1_DONE) check_done(hp, &o->hdrs, &o->body);
     o->rc = rc;
-    o->status = h.status;
-    o->minor = h.minor;
-    o->keep_alive = h.keep_alive;
-    o->err = rc == LL_H1_ERROR ? h.err : NULL;
-    ll_h1_parse_reset(&h);
+    o->status = hp->status;
+    o->minor = hp->minor;
+    o->keep_alive = hp->keep_alive;
+    o->err = rc == LL_H1_ERROR ? hp->err : NULL;
+    ll_h1_parse_reset(hp);
+}
+
+static void outcome_free(outcome *o) {
+    ll_buf_free(&o->hdrs);
+    ll_buf_free(&o->body);
 }
 
 static int same_buf(const ll_buf *a, const ll_buf *b) {
@@ -85,15 +89,35 @@ static void check_same(const outcome *fast, const outcome *slow) {
     CHECK(same_buf(&fast->body, &slow->body));
 }
 
-static void compare(const uint8_t *data, size_t size, size_t first, size_t piece, int head, int64_t limit) {
+/* Reads data on parser fast_h (its memo as earlier reads left it) and on
+ * a parser of its own with http-parser alone: both must read the same. */
+static void compare_on(ll_h1_parse *fast_h, const uint8_t *data, size_t size, size_t first, size_t piece, int head,
+                       int64_t limit) {
+    ll_h1_parse slow_h;
     outcome fast, slow;
-    read_response(data, size, first, piece, head, limit, 0, &fast);
-    read_response(data, size, first, piece, head, limit, 1, &slow);
+    memset(&slow_h, 0, sizeof(slow_h));
+    read_response(fast_h, data, size, first, piece, head, limit, 0, &fast);
+    read_response(&slow_h, data, size, first, piece, head, limit, 1, &slow);
     check_same(&fast, &slow);
-    ll_buf_free(&fast.hdrs);
-    ll_buf_free(&fast.body);
-    ll_buf_free(&slow.hdrs);
-    ll_buf_free(&slow.body);
+    outcome_free(&fast);
+    outcome_free(&slow);
+}
+
+/* The input on one parser: as asked, the same again (from the memo), as
+ * the other kind of request (HEAD or not), then with one byte of it
+ * changed (so the memo no longer matches). */
+static void compare(const uint8_t *data, size_t size, size_t first, size_t piece, int head, int64_t limit) {
+    ll_h1_parse h;
+    memset(&h, 0, sizeof(h));
+    compare_on(&h, data, size, first, piece, head, limit);
+    compare_on(&h, data, size, first, piece, head, limit);
+    compare_on(&h, data, size, first, piece, !head, limit);
+    if (size == 0) return;
+    uint8_t *changed = malloc(size);
+    memcpy(changed, data, size);
+    changed[(piece * 7) % size] ^= 0x20; /* a letter's case, or a space, or a control byte */
+    compare_on(&h, changed, size, first, piece, !head, limit);
+    free(changed);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

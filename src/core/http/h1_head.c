@@ -73,7 +73,7 @@ static int64_t digits(const char *v, size_t n) {
 }
 
 /* The status line "HTTP/1.x DDD[ reason]" ending at le (its CR). */
-static int status_line(const char *p, const char *le, ll_h1_head *out) {
+static int status_line(const char *p, const char *le, ll_h1_scanned *out) {
     if (le - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ') return 0;
     const char *d = p + 9;
     if (d[0] < '2' || d[0] > '9' || d[1] < '0' || d[1] > '9' || d[2] < '0' || d[2] > '9') return 0;
@@ -85,7 +85,7 @@ static int status_line(const char *p, const char *le, ll_h1_head *out) {
 }
 
 /* One "Name: value" line, p to le (its CR). Returns 0 to decline. */
-static int header_line(const char *p, const char *le, ll_h1_head *out, int *conn) {
+static int header_line(const char *p, const char *le, ll_h1_scanned *out, int *conn) {
     const char *colon = name_end(p, le);
     if (colon == p || colon == le || *colon != ':') return 0;
     const char *v = colon + 1;
@@ -120,7 +120,7 @@ static int header_line(const char *p, const char *le, ll_h1_head *out, int *conn
     }
 }
 
-int ll_h1_head_scan(const char *p, size_t n, int head, ll_h1_head *out) {
+int ll_h1_head_scan(const char *p, size_t n, int head, ll_h1_scanned *out) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, classes_init);
     const char *end = p + (n < LL_H1_MAX_HEAD ? n : LL_H1_MAX_HEAD), *at = p;
@@ -156,7 +156,7 @@ static int put_header(ll_buf *hdrs, const char *p, const char *le) {
     return ll_buf_append(hdrs, v, (size_t)(le + 2 - v));
 }
 
-int ll_h1_head_copy(const char *p, const ll_h1_head *h, ll_buf *hdrs) {
+int ll_h1_head_copy(const char *p, const ll_h1_scanned *h, ll_buf *hdrs) {
     hdrs->len = 0;
     if (h->canonical) return ll_buf_append(hdrs, p, h->len);
     const char *end = p + h->len, *nl = memchr(p, '\n', h->len);

@@ -18,8 +18,10 @@
 
 /* the largest response head taken, on both paths (libcurl's is 300 KiB) */
 #define LL_H1_MAX_HEAD (1u << 20)
+/* the longest head h1_parse.c remembers, to skip scanning it again */
+#define LL_H1_MEMO 320
 
-typedef struct ll_h1_head {
+typedef struct ll_h1_scanned {
     size_t len;             /* bytes of the head, its blank line included */
     int status;             /* 200..999 except 1xx */
     int minor;              /* HTTP/1.minor: 0 or 1 */
@@ -28,14 +30,14 @@ typedef struct ll_h1_head {
     int64_t content_length; /* -1: no body follows (1xx-less 204 and 304, or a HEAD request) */
     int canonical;          /* every line is already "Name: value": the head is its own header block */
     int set_cookie;         /* a Set-Cookie header is among them */
-} ll_h1_head;
+} ll_h1_scanned;
 
 /* Scans the head at the start of p[0..n). head: the request was HEAD.
  * Returns 1 and fills *out when it is whole and plain, else 0 (read it
  * with http-parser). */
-int ll_h1_head_scan(const char *p, size_t n, int head, ll_h1_head *out);
+int ll_h1_head_scan(const char *p, size_t n, int head, ll_h1_scanned *out);
 /* Writes the scanned head to hdrs as h1_parse.h's header block (status
  * line, "Name: value" lines, a blank line). 0, or -1 out of memory. */
-int ll_h1_head_copy(const char *p, const ll_h1_head *h, ll_buf *hdrs);
+int ll_h1_head_copy(const char *p, const ll_h1_scanned *h, ll_buf *hdrs);
 
 #endif

@@ -6,6 +6,7 @@
 #include "h1_parse.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -155,7 +156,7 @@ void ll_h1_parse_start(ll_h1_parse *h, ll_buf *hdrs, ll_buf *body, int64_t limit
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, set_limits);
     ll_h1_parse_reset(h);
-    memset(h, 0, sizeof(*h));
+    memset(h, 0, offsetof(ll_h1_parse, memo));
     http_parser_init(&h->p, HTTP_RESPONSE);
     h->p.data = h;
     h->hdrs = hdrs;
@@ -196,11 +197,30 @@ static int fast_body(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
     return h->left > 0 ? LL_H1_MORE : fast_done(h);
 }
 
+/* ll_h1_head_scan, or what it found in the same bytes last time (the
+ * scan reads nothing past the head's blank line, so a head equal to the
+ * memo's, for the same kind of request, reads the same). */
+static int scan_head(ll_h1_parse *h, const char *p, size_t n, ll_h1_scanned *hd) {
+    size_t len = h->memo.len;
+    if (len && len <= n && h->memo_for_head == h->head && memcmp(p, h->memo_bytes, len) == 0) {
+        *hd = h->memo;
+        return 1;
+    }
+    if (!ll_h1_head_scan(p, n, h->head, hd)) return 0;
+    h->memo.len = 0;
+    if (hd->len <= sizeof(h->memo_bytes)) {
+        memcpy(h->memo_bytes, p, hd->len);
+        h->memo = *hd;
+        h->memo_for_head = h->head;
+    }
+    return 1;
+}
+
 /* A first read that holds the whole head: read by h1_head.c when it is
  * plain. Returns -2 to leave it to http-parser. */
 static int fast_head(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
-    ll_h1_head hd;
-    if (!ll_h1_head_scan(p, n, h->head, &hd)) return -2;
+    ll_h1_scanned hd;
+    if (!scan_head(h, p, n, &hd)) return -2;
     int decode = hd.encoding > LL_DECODE_IDENTITY && !h->head && h->limit > 0;
     if (!decode && h->limit > 0 && hd.content_length > h->limit) return -2; /* http-parser says it is too big */
     if (ll_h1_head_copy(p, &hd, h->hdrs) < 0) {

@@ -15,6 +15,7 @@
 
 #include "body_decode.h"
 #include "buf.h"
+#include "h1_head.h"
 
 /* ll_h1_parse_feed's results */
 #define LL_H1_MORE 0      /* the response is not complete yet */
@@ -43,10 +44,19 @@ typedef struct ll_h1_parse {
     int set_cookie;          /* then whether it had a Set-Cookie header */
     uint64_t left;           /* then the body bytes still to come */
     int no_fast;             /* set by tests: read every response with http-parser */
+    /* Kept from one response to the next (ll_h1_parse_start clears only
+     * what is above): the last head the fast path read, byte for byte, and
+     * what it read in it. A server sends the same head again and again
+     * (nginx's changes with its Date, once a second), and the same bytes
+     * scan the same way, so a head equal to it is not scanned again. */
+    ll_h1_scanned memo;         /* memo.len 0: none */
+    int memo_for_head;       /* it was the answer to a HEAD request */
+    char memo_bytes[LL_H1_MEMO];
 } ll_h1_parse;
 
 /* Starts reading a new response into hdrs and body (both emptied). head:
- * the request was HEAD. limit: as ll_h1_parse.limit. */
+ * the request was HEAD. limit: as ll_h1_parse.limit. h's memo is kept:
+ * zero h before its first start. */
 void ll_h1_parse_start(ll_h1_parse *h, ll_buf *hdrs, ll_buf *body, int64_t limit, int head);
 /* Feeds n bytes (n == 0: the server closed the connection). Returns
  * LL_H1_MORE, LL_H1_DONE (*used: the bytes of p that belong to the
