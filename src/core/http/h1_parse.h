@@ -49,7 +49,7 @@ typedef struct ll_h1_parse {
      * what it read in it. A server sends the same head again and again
      * (nginx's changes with its Date, once a second), and the same bytes
      * scan the same way, so a head equal to it is not scanned again. */
-    ll_h1_scanned memo;         /* memo.len 0: none */
+    ll_h1_scanned memo;      /* memo.len 0: none */
     int memo_for_head;       /* it was the answer to a HEAD request */
     char memo_bytes[LL_H1_MEMO];
 } ll_h1_parse;
