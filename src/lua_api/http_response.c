@@ -14,6 +14,8 @@
 #include "html.h"
 #include "http_cookies.h"
 #include "json.h"
+#include "state.h"
+#include "worker.h"
 
 #define RESPONSE_MT "luaload.Response"
 
@@ -93,11 +95,24 @@ static void push_cached(lua_State *T, resp_cache *c, int i, const char *s) {
  * url. timings and headers are built on first access from a copy kept
  * aside in a weak table, so the response holds only documented fields and
  * a script that never reads them does not pay for them. */
-void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type) {
+/* The thread the constructor runs on (its stack holds it), from the
+ * registry once per worker state, then from the worker. */
+static lua_State *maker(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    if (w && w->response_maker && w->response_maker_of == w->L) return w->response_maker;
     lua_pushlightuserdata(L, &MAKER_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
-    lua_State *T = lua_tothread(L, -1); /* its stack holds the constructor */
+    lua_State *T = lua_tothread(L, -1);
     lua_pop(L, 1);
+    if (w) {
+        w->response_maker = T;
+        w->response_maker_of = w->L;
+    }
+    return T;
+}
+
+void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type) {
+    lua_State *T = maker(L);
     resp_cache *c = lua_touserdata(T, MAKER_CACHE);
     lua_pushvalue(T, 1);
     lua_pushinteger(T, r->status);

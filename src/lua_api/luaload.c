@@ -121,6 +121,10 @@ void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, 
 }
 
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
+    if (vu->status_check_id >= 0 && vu->status_check_group == vu->group_id && vu->status_check_status == status) {
+        record(vu, vu->status_check_id, NULL, status, ok, L, 0); /* the check of the last call: no lookup */
+        return;
+    }
     push_check_cache(L, vu);
     lua_rawgeti(L, -1, -status);
     int id;
@@ -134,6 +138,9 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
         lua_rawseti(L, -3, -status);
     }
     lua_pop(L, 2);
+    vu->status_check_id = id;
+    vu->status_check_group = vu->group_id;
+    vu->status_check_status = status;
     record(vu, id, NULL, status, ok, L, 0);
 }
 

@@ -28,6 +28,7 @@ void ll_script_close(ll_worker *w) {
     lua_sethook(w->L, NULL, 0, 0); /* no stop in the __gc metamethods */
     ll_state_close(w->L);
     w->L = NULL;
+    w->response_maker = w->response_maker_of = NULL;
 }
 
 /* ---- stopping Lua code that does not yield ---- */

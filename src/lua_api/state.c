@@ -186,6 +186,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
         return LL_EXIT_FAILURE;
     }
     w->L = L;
+    w->response_maker = w->response_maker_of = NULL;
     luaL_openlibs(L);
     ll_http_response_register(L); /* before any script code: it takes the standard setmetatable */
     lua_pushcfunction(L, l_print);

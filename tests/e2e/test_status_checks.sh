@@ -46,4 +46,27 @@ LUA
 run_ll run "$S" -u 2 -i 6 -q --summary-export "$T/s.json"
 expect_eq "bare checkstatus: exit 0" "$RC" 0
 expect_eq "bare checkstatus: 6 passes" "$(jqv "$T/s.json" .metrics.checks.passes)" 6
+
+# the same checkstatus in and out of a group, and with two statuses in turn:
+# each is its own check, counted where it ran (a VU keeps its last one)
+S=$(script groups.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+function default()
+  local r = http.get("$URL/")
+  http.checkstatus(200, r)
+  ll.group("g", function() http.checkstatus(200, r); http.checkstatus(200, r) end)
+  http.checkstatus(201, r)           -- fails
+  http.checkstatus(200, r)
+end
+LUA
+)
+run_ll run "$S" -u 2 -i 6 -q --summary-export "$T/s.json"
+expect_eq "groups: exit 0" "$RC" 0
+expect_eq "groups: root 'status is 200' passes" "$(jqv "$T/s.json" '.root_group.checks["status is 200"].passes')" 12
+expect_eq "groups: root 'status is 201' fails" "$(jqv "$T/s.json" '.root_group.checks["status is 201"].fails')" 6
+expect_eq "groups: root 'status is 201' passes" "$(jqv "$T/s.json" '.root_group.checks["status is 201"].passes')" 0
+expect_eq "groups: group 'status is 200' passes" "$(jqv "$T/s.json" '.root_group.groups.g.checks["status is 200"].passes')" 12
+expect_eq "groups: group check path" "$(jqv "$T/s.json" '.root_group.groups.g.checks["status is 200"].path')" "::g::status is 200"
+expect_eq "groups: checks total" "$(jqv "$T/s.json" '.metrics.checks.passes + .metrics.checks.fails')" 30
 finish
