@@ -43,6 +43,9 @@ struct ll_h2 {
     const ll_h2_stream_ops *ops;
     int goaway;
     int failed;
+    int32_t last_id;            /* the stream whose owner was looked up last, */
+    void *last_ud;              /* and its owner: a response's callbacks come
+                                 * for one stream in a row (0: none) */
     pool_free *free[POOL_CLASSES];
     int nfree[POOL_CLASSES];
 };
@@ -108,13 +111,26 @@ static void pool_drain(ll_h2 *h) {
         }
 }
 
-static void *ud_of(nghttp2_session *s, int32_t id) { return nghttp2_session_get_stream_user_data(s, id); }
+/* The owner of stream id, or NULL: from the last lookup when it was for
+ * the same stream (nghttp2's is a hash lookup). */
+static void *ud_of(ll_h2 *h, int32_t id) {
+    if (id == h->last_id && id != 0) return h->last_ud;
+    h->last_ud = nghttp2_session_get_stream_user_data(h->s, id);
+    h->last_id = id;
+    return h->last_ud;
+}
+
+/* Stream id has no owner any more (cancelled, failed or closed). */
+static void forget(ll_h2 *h, int32_t id) {
+    if (id == h->last_id) h->last_id = 0;
+}
 
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
                      const uint8_t *value, size_t vlen, uint8_t flags, void *user) {
+    (void)s;
     (void)flags;
     ll_h2 *h = user;
-    void *ud = f->hd.type == NGHTTP2_HEADERS ? ud_of(s, f->hd.stream_id) : NULL;
+    void *ud = f->hd.type == NGHTTP2_HEADERS ? ud_of(h, f->hd.stream_id) : NULL;
     if (!ud) return 0;
     if (h->ops->on_header(ud, (const char *)name, nlen, (const char *)value, vlen) == 0) return 0;
     return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* resets the stream */
@@ -124,7 +140,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *user)
     ll_h2 *h = user;
     if (f->hd.type == NGHTTP2_GOAWAY) h->goaway = 1;
     if (f->hd.type != NGHTTP2_HEADERS || !(f->hd.flags & NGHTTP2_FLAG_END_HEADERS)) return 0;
-    void *ud = ud_of(s, f->hd.stream_id);
+    void *ud = ud_of(h, f->hd.stream_id);
     if (!ud) return 0;
     int final = f->headers.cat == NGHTTP2_HCAT_RESPONSE || f->headers.cat == NGHTTP2_HCAT_HEADERS;
     if (h->ops->on_headers_done(ud, final) == 0) return 0;
@@ -135,35 +151,40 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *user)
 static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *p, size_t n, void *user) {
     (void)flags;
     ll_h2 *h = user;
-    void *ud = ud_of(s, id);
+    void *ud = ud_of(h, id);
     if (!ud || h->ops->on_data(ud, (const char *)p, n) == 0) return 0;
     nghttp2_session_set_stream_user_data(s, id, NULL);
+    forget(h, id);
     nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
     h->ops->on_close(ud, NGHTTP2_CANCEL);
     return 0;
 }
 
 static int on_close(nghttp2_session *s, int32_t id, uint32_t code, void *user) {
+    (void)s;
     ll_h2 *h = user;
-    void *ud = ud_of(s, id);
+    void *ud = ud_of(h, id);
+    forget(h, id);
     if (ud) h->ops->on_close(ud, code);
     return 0;
 }
 
 static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *user) {
+    (void)s;
     ll_h2 *h = user;
     if ((f->hd.type != NGHTTP2_HEADERS && f->hd.type != NGHTTP2_DATA) || !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
         return 0;
-    void *ud = ud_of(s, f->hd.stream_id);
+    void *ud = ud_of(h, f->hd.stream_id);
     if (ud) h->ops->on_sent(ud);
     return 0;
 }
 
 static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t n, uint32_t *flags,
                          nghttp2_data_source *src, void *user) {
+    (void)s;
     (void)src;
     ll_h2 *h = user;
-    void *ud = ud_of(s, id);
+    void *ud = ud_of(h, id);
     if (!ud) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     ssize_t r = h->ops->read_body(ud, (char *)buf, n);
     if (r < 0) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
@@ -220,17 +241,21 @@ int32_t ll_h2_submit(ll_h2 *h, const ll_h2_header *hv, size_t n, int has_body, v
         v[i].namelen = hv[i].nlen;
         v[i].value = (uint8_t *)hv[i].value;
         v[i].valuelen = hv[i].vlen;
-        v[i].flags = NGHTTP2_NV_FLAG_NONE; /* nghttp2 copies them */
+        /* nghttp2 copies them (and lower-cases the name), but for a name
+         * that outlives the session */
+        v[i].flags = hv[i].static_name ? NGHTTP2_NV_FLAG_NO_COPY_NAME : NGHTTP2_NV_FLAG_NONE;
     }
     nghttp2_data_provider prd = {.read_callback = read_body};
     int32_t id = nghttp2_submit_request(h->s, NULL, v, n, has_body ? &prd : NULL, ud);
     if (v != nv) free(v);
+    forget(h, id); /* a lookup made before it was submitted saw no owner */
     return id > 0 ? id : -1;
 }
 
 void ll_h2_cancel(ll_h2 *h, int32_t id) {
     if (id <= 0) return;
     nghttp2_session_set_stream_user_data(h->s, id, NULL);
+    forget(h, id);
     nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
 }
 

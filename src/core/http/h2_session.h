@@ -36,6 +36,7 @@ typedef struct ll_h2_stream_ops {
 typedef struct ll_h2_header {
     const char *name, *value;
     size_t nlen, vlen;
+    int static_name;            /* name is a lower-case literal: not copied */
 } ll_h2_header;
 
 /* A session that has queued the client preface and SETTINGS; NULL when

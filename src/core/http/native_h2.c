@@ -45,6 +45,7 @@ static void add(hlist *l, const char *name, const char *value, int lower) {
     h->nlen = strlen(name);
     h->value = value;
     h->vlen = strlen(value);
+    h->static_name = !lower; /* the names not lower-cased here are literals */
     l->at[l->n] = (size_t)-1;
     if (lower) {
         l->at[l->n] = l->lower.len;
