@@ -4,7 +4,8 @@
 # Starts nginx pinned to SERVER_CPU (config written here, loopback only),
 # builds the libcurl floor client from ../shared/bench/curlfloor.c into a
 # scratch dir (it is never copied into the project), then runs, pinned to
-# CLIENT_CPU and alternating REPS times:
+# CLIENT_CPU and alternating REPS times (the cases of one comparison back to
+# back, in reverse order on even reps: see group() below):
 #   wrk            -t1 -c CONNS
 #   floor          curlfloor -c CONNS (socket_action + epoll)
 #   floor-lua      curlfloor -l -L -c CONNS (lazy epoll + a LuaJIT coroutine per handle)
@@ -245,45 +246,76 @@ luaload_proto() {
 
 echo "# nginx on cpu $SERVER_CPU, clients on cpu $CLIENT_CPU, $CONNS connections, ${DUR}s per run, $REPS reps" >&2
 printf 'case\treq/s\trequests\tcpu_us/req\tpeak_rss_KB\tserver_cpu_%%\n'
-for ((REP = 1; REP <= REPS; REP++)); do
-  want wrk && run wrk p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$URL"
-  want floor && run floor p_floor "$SCR/curlfloor" -u "$URL" -c "$CONNS" -d "$DUR"
-  want floor-lua && run floor-lua p_floor "$SCR/curlfloor" -l -L -u "$URL" -c "$CONNS" -d "$DUR"
+# One function per case; each checks that it is wanted.
+c_wrk() { want wrk && run wrk p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$URL"; }
+c_floor() { want floor && run floor p_floor "$SCR/curlfloor" -u "$URL" -c "$CONNS" -d "$DUR"; }
+c_floor_lua() { want floor-lua && run floor-lua p_floor "$SCR/curlfloor" -l -L -u "$URL" -c "$CONNS" -d "$DUR"; }
+c_luaload() {
   want luaload && run luaload p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$CONNS" \
     -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload.$REP.json"
-  want quick && run quick p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
-    --summary-export "$SCR/quick.$REP.json"
-  if want quick-jwt; then
-    [[ -s $SCR/tokens.txt ]] || awk -v n="$TOKENS" 'BEGIN { srand(1); for (i = 0; i < n; i++)
-      printf "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.%08d%0120d.sig%064d\n", i, i, int(rand() * 1e9) }' >"$SCR/tokens.txt"
-    run quick-jwt p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
-      -f "$SCR/tokens.txt" --summary-export "$SCR/quick-jwt.$REP.json"
-  fi
-  [[ -n $K6 ]] && GOMAXPROCS=1 run k6 p_luaload "$K6" run -q --no-summary -e URL="$URL" --vus "$CONNS" \
-    --duration "${DUR}s" --summary-export "$SCR/k6.$REP.json" "$SCR/get.js"
+}
+c_before() {
   [[ -n $LUALOAD_BEFORE ]] && want luaload && run before p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
     -e URL="$URL" -u "$CONNS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before.$REP.json"
-  if want https; then
-    run wrk-tls p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$TLS_URL"
-    run floor-tls p_floor "$SCR/curlfloor" -u "$TLS_URL" -c "$CONNS" -d "$DUR"
-    luaload_proto luaload-tls "$TLS_URL" "$CONNS" VERSION=1.1
-  fi
-  if want h2; then
-    run h2load-h2 p_h2load h2load -t1 -c10 -m10 -D "$DUR" "$TLS_URL"
-    run floor-h2 p_floor "$SCR/curlfloor" -2 -u "$TLS_URL" -c 100 -C 10 -S 10 -d "$DUR"
-    luaload_proto luaload-h2 "$TLS_URL" 100 MUX=10 STREAMS=10
-  fi
-  if want h3; then
-    run floor-h3 p_floor "$SCR/curlfloor-h3" -2 -u "$H3_URL" -c "$CONNS" -C "$CONNS" -S 1 -d "$DUR"
-    luaload_proto luaload-h3 "$H3_URL" "$CONNS" VERSION=3
-  fi
-  if want scale; then
-    run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
-    run luaload-$SCALE_VUS p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$SCALE_VUS" \
-      -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload-$SCALE_VUS.$REP.json"
-    [[ -n $LUALOAD_BEFORE ]] && run before-$SCALE_VUS p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
-      -e URL="$URL" -u "$SCALE_VUS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before-$SCALE_VUS.$REP.json"
-  fi
+}
+c_quick() {
+  want quick && run quick p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
+    --summary-export "$SCR/quick.$REP.json"
+}
+c_quick_jwt() {
+  want quick-jwt || return 0
+  [[ -s $SCR/tokens.txt ]] || awk -v n="$TOKENS" 'BEGIN { srand(1); for (i = 0; i < n; i++)
+    printf "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.%08d%0120d.sig%064d\n", i, i, int(rand() * 1e9) }' >"$SCR/tokens.txt"
+  run quick-jwt p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
+    -f "$SCR/tokens.txt" --summary-export "$SCR/quick-jwt.$REP.json"
+}
+c_k6() {
+  [[ -n $K6 ]] && GOMAXPROCS=1 run k6 p_luaload "$K6" run -q --no-summary -e URL="$URL" --vus "$CONNS" \
+    --duration "${DUR}s" --summary-export "$SCR/k6.$REP.json" "$SCR/get.js"
+}
+c_wrk_tls() { want https && run wrk-tls p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$TLS_URL"; }
+c_floor_tls() { want https && run floor-tls p_floor "$SCR/curlfloor" -u "$TLS_URL" -c "$CONNS" -d "$DUR"; }
+c_luaload_tls() { want https && luaload_proto luaload-tls "$TLS_URL" "$CONNS" VERSION=1.1; }
+c_h2load() { want h2 && run h2load-h2 p_h2load h2load -t1 -c10 -m10 -D "$DUR" "$TLS_URL"; }
+c_floor_h2() { want h2 && run floor-h2 p_floor "$SCR/curlfloor" -2 -u "$TLS_URL" -c 100 -C 10 -S 10 -d "$DUR"; }
+c_luaload_h2() { want h2 && luaload_proto luaload-h2 "$TLS_URL" 100 MUX=10 STREAMS=10; }
+c_floor_h3() { want h3 && run floor-h3 p_floor "$SCR/curlfloor-h3" -2 -u "$H3_URL" -c "$CONNS" -C "$CONNS" -S 1 -d "$DUR"; }
+c_luaload_h3() { want h3 && luaload_proto luaload-h3 "$H3_URL" "$CONNS" VERSION=3; }
+c_floor_scale() {
+  want scale && run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
+}
+c_luaload_scale() {
+  want scale && run luaload-$SCALE_VUS p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$SCALE_VUS" \
+    -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/luaload-$SCALE_VUS.$REP.json"
+}
+c_before_scale() {
+  want scale && [[ -n $LUALOAD_BEFORE ]] && run before-$SCALE_VUS p_luaload "$LUALOAD_BEFORE" run "$SCR/get.lua" \
+    -e URL="$URL" -u "$SCALE_VUS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before-$SCALE_VUS.$REP.json"
+}
+
+# Runs the cases of a comparison back to back, in this order on odd reps
+# and in the reverse order on even ones: this machine's speed drifts over
+# tens of seconds, so the runs whose ratio is a target sit next to each
+# other, and a drift favours each side of a pair equally often.
+group() {
+  local c
+  if ((REP % 2)); then for c in "$@"; do "$c"; done
+  else for ((c = $#; c >= 1; c--)); do "${!c}"; done; fi
+}
+
+# a second of each kind of traffic first, not recorded: the first run after
+# nginx started was the slowest of the series
+taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1s "$URL" >/dev/null 2>&1
+want https && taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1s "$TLS_URL" >/dev/null 2>&1
+want h2 && taskset -c "$CLIENT_CPU" h2load -t1 -c10 -m10 -D 1 "$TLS_URL" >/dev/null 2>&1
+
+for ((REP = 1; REP <= REPS; REP++)); do
+  group c_before c_luaload c_wrk c_quick c_quick_jwt
+  group c_floor c_floor_lua c_k6
+  group c_wrk_tls c_luaload_tls c_floor_tls
+  group c_h2load c_luaload_h2 c_floor_h2
+  group c_floor_h3 c_luaload_h3
+  group c_floor_scale c_luaload_scale c_before_scale
 done
 if want mem; then
   REP=1
