@@ -91,10 +91,6 @@ static void push_cached(lua_State *T, resp_cache *c, int i, const char *s) {
     lua_replace(T, MAKER_STRINGS + i);
 }
 
-/* Pushes the Response table on L: status, proto, body, error, error_code,
- * url. timings and headers are built on first access from a copy kept
- * aside in a weak table, so the response holds only documented fields and
- * a script that never reads them does not pay for them. */
 /* The thread the constructor runs on (its stack holds it), from the
  * registry once per worker state, then from the worker. */
 static lua_State *maker(lua_State *L) {
@@ -111,6 +107,10 @@ static lua_State *maker(lua_State *L) {
     return T;
 }
 
+/* Pushes the Response table on L: status, proto, body, error, error_code,
+ * url. timings and headers are built on first access from a copy kept
+ * aside in a weak table, so the response holds only documented fields and
+ * a script that never reads them does not pay for them. */
 void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type) {
     lua_State *T = maker(L);
     resp_cache *c = lua_touserdata(T, MAKER_CACHE);
