@@ -221,13 +221,16 @@ static int m_request(lua_State *L) {
     return do_request(L, default_client(L), "http.request", m, 2, 3, 4);
 }
 
-/* checkstatus(status, res): records the check "status is <status>" */
+/* checkstatus(status, res): records the check "status is <status>". Its
+ * upvalue is the key "status", interned once (lua_getfield interns it on
+ * every call). */
 static int m_checkstatus(lua_State *L) {
     if (lua_type(L, 1) != LUA_TNUMBER) luaL_error(L, "http.checkstatus: the status must be a number");
     if (!lua_istable(L, 2)) luaL_error(L, "http.checkstatus: the response must be a table, got %s", luaL_typename(L, 2));
     int want = (int)lua_tointeger(L, 1);
     ll_vu *vu = ll_luaload_vu(L, "checkstatus()");
-    lua_getfield(L, 2, "status");
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_gettable(L, 2);
     int ok = lua_tointeger(L, -1) == want;
     lua_pop(L, 1);
     ll_luaload_record_status_check(L, vu, want, ok);
@@ -253,7 +256,7 @@ int luaopen_luaload_http(lua_State *L) {
     static const luaL_Reg fns[] = {
         {"Client", ll_http_client_new}, {"Request", ll_http_client_request_new}, {"get", m_get}, {"head", m_head},
         {"post", m_post}, {"put", m_put}, {"patch", m_patch}, {"del", m_del}, {"delete", m_del},
-        {"options", m_options}, {"request", m_request}, {"checkstatus", m_checkstatus}, {"batch", ll_http_batch},
+        {"options", m_options}, {"request", m_request}, {"batch", ll_http_batch},
         {NULL, NULL},
     };
     ll_http_client_register(L, client_methods);
@@ -262,6 +265,9 @@ int luaopen_luaload_http(lua_State *L) {
 
     lua_newtable(L);
     luaL_register(L, NULL, fns);
+    lua_pushliteral(L, "status");
+    lua_pushcclosure(L, m_checkstatus, 1);
+    lua_setfield(L, -2, "checkstatus");
     ll_http_cookies_register(L, lua_gettop(L));
     ll_http_png_register(L, lua_gettop(L));
     ll_http_body_register(L, lua_gettop(L));

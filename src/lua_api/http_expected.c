@@ -10,6 +10,8 @@
 #include <lua.h>
 #include <string.h>
 
+#include "state.h"
+
 #define EXPECTED_MT "luaload.http.expected"
 /* The registry key (its address) of http.set_response_callback's value: a
  * light userdata key, looked up on every response without interning a
@@ -68,13 +70,23 @@ static int l_set_response_callback(lua_State *L) {
         ll_http_expected_check(L, 1, "http.set_response_callback");
         lua_pushvalue(L, 1);
     }
+    ll_lua_cache *c = ll_state_cache(L);
+    if (c) { /* what ll_http_expected_default reads */
+        c->expected = lua_touserdata(L, -1);
+        c->expected_counted = !lua_isboolean(L, -1);
+    }
     lua_pushlightuserdata(L, &DEFAULT_KEY);
     lua_insert(L, -2);
-    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_rawset(L, LUA_REGISTRYINDEX); /* keeps the userdata alive */
     return 0;
 }
 
 const ll_http_expected *ll_http_expected_default(lua_State *L, int *counted) {
+    const ll_lua_cache *c = ll_state_cache(L);
+    if (c) {
+        *counted = c->expected_counted;
+        return c->expected;
+    }
     lua_pushlightuserdata(L, &DEFAULT_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
     const ll_http_expected *e = lua_touserdata(L, -1);

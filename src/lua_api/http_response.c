@@ -15,7 +15,6 @@
 #include "http_cookies.h"
 #include "json.h"
 #include "state.h"
-#include "worker.h"
 
 #define RESPONSE_MT "luaload.Response"
 
@@ -92,18 +91,15 @@ static void push_cached(lua_State *T, resp_cache *c, int i, const char *s) {
 }
 
 /* The thread the constructor runs on (its stack holds it), from the
- * registry once per worker state, then from the worker. */
+ * registry once per state, then from the state's cache. */
 static lua_State *maker(lua_State *L) {
-    ll_worker *w = ll_state_worker(L);
-    if (w && w->response_maker && w->response_maker_of == w->L) return w->response_maker;
+    ll_lua_cache *c = ll_state_cache(L);
+    if (c && c->response_maker) return c->response_maker;
     lua_pushlightuserdata(L, &MAKER_KEY);
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_State *T = lua_tothread(L, -1);
     lua_pop(L, 1);
-    if (w) {
-        w->response_maker = T;
-        w->response_maker_of = w->L;
-    }
+    if (c) c->response_maker = T;
     return T;
 }
 

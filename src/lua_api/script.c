@@ -11,6 +11,7 @@
 #include <luajit.h>
 #include <lualib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -24,11 +25,12 @@ int ll_script_open(ll_worker *w) { return ll_state_open(w, 0, w->errmsg, sizeof(
 int ll_script_open_bare(ll_worker *w) { return ll_state_open(w, 1, w->errmsg, sizeof(w->errmsg)); }
 
 void ll_script_close(ll_worker *w) {
+    free(w->lua_cache); /* first: the __gc metamethods find no cache and read the registry */
+    w->lua_cache = NULL;
     if (!w->L) return;
     lua_sethook(w->L, NULL, 0, 0); /* no stop in the __gc metamethods */
     ll_state_close(w->L);
     w->L = NULL;
-    w->response_maker = w->response_maker_of = NULL;
 }
 
 /* ---- stopping Lua code that does not yield ---- */

@@ -17,6 +17,7 @@
 #include "json.h"
 #include "modules.h"
 #include "worker.h"
+#include "xmalloc.h"
 
 extern char **environ;
 
@@ -48,6 +49,11 @@ ll_worker *ll_state_worker(lua_State *L) {
     last_worker.w = w;
     last_worker.closed = closed;
     return w;
+}
+
+ll_lua_cache *ll_state_cache(lua_State *L) {
+    ll_worker *w = ll_state_worker(L);
+    return w ? w->lua_cache : NULL;
 }
 
 void ll_state_close(lua_State *L) {
@@ -186,7 +192,9 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
         return LL_EXIT_FAILURE;
     }
     w->L = L;
-    w->response_maker = w->response_maker_of = NULL;
+    free(w->lua_cache);
+    w->lua_cache = ll_xcalloc(1, sizeof(*w->lua_cache));
+    w->lua_cache->expected_counted = 1; /* k6's default callback */
     luaL_openlibs(L);
     ll_http_response_register(L); /* before any script code: it takes the standard setmetatable */
     lua_pushcfunction(L, l_print);

@@ -16,6 +16,19 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen);
 
 /* The ll_worker a Lua state belongs to. */
 ll_worker *ll_state_worker(lua_State *L);
+
+/* What every request would otherwise read from a state's registry, kept
+ * in its worker (w->lua_cache) from ll_state_open to the state's close. */
+typedef struct ll_lua_cache {
+    lua_State *response_maker;  /* http_response.c: the Response constructor's
+                                 * thread, NULL until first used */
+    const struct ll_http_expected *expected; /* http_expected.c: the state's
+                                 * response callback (set_response_callback) */
+    int expected_counted;       /* 0 after set_response_callback(nil) */
+} ll_lua_cache;
+
+/* L's cache, or NULL for a state without a worker. */
+ll_lua_cache *ll_state_cache(lua_State *L);
 /* Closes a state: every state is closed here (ll_state_worker's cache
  * must know). */
 void ll_state_close(lua_State *L);

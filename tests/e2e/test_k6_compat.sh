@@ -182,6 +182,23 @@ LUA
 run_ll run "$f" -i 1 -q -o json="$T/nocb.json"
 expect_eq "setResponseCallback(nil): no http_req_failed sample" "$(grep -c '"http_req_failed"' "$T/nocb.json")" 0
 expect_eq "setResponseCallback(nil): no expected_response tag" "$(jq -r 'select(.type == "Point" and .metric == "http_reqs") | .data.tags.expected_response // "none"' "$T/nocb.json")" none
+# changed during the test: each response is judged by the callback in force
+f=$(script midcb.lua <<LUA
+local http = require("luaload.http")
+local n = 0
+function default()
+  n = n + 1
+  if n == 2 then http.setResponseCallback(http.expectedStatuses(404)) end
+  if n == 3 then http.setResponseCallback(nil) end
+  if n == 4 then http.setResponseCallback(http.expectedStatuses(200)) end
+  http.get("$URL/status/404")
+end
+LUA
+)
+run_ll run "$f" -u 1 -i 4 -q -o json="$T/midcb.json"
+expect_eq "setResponseCallback mid-test: the callback in force judges" \
+  "$(jq -r 'select(.type == "Point" and .metric == "http_reqs") | .data.tags.expected_response // "none"' "$T/midcb.json" | tr '\n' ' ')" \
+  "false true none false "
 f=$(script badcb.lua <<'LUA'
 local http = require("luaload.http")
 http.expectedStatuses(200, { min = 300 })

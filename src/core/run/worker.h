@@ -46,9 +46,8 @@ struct ll_worker {
     int call_graceful_at_start; /* single call: the run was already stopping */
     int setup_ref;              /* setup data in this state */
     int exec_ref;               /* single call: the function */
-    lua_State *response_maker;  /* lua_api/http_response.c's constructor
-                                 * thread in response_maker_of, kept here */
-    lua_State *response_maker_of; /* to skip a registry lookup per response */
+    struct ll_lua_cache *lua_cache; /* lua_api's per-state lookups of every
+                                 * request (lua_api/state.h), with L */
     int nclients;               /* http.Client slots handed out */
     uint64_t next_client_uid;
     ll_errors errors;           /* script errors of its iterations */
