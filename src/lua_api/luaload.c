@@ -121,8 +121,9 @@ void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, 
 }
 
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
-    if (vu->status_check_id >= 0 && vu->status_check_group == vu->group_id && vu->status_check_status == status) {
-        record(vu, vu->status_check_id, NULL, status, ok, L, 0); /* the check of the last call: no lookup */
+    ll_lua_cache *c = ll_state_cache(L);
+    if (c && c->status_check_id >= 0 && c->status_check_group == vu->group_id && c->status_check_status == status) {
+        record(vu, c->status_check_id, NULL, status, ok, L, 0); /* the check of the last call: no lookup */
         return;
     }
     push_check_cache(L, vu);
@@ -138,9 +139,11 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
         lua_rawseti(L, -3, -status);
     }
     lua_pop(L, 2);
-    vu->status_check_id = id;
-    vu->status_check_group = vu->group_id;
-    vu->status_check_status = status;
+    if (c && id >= 0) {
+        c->status_check_id = id;
+        c->status_check_group = vu->group_id;
+        c->status_check_status = status;
+    }
     record(vu, id, NULL, status, ok, L, 0);
 }
 

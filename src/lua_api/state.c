@@ -195,6 +195,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     free(w->lua_cache);
     w->lua_cache = ll_xcalloc(1, sizeof(*w->lua_cache));
     w->lua_cache->expected_counted = 1; /* k6's default callback */
+    w->lua_cache->status_check_id = -1;
     luaL_openlibs(L);
     ll_http_response_register(L); /* before any script code: it takes the standard setmetatable */
     lua_pushcfunction(L, l_print);

@@ -25,6 +25,11 @@ typedef struct ll_lua_cache {
     const struct ll_http_expected *expected; /* http_expected.c: the state's
                                  * response callback (set_response_callback) */
     int expected_counted;       /* 0 after set_response_callback(nil) */
+    int status_check_id;        /* luaload.c: http.checkstatus's last check,
+                                 * -1: none; for this group and status, */
+    int status_check_group;     /* which most scripts repeat (a check's id
+                                 * depends only on them) */
+    int status_check_status;
 } ll_lua_cache;
 
 /* L's cache, or NULL for a state without a worker. */

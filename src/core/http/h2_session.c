@@ -125,6 +125,12 @@ static void forget(ll_h2 *h, int32_t id) {
     if (id == h->last_id) h->last_id = 0;
 }
 
+/* Takes stream id from its owner, which hears no more of it. */
+static void disown(ll_h2 *h, int32_t id) {
+    nghttp2_session_set_stream_user_data(h->s, id, NULL);
+    forget(h, id);
+}
+
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
                      const uint8_t *value, size_t vlen, uint8_t flags, void *user) {
     (void)s;
@@ -153,8 +159,7 @@ static int on_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t 
     ll_h2 *h = user;
     void *ud = ud_of(h, id);
     if (!ud || h->ops->on_data(ud, (const char *)p, n) == 0) return 0;
-    nghttp2_session_set_stream_user_data(s, id, NULL);
-    forget(h, id);
+    disown(h, id);
     nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
     h->ops->on_close(ud, NGHTTP2_CANCEL);
     return 0;
@@ -254,8 +259,7 @@ int32_t ll_h2_submit(ll_h2 *h, const ll_h2_header *hv, size_t n, int has_body, v
 
 void ll_h2_cancel(ll_h2 *h, int32_t id) {
     if (id <= 0) return;
-    nghttp2_session_set_stream_user_data(h->s, id, NULL);
-    forget(h, id);
+    disown(h, id);
     nghttp2_submit_rst_stream(h->s, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
 }
 

@@ -23,7 +23,6 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
     ll_random_seed_vu(vu);
     vu->group_id = -1;
     vu->group_path = "";
-    vu->status_check_id = -1;
     vu->scenario_iter = -1;
     vu->result_ref = LL_SCRIPT_NOREF;
     vu->co_ref = LL_SCRIPT_NOREF;

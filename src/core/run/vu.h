@@ -51,10 +51,6 @@ struct ll_vu {
     int alive;                  /* will run (or is running) iterations */
     int group_id;               /* current group, -1 for the root */
     const char *group_path;     /* "" or "::a::b" (owned by the registry) */
-    int status_check_id;        /* http.checkstatus's last check (lua_api/
-                                 * luaload.c), -1: none; for this group and */
-    int status_check_group;     /* status, which most scripts repeat */
-    int status_check_status;
     uint64_t group_start_ns;
     int result_ref;             /* single-call mode: return value */
     const char *last_error;     /* message of the last failed iteration */
