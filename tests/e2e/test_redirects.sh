@@ -36,6 +36,24 @@ expect_eq "hops: the first hop's url tag" "$(m "http_reqs{url:$H/redirect/3}" co
 expect_eq "hops: the third hop's url tag" "$(m "http_reqs{url:$H/redirect/1}" count)" 10
 expect_eq "hops: the final url tag" "$(m "http_reqs{url:$H/echo}" count)" 10
 
+# ---- the same over HTTP/2 (h2c): the native transport notes Set-Cookie in
+# its header callback, and the jar takes each hop's ----
+f=$(script hops2.lua <<EOF
+local http = require("luaload.http")
+local c = http.Client{ http_version = "2" }
+function default()
+  local r = c:get("http://127.0.0.1:$NGINX_H2C_PORT/redirect/3")
+  print("h2", r.status, r.proto, r.body:match("cookie=[^ ]*; [^ ]*; [^ ]*"))
+  r = c:get("http://127.0.0.1:$NGINX_H2C_PORT/set-cookie")
+  print("h2 set", r.status, http.cookieJar():cookiesForURL("http://127.0.0.1:$NGINX_H2C_PORT/echo").b[1])
+end
+EOF
+)
+run_ll run "$f" -i 1 -q --no-summary
+expect_eq "h2 hops: exit 0" "$RC" 0
+expect_match "h2 hops: the three hops' cookies sent" "$OUT" $'^h2\t200\tHTTP/2.0\tcookie=hop3=yes; hop2=yes; hop1=yes$'
+expect_match "h2: a response's Set-Cookie in the jar" "$OUT" $'^h2 set\t200\t2$'
+
 # ---- limits: Client, request, options.maxRedirects; the last 3xx comes back ----
 f=$(script limits.lua <<EOF
 local http = require("luaload.http")

@@ -41,7 +41,7 @@ typedef struct ll_h1_parse {
     uint64_t body_wire;      /* body bytes as they came (before decoding) */
     const char *err;         /* static message of an LL_H1_ERROR */
     int fast;                /* the head was read by h1_head.c: the body is counted here, not by http-parser */
-    int set_cookie;          /* then whether it had a Set-Cookie header */
+    int set_cookie;          /* then (or on HTTP/2, native_h2.c) whether it had a Set-Cookie header */
     uint64_t left;           /* then the body bytes still to come */
     int no_fast;             /* set by tests: read every response with http-parser */
     /* Kept from one response to the next (ll_h1_parse_start clears only

@@ -174,6 +174,7 @@ static int on_header(void *ud, const char *name, size_t nlen, const char *value,
         return ll_buf_append(h, line, n);
     }
     if (nlen == 16 && memcmp(name, "content-encoding", 16) == 0) x->parse.encoding = ll_decode_kind_of(value, vlen);
+    if (nlen == 10 && memcmp(name, "set-cookie", 10) == 0) x->parse.set_cookie = 1; /* nghttp2's names are lower case */
     return put_header(h, name, nlen, value, vlen);
 }
 

@@ -263,7 +263,9 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->body_len = r->status ? x->body.len : 0;
     r->headers = x->hdrs.p ? x->hdrs.p : "";
     r->headers_len = code ? 0 : x->hdrs.len;
-    r->no_cookies = code || (x->parse.fast && !x->parse.set_cookie);
+    /* the fast HTTP/1.1 head reader and HTTP/2's header callback note a
+     * Set-Cookie: without one, the jar has nothing to look for */
+    r->no_cookies = code || ((x->parse.fast || x->proto) && !x->parse.set_cookie);
     r->bytes_sent = x->bytes_out;
     r->bytes_received = x->bytes_in;
     r->error_code = code ? code : r->status >= 400 ? 1000 + r->status : 0;
