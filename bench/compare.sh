@@ -9,6 +9,11 @@
 #   wrk            -t1 -c CONNS
 #   floor          curlfloor -c CONNS (socket_action + epoll)
 #   floor-lua      curlfloor -l -L -c CONNS (lazy epoll + a LuaJIT coroutine per handle)
+#   epoll          the syscall floor: bench/uring_vs_epoll.c -m epoll -c CONNS, a
+#                  keep-alive GET client of about 500 instructions per request
+#                  (one read and one send per request, no metrics): what any
+#                  epoll client pays the kernel, so quick mode's distance to it
+#                  is what luaload adds
 #   luaload        bench/get.lua, -u CONNS -w 1: client:get(req) + http.checkstatus
 #                  per iteration, all metrics on
 #   luaload-2000   the same with 2000 VUs (and floor-2000: -c 2000 -P 20)
@@ -40,7 +45,7 @@
 #
 # Knobs: DUR(10) CONNS(50) REPS(2) SCALE_VUS(2000) MEM_VUS(10000) CLIENT_CPU(1)
 #   SERVER_CPU(0) PORT(18480) LUALOAD(build/luaload) LUALOAD_BEFORE() SHARED(../shared/bench) K6()
-#   CASES="wrk floor floor-lua luaload scale mem https h2 h3" (subset)
+#   CASES="wrk floor floor-lua epoll luaload quick quick-jwt scale mem https h2 h3" (subset)
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -55,7 +60,7 @@ MEM_VUS=${MEM_VUS:-10000}
 CLIENT_CPU=${CLIENT_CPU:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 PORT=${PORT:-18480}
-CASES=${CASES:-wrk floor floor-lua luaload quick quick-jwt scale mem https h2 h3}
+CASES=${CASES:-wrk floor floor-lua epoll luaload quick quick-jwt scale mem https h2 h3}
 TOKENS=${TOKENS:-3000000}
 URL=http://127.0.0.1:$PORT/
 TLS_URL=https://127.0.0.1:$((PORT + 1))/
@@ -99,6 +104,10 @@ fi
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$SCR/key.pem" -out "$SCR/cert.pem" 2>/dev/null \
   || die "cannot make a certificate (openssl)"
+
+if want epoll; then
+  cc -std=c11 -O2 -o "$SCR/epollfloor" "$HERE/uring_vs_epoll.c" -luring || die "cannot build the epoll floor (liburing-dev)"
+fi
 
 # ---- target: nginx on one core ----
 mkdir -p "$SCR/nginx/temp"
@@ -234,6 +243,7 @@ run() {
 }
 p_wrk() { awk '/ requests in / {r=$1} /^Requests\/sec/ {s=$2} END {print r, s}' "$1.out"; }
 p_floor() { sed -n 's/.*requests=\([0-9]*\) errors=\([0-9]*\).* rps=\([0-9.]*\).*/\1 \3/p' "$1.out" | tail -1; }
+p_epoll() { sed -n 's/.* requests=\([0-9]*\) rps=\([0-9.]*\).*/\1 \2/p' "$1.out" | tail -1; }
 p_luaload() { jq -r '"\(.metrics.http_reqs.count) \(.metrics.http_reqs.rate)"' "$1.json" 2>/dev/null; }
 p_h2load() { awk '/^finished in/ {gsub(",", ""); s=$4} /^requests:/ {r=$8} END {print r, s}' "$1.out"; }
 # luaload_proto NAME URL VUS ENV...: the protocol script with -e ENV
@@ -249,6 +259,9 @@ printf 'case\treq/s\trequests\tcpu_us/req\tpeak_rss_KB\tserver_cpu_%%\n'
 # One function per case; each checks that it is wanted.
 c_wrk() { want wrk && run wrk p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$URL"; }
 c_floor() { want floor && run floor p_floor "$SCR/curlfloor" -u "$URL" -c "$CONNS" -d "$DUR"; }
+c_epoll() {
+  want epoll && run epoll p_epoll "$SCR/epollfloor" -m epoll -c "$CONNS" -d "$DUR" -u "127.0.0.1:$PORT"
+}
 c_floor_lua() { want floor-lua && run floor-lua p_floor "$SCR/curlfloor" -l -L -u "$URL" -c "$CONNS" -d "$DUR"; }
 c_luaload() {
   want luaload && run luaload p_luaload "$LUALOAD" run "$SCR/get.lua" -e URL="$URL" -u "$CONNS" \
@@ -310,7 +323,7 @@ want https && taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1s "$TLS_URL" >/dev/
 want h2 && taskset -c "$CLIENT_CPU" h2load -t1 -c10 -m10 -D 1 "$TLS_URL" >/dev/null 2>&1
 
 for ((REP = 1; REP <= REPS; REP++)); do
-  group c_before c_luaload c_wrk c_quick c_quick_jwt
+  group c_before c_luaload c_wrk c_quick c_epoll c_quick_jwt
   group c_floor c_floor_lua c_k6
   group c_wrk_tls c_luaload_tls c_floor_tls
   group c_h2load c_luaload_h2 c_floor_h2
@@ -335,7 +348,7 @@ verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2)
 
 echo
 echo "medians over $REPS reps:"
-for c in wrk k6 floor floor-lua luaload quick quick-jwt before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
+for c in wrk k6 floor floor-lua epoll luaload quick quick-jwt before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
   wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 floor-h3 luaload-h3; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB  server %4s%% busy\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" \
     "$(med "$c" 5)" "$(med "$c" 6)"
@@ -401,3 +414,8 @@ target "scripted / wrk (HTTP/1.1, TLS):" luaload-tls wrk-tls 1.0
 target "scripted / h2load (HTTP/2, TLS):" luaload-h2 h2load-h2 1.0
 target "quick / wrk:" quick wrk 1.2
 target "scripted / k6:" luaload k6 8
+if want epoll; then # how far the kernel alone lets a client get ahead of wrk, and how close quick mode is
+  printf '  %-32s per core x%s (the bound any epoll client meets)\n' "syscall floor / wrk:" "$(pair wrk epoll 4)"
+  printf '  %-32s per core x%s (1.0: luaload adds nothing to the kernel'"'"'s cost)\n' "quick / syscall floor:" \
+    "$(pair epoll quick 4)"
+fi
