@@ -10,10 +10,11 @@
 #   floor          curlfloor -c CONNS (socket_action + epoll)
 #   floor-lua      curlfloor -l -L -c CONNS (lazy epoll + a LuaJIT coroutine per handle)
 #   epoll          the syscall floor: bench/uring_vs_epoll.c -m epoll -c CONNS, a
-#                  keep-alive GET client of about 500 instructions per request
-#                  (one read and one send per request, no metrics): what any
-#                  epoll client pays the kernel, so quick mode's distance to it
-#                  is what luaload adds
+#                  minimal keep-alive GET client (one read and one send per
+#                  request, no metrics; about 1.8k instructions per request,
+#                  most of them finding the head's end and Content-Length):
+#                  close to what an epoll client pays the kernel, so quick
+#                  mode's distance to it is about what luaload adds
 #   luaload        bench/get.lua, -u CONNS -w 1: client:get(req) + http.checkstatus
 #                  per iteration, all metrics on
 #   luaload-2000   the same with 2000 VUs (and floor-2000: -c 2000 -P 20)
@@ -415,7 +416,7 @@ target "scripted / h2load (HTTP/2, TLS):" luaload-h2 h2load-h2 1.0
 target "quick / wrk:" quick wrk 1.2
 target "scripted / k6:" luaload k6 8
 if want epoll; then # how far the kernel alone lets a client get ahead of wrk, and how close quick mode is
-  printf '  %-32s per core x%s (the bound any epoll client meets)\n' "syscall floor / wrk:" "$(pair wrk epoll 4)"
-  printf '  %-32s per core x%s (1.0: luaload adds nothing to the kernel'"'"'s cost)\n' "quick / syscall floor:" \
+  printf '  %-32s per core x%s (a minimal epoll client, no metrics)\n' "syscall floor / wrk:" "$(pair wrk epoll 4)"
+  printf '  %-32s per core x%s (1.0: luaload costs what the minimal client does)\n' "quick / syscall floor:" \
     "$(pair epoll quick 4)"
 fi
