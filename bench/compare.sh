@@ -284,7 +284,7 @@ c_quick_jwt() {
     -f "$SCR/tokens.txt" --summary-export "$SCR/quick-jwt.$REP.json"
 }
 c_k6() {
-  [[ -n $K6 ]] && GOMAXPROCS=1 run k6 p_luaload "$K6" run -q --no-summary -e URL="$URL" --vus "$CONNS" \
+  [[ -n $K6 ]] && GOMAXPROCS=1 run k6 p_luaload "$K6" run -q -e URL="$URL" --vus "$CONNS" \
     --duration "${DUR}s" --summary-export "$SCR/k6.$REP.json" "$SCR/get.js"
 }
 c_wrk_tls() { want https && run wrk-tls p_wrk wrk -t1 -c"$CONNS" -d"${DUR}s" "$TLS_URL"; }

@@ -16,6 +16,7 @@ PKGS=(
   default-jre-headless libhdrhistogram-java
   libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus chromium
   zsh fish
+  file
 )
 BACKPORT_PKGS=(libcurl4-gnutls-dev)
 

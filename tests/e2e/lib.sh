@@ -1,6 +1,10 @@
 # lib.sh -- helpers for luaload's end-to-end tests (sourced by test_*.sh).
 # Usage in a test: LUALOAD=$1; source lib.sh; start_serve; ...; finish
 set -u
+# grep and sed match characters, not bytes, whatever the caller's locale
+# (a fresh machine, a container or `env -i` has none): the summary's ✓ and ✗
+# are one character each. C.UTF-8 is built into Debian's glibc.
+export LC_ALL=C.UTF-8
 LUALOAD=${LUALOAD:-$1}
 T=$(mktemp -d -t luaload-e2e.XXXXXX)
 PASS=0
