@@ -78,8 +78,13 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     const char *method = x->method;
     call->x = NULL;
     ll_http_judge j = judge(vu, req);
+    const char *ch = NULL;
+    size_t chlen = 0;
+    int challenged = ll_http_exchange_challenged(call, req, r, &ch, &chlen);
+    if (challenged) j.expected = &ll_http_exchange_challenge_expected; /* as k6 counts a digest challenge */
     ll_http_exchange_record(vu, req, method, r, &j);
     ll_http_vu_store_cookies(&vu->http, req->url, r, (int64_t)time(NULL));
+    if (challenged && ll_http_exchange_answer(vu, call, x, req, method, ch, chlen, on_done)) return;
     if (ll_http_exchange_follow(vu, call, x, req, method, r, on_done)) return; /* each hop is its own sample, as in k6 */
     if (call->index) { /* one of an http.batch */
         ll_http_batch_done(vu, call, x, r);
@@ -111,6 +116,7 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
     call->owner = vu;
     call->lane = lane;
     call->redirects_left = max >= 0 ? max : LL_REDIRECTS_DEFAULT;
+    call->challenged = 0;
     call->discard = opts->discard_bodies;
     const char *cookie = ll_http_vu_cookie(&vu->http, req, (int64_t)time(NULL));
     if (tp->ops->start(x, req, m, cookie, on_done, call, err) < 0) return -1;
@@ -155,6 +161,7 @@ const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const cha
         if (params > 0) ll_http_client_parse_params(L, params, o, anchor, W);
         if (method && !known_method(method) && ll_http_req_set_method(o, method) < 0) luaL_error(L, "out of memory");
         ll_http_body_finish(L, o, W);
+        if (ll_http_req_apply_auth(o) < 0) luaL_error(L, "out of memory");
         req = o;
     } else {
         lua_pushnil(L); /* a prepared Request keeps its own */
@@ -268,6 +275,22 @@ int luaopen_luaload_http(lua_State *L) {
     lua_pushliteral(L, "status");
     lua_pushcclosure(L, m_checkstatus, 1);
     lua_setfield(L, -2, "checkstatus");
+    /* k6's constants: res.tls_version's values (also what tlsVersion
+     * takes) and res.ocsp's status and revocation_reason values */
+    static const char *const constants[][2] = {
+        {"TLS_1_0", "tls1.0"}, {"TLS_1_1", "tls1.1"}, {"TLS_1_2", "tls1.2"}, {"TLS_1_3", "tls1.3"},
+        {"OCSP_STATUS_GOOD", "good"}, {"OCSP_STATUS_REVOKED", "revoked"},
+        {"OCSP_STATUS_SERVER_FAILED", "server_failed"}, {"OCSP_STATUS_UNKNOWN", "unknown"},
+        {"OCSP_REASON_UNSPECIFIED", "unspecified"}, {"OCSP_REASON_KEY_COMPROMISE", "key_compromise"},
+        {"OCSP_REASON_CA_COMPROMISE", "ca_compromise"}, {"OCSP_REASON_AFFILIATION_CHANGED", "affiliation_changed"},
+        {"OCSP_REASON_SUPERSEDED", "superseded"}, {"OCSP_REASON_CESSATION_OF_OPERATION", "cessation_of_operation"},
+        {"OCSP_REASON_CERTIFICATE_HOLD", "certificate_hold"}, {"OCSP_REASON_REMOVE_FROM_CRL", "remove_from_crl"},
+        {"OCSP_REASON_PRIVILEGE_WITHDRAWN", "privilege_withdrawn"}, {"OCSP_REASON_AA_COMPROMISE", "aa_compromise"},
+    };
+    for (size_t i = 0; i < sizeof(constants) / sizeof(constants[0]); i++) {
+        lua_pushstring(L, constants[i][1]);
+        lua_setfield(L, -2, constants[i][0]);
+    }
     ll_http_cookies_register(L, lua_gettop(L));
     ll_http_png_register(L, lua_gettop(L));
     ll_http_body_register(L, lua_gettop(L));

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "body_compress.h"
+#include "buf.h"
 #include "form.h"
 #include "http_client.h"
 #include "size.h"
@@ -347,31 +348,60 @@ static int has_file(lua_State *L, int t) {
 }
 
 /* Appends s percent-encoded as Go's url.QueryEscape does (space as '+'). */
-static void add_escaped(luaL_Buffer *b, const char *s, size_t len) {
+static void add_escaped(ll_buf *b, const char *s, size_t len) {
     static const char hex[] = "0123456789ABCDEF";
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
+        char e[3] = {'%', hex[c >> 4], hex[c & 15]};
         if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-            c == '.' || c == '~') {
-            luaL_addchar(b, (char)c);
-        } else if (c == ' ') {
-            luaL_addchar(b, '+');
-        } else {
-            luaL_addchar(b, '%');
-            luaL_addchar(b, hex[c >> 4]);
-            luaL_addchar(b, hex[c & 15]);
-        }
+            c == '.' || c == '~')
+            ll_buf_append(b, s + i, 1);
+        else if (c == ' ')
+            ll_buf_append(b, "+", 1);
+        else
+            ll_buf_append(b, e, 3);
     }
 }
 
-/* Pushes the table at t form-urlencoded: "a=1&b=x+y", keys sorted. */
+/* A form value as text: a string, a number, or true/false (Go's %v, as k6
+ * formats an object's values); NULL for anything else. */
+static const char *form_value(lua_State *L, int idx, size_t *len) {
+    if (lua_type(L, idx) == LUA_TBOOLEAN) {
+        const char *s = lua_toboolean(L, idx) ? "true" : "false";
+        *len = strlen(s);
+        return s;
+    }
+    return lua_isstring(L, idx) ? lua_tolstring(L, idx, len) : NULL;
+}
+
+/* Appends "k=v" for the value at v, once per element of a list (k6 sends
+ * an array's values under repeated keys, as Go's url.Values). Returns 0,
+ * or -1 when a value is none of those. */
+static int add_pair(lua_State *L, ll_buf *b, const char *k, size_t kl, int v) {
+    int list = lua_istable(L, v), n = list ? (int)lua_objlen(L, v) : 1;
+    for (int i = 1; i <= n; i++) {
+        if (list) lua_rawgeti(L, v, i);
+        size_t vl = 0;
+        const char *s = form_value(L, list ? lua_gettop(L) : v, &vl);
+        if (!s) return -1;
+        if (b->len) ll_buf_append(b, "&", 1);
+        add_escaped(b, k, kl);
+        ll_buf_append(b, "=", 1);
+        add_escaped(b, s, vl);
+        if (list) lua_pop(L, 1);
+    }
+    return 0;
+}
+
+/* Pushes the table at t form-urlencoded: "a=1&b=x+y", keys sorted, a
+ * list's values under repeated keys ("t=a&t=b"). */
 static void push_urlencoded(lua_State *L, int t, const char *W) {
     lua_newtable(L); /* the sorted keys */
     int keys = lua_gettop(L), n = 0;
     lua_pushnil(L);
     while (lua_next(L, t)) {
-        if (lua_type(L, -2) != LUA_TSTRING || !lua_isstring(L, -1))
-            luaL_error(L, "%s: a table body maps string names to strings or numbers (or files, for multipart)", W);
+        if (lua_type(L, -2) != LUA_TSTRING)
+            luaL_error(L, "%s: a table body maps string names to values, got a %s key", W, luaL_typename(L, -2));
         lua_pop(L, 1);
         lua_pushvalue(L, -1);
         lua_rawseti(L, keys, ++n);
@@ -381,22 +411,25 @@ static void push_urlencoded(lua_State *L, int t, const char *W) {
     lua_remove(L, -2);
     lua_pushvalue(L, keys);
     lua_call(L, 1, 0);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (int i = 1; i <= n; i++) {
-        size_t kl = 0, vl = 0;
+    ll_buf b = {0};
+    const char *bad = NULL;
+    for (int i = 1; i <= n && !bad; i++) {
+        size_t kl = 0;
         lua_rawgeti(L, keys, i);
         const char *k = lua_tolstring(L, -1, &kl);
         lua_pushvalue(L, -1);
         lua_gettable(L, t);
-        const char *v = lua_tolstring(L, -1, &vl);
-        lua_pop(L, 2); /* both stay in the tables */
-        if (i > 1) luaL_addchar(&b, '&');
-        add_escaped(&b, k, kl);
-        luaL_addchar(&b, '=');
-        add_escaped(&b, v, vl);
+        if (add_pair(L, &b, k, kl, lua_gettop(L)) < 0) bad = k;
+        lua_pop(L, 2); /* the key stays in the keys' table */
     }
-    luaL_pushresult(&b);
+    if (bad || b.failed) {
+        ll_buf_free(&b);
+        if (!bad) luaL_error(L, "out of memory");
+        luaL_error(L, "%s: the body's '%s' must be a string, a number, a boolean or a list of them (or files, for multipart)",
+                   W, bad);
+    }
+    lua_pushlstring(L, b.p ? b.p : "", b.len);
+    ll_buf_free(&b);
     lua_remove(L, keys);
 }
 

@@ -6,6 +6,7 @@
 
 #include <lauxlib.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <lua.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "duration.h"
 #include "http_body.h"
 #include "http_expected.h"
@@ -21,6 +23,7 @@
 #include "modules.h"
 #include "size.h"
 #include "state.h"
+#include "tls_ctx.h"
 #include "worker.h"
 
 #define CLIENT_MT "luaload.Client"
@@ -224,26 +227,63 @@ char *ll_http_client_wire_string(lua_State *L, int idx, const char *W, const cha
     return opt_str(L, idx, W, key);
 }
 
+/* Warns once per process of the names OpenSSL lacks (init runs once per
+ * worker): k6 takes such a list and negotiates a suite it has. */
+static void warn_unknown_ciphers(const char *W, const char *names) {
+    static atomic_int warned;
+    if (atomic_exchange(&warned, 1)) return;
+    fprintf(stderr, "luaload: warning: %s: %s: not cipher suites this TLS library has; left out\n", W, names);
+}
+
 char *ll_http_client_cipher_list(lua_State *L, int idx, const char *W) {
-    if (lua_type(L, idx) == LUA_TSTRING) return opt_str(L, idx, W, "the cipher list");
-    if (!lua_istable(L, idx) || lua_objlen(L, idx) < 1)
+    if (lua_type(L, idx) == LUA_TSTRING && strncmp(lua_tostring(L, idx), "TLS_", 4) != 0)
+        return opt_str(L, idx, W, "the cipher list"); /* OpenSSL's own syntax, as it is */
+    int list = lua_istable(L, idx);
+    if (!(list && lua_objlen(L, idx) >= 1) && lua_type(L, idx) != LUA_TSTRING)
         luaL_error(L, "%s: expected a list of cipher suite names such as \"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\"", W);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    int n = (int)lua_objlen(L, idx);
-    for (int i = 1; i <= n; i++) {
-        lua_rawgeti(L, idx, i);
+    ll_buf known = {0}, unknown = {0};
+    int n = list ? (int)lua_objlen(L, idx) : 1;
+    const char *bad = NULL;
+    char name[128];
+    for (int i = 1; i <= n && !bad; i++) {
+        if (list) lua_rawgeti(L, idx, i);
         const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        if (!s || !*s || strpbrk(s, ": \t\r\n")) luaL_error(L, "%s[%d]: expected a cipher suite name", W, i);
-        lua_pop(L, 1);
-        if (i > 1) luaL_addchar(&b, ':');
-        luaL_addstring(&b, s);
+        if (!list) s = lua_tostring(L, idx);
+        for (const char *p = s; p && *p && !bad;) { /* a string may hold "a:b" */
+            size_t len = strcspn(p, ":");
+            const char *ws = strpbrk(p, " \t\r\n");
+            if (!len || len >= sizeof(name) || (ws && (size_t)(ws - p) < len)) {
+                bad = "a cipher suite name";
+                break;
+            }
+            memcpy(name, p, len);
+            name[len] = 0;
+            p += len + (p[len] == ':');
+            ll_buf *to = ll_tls_ctx_cipher_known(name) ? &known : &unknown;
+            if (to->len) ll_buf_append(to, to == &known ? ":" : ", ", to == &known ? 1 : 2);
+            ll_buf_puts(to, name);
+        }
+        if (!s || !*s) bad = "a cipher suite name";
+        if (list) lua_pop(L, 1);
+        if (bad && list) lua_pushfstring(L, "%s[%d]: expected a cipher suite name", W, i);
     }
-    luaL_pushresult(&b);
-    char *s = strdup(lua_tostring(L, -1));
-    lua_pop(L, 1);
-    if (!s) luaL_error(L, "out of memory");
-    return s;
+    if (bad || known.failed || unknown.failed || !known.len) {
+        if (!bad && !known.failed && !unknown.failed)
+            lua_pushfstring(L, "%s: none of %s is a cipher suite this TLS library has", W, unknown.p);
+        else if (!bad)
+            lua_pushstring(L, "out of memory");
+        else if (!list)
+            lua_pushfstring(L, "%s: expected cipher suite names separated by ':'", W);
+        ll_buf_free(&known);
+        ll_buf_free(&unknown);
+        lua_error(L);
+    }
+    if (unknown.len) warn_unknown_ciphers(W, unknown.p);
+    char *out = strdup(known.p);
+    ll_buf_free(&known);
+    ll_buf_free(&unknown);
+    if (!out) luaL_error(L, "out of memory");
+    return out;
 }
 
 /* "1.2", "tls1.2" (k6's names) -> 12 */
@@ -512,6 +552,17 @@ static void set_cookies(lua_State *L, ll_http_req *r, int idx, const char *W) {
     lua_settop(L, top);
 }
 
+/* params.auth: "basic", "digest" or "ntlm", as k6's */
+static int opt_auth(lua_State *L, int idx, const char *W) {
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+    if (s && strcmp(s, "basic") == 0) return LL_AUTH_BASIC;
+    if (s && strcmp(s, "digest") == 0) return LL_AUTH_DIGEST;
+    if (s && strcmp(s, "ntlm") == 0) return LL_AUTH_NTLM;
+    luaL_error(L, "%s: auth must be \"basic\", \"digest\" or \"ntlm\" (with the credentials in the URL), got %s", W,
+               s ? s : luaL_typename(L, idx));
+    return LL_AUTH_NONE;
+}
+
 const char *ll_http_client_check_method(lua_State *L, int idx, const char *W) {
     size_t len = 0;
     const char *m = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
@@ -554,6 +605,7 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, int anch
         else if (strcmp(k, "http_version") == 0 || strcmp(k, "httpVersion") == 0) r->http_version = opt_http_version(L, v, W);
         else if (strcmp(k, "max_response_body") == 0 || strcmp(k, "maxResponseBody") == 0) r->max_response_body = opt_size(L, v, W, k);
         else if (strcmp(k, "tags") == 0) set_tags(L, r, v, W);
+        else if (strcmp(k, "auth") == 0) r->auth = opt_auth(L, v, W);
         else if (strcmp(k, "cookies") == 0) set_cookies(L, r, v, W);
         else if (strcmp(k, "response_callback") == 0 || strcmp(k, "responseCallback") == 0) {
             r->expected = ll_http_expected_check(L, v, W);
@@ -596,6 +648,7 @@ int ll_http_client_request_new(lua_State *L) {
     ll_http_client_set_url(L, &q->req, 1, "http.Request");
     ll_http_client_parse_params(L, 2, &q->req, 4, "http.Request");
     ll_http_body_finish(L, &q->req, "http.Request");
+    if (ll_http_req_apply_auth(&q->req) < 0) luaL_error(L, "out of memory");
     lua_setfenv(L, 3);
     return 1;
 }

@@ -35,6 +35,8 @@
 #     /plain            the text; /gzip /deflate (zlib) /br /zstd: the text,
 #                       always compressed so, whatever Accept-Encoding says
 #     /big              1 MiB of random bytes
+#     /basic            Basic auth (user "user", password "p@ss w:rd"): 200
+#                       "authorized\n" and X-User: user, else 401
 #     /proxy/X          proxied to 127.0.0.1:$UPSTREAM_PORT/X (set UPSTREAM_PORT
 #                       before starting, e.g. to a luaload serve for /sha256)
 # start_caddy: Caddy on CADDY_PORT (HTTPS h1 + h2 over TCP, h3 over UDP, same
@@ -177,7 +179,9 @@ open("plain.txt.zz", "wb").write(zlib.compress(body, 9))' &&
       gzip -9 -n -c plain.txt >plain.txt.gz &&
       brotli -c plain.txt >plain.txt.br &&
       zstd -q -c plain.txt >plain.txt.zst &&
-      head -c 1048576 /dev/urandom >big.bin
+      head -c 1048576 /dev/urandom >big.bin &&
+      printf 'authorized\n' >authorized.txt &&
+      printf 'user:%s\n' "$(openssl passwd -apr1 'p@ss w:rd')" >htpasswd
   )
 }
 

@@ -244,14 +244,15 @@ static int cookie_domain(const cookie_raw *r, const char *host, size_t hl, const
 
 /* Go's newEntry: the cookie r describes, received from `from` at now.
  * strict asks for RFC 6265 cookie-octets in the value (jar.set). Returns
- * 0, -1 when refused, -2 when out of memory (c is zeroed on either). */
+ * 0, -1 when refused, -3 when refused for a domain the host does not
+ * domain-match, -2 when out of memory (c is zeroed on each). */
 static int cookie_make(ll_cookie *c, const cookie_raw *r, int strict, const ll_url *from, int64_t now) {
     const char *host = from && from->host ? from->host : "", *dom, *path = r->path;
     size_t hl = cookie_host_len(host), dl, pl = r->path_len;
     memset(c, 0, sizeof(*c));
-    if (!hl || r->name_len + r->value_len > LL_COOKIE_MAX_NAME_VALUE ||
-        !cookie_value_ok(r->value, r->value_len, strict) || cookie_domain(r, host, hl, &dom, &dl, &c->host_only) < 0)
+    if (!hl || r->name_len + r->value_len > LL_COOKIE_MAX_NAME_VALUE || !cookie_value_ok(r->value, r->value_len, strict))
         return -1;
+    if (cookie_domain(r, host, hl, &dom, &dl, &c->host_only) < 0) return -3;
     if (!pl || path[0] != '/') cookie_default_path(from->path, &path, &pl);
     c->name = strndup(r->name, r->name_len);
     c->value = strndup(r->value, r->value_len);
@@ -429,7 +430,9 @@ int ll_cookie_jar_set(ll_cookie_jar *j, const ll_url *u, const char *name, const
     r.expires = expires;
     r.secure = secure != 0;
     r.http_only = http_only != 0;
-    if (cookie_make(&c, &r, 1, u, now) < 0) return -1;
+    int rc = cookie_make(&c, &r, 1, u, now);
+    if (rc == -3) return 1; /* as Go's jar (k6): ignored */
+    if (rc < 0) return -1;
     return cookie_jar_put(j, &c, now) < 0 ? -1 : 0;
 }
 

@@ -73,9 +73,11 @@ int ll_cookie_jar_store(ll_cookie_jar *j, const char *set_cookie, size_t len, co
  * or not starting with '/': u's default path (RFC 6265 5.1.4); expires in
  * unix seconds (0: none; at or before now deletes); max_age in seconds as
  * Go's Cookie.MaxAge (0: none; < 0 deletes; wins over expires). Returns 0
- * (stored or deleted), or -1: name not a token, value not RFC 6265
- * cookie-octets (optionally in double quotes), name + value too long, a
- * domain u's host does not domain-match, or out of memory. */
+ * (stored or deleted); 1 when ignored because u's host does not
+ * domain-match domain (a foreign domain, a public one-label one), as Go's
+ * jar and so k6 ignore it; or -1: name not a token, value not RFC 6265
+ * cookie-octets (optionally in double quotes), name + value too long, or
+ * out of memory. */
 int ll_cookie_jar_set(ll_cookie_jar *j, const ll_url *u, const char *name, const char *value, const char *domain,
                       const char *path, int64_t expires, int64_t max_age, int secure, int http_only, int64_t now);
 

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base64.h"
+#include "url.h"
+
 int ll_http_token_ok(const char *s) {
     if (!*s) return 0;
     for (; *s; s++) {
@@ -68,6 +71,8 @@ void ll_http_req_clear(ll_http_req *req) {
     free(req->tags);
     for (int i = 0; i < req->nreplace_cookies; i++) free(req->replace_cookies[i]);
     free(req->replace_cookies);
+    free(req->user);
+    free(req->password);
     memset(req, 0, sizeof(*req));
     req->body.fd = -1;
 }
@@ -80,7 +85,63 @@ static int replace(char **dst, const char *s) {
     return 0;
 }
 
-int ll_http_req_set_url(ll_http_req *req, const char *url) { return replace(&req->url, url); }
+int ll_http_req_set_url(ll_http_req *req, const char *url) {
+    char *rest = NULL, *user = NULL, *password = NULL;
+    int has = ll_url_credentials(url, &rest, &user, &password);
+    if (has <= 0) return has < 0 ? -1 : replace(&req->url, url);
+    free(req->url);
+    free(req->user);
+    free(req->password);
+    req->url = rest;
+    req->user = user;
+    req->password = password;
+    return 0;
+}
+
+/* "Basic " and base64 of user:password, malloc'd, or NULL when out of memory */
+static char *basic_value(const char *user, const char *password) {
+    size_t u = strlen(user), p = strlen(password);
+    char *plain = malloc(u + 1 + p + 1);
+    if (!plain) return NULL;
+    snprintf(plain, u + 1 + p + 1, "%s:%s", user, password);
+    char *b64 = ll_base64_encode(plain, u + 1 + p, NULL);
+    free(plain);
+    if (!b64) return NULL;
+    char *v = malloc(6 + strlen(b64) + 1);
+    if (v) snprintf(v, 6 + strlen(b64) + 1, "Basic %s", b64);
+    free(b64);
+    return v;
+}
+
+int ll_http_req_apply_auth(ll_http_req *req) {
+    if (!req->user) return 0;
+    char *basic = basic_value(req->user, req->password ? req->password : "");
+    if (!basic) return -1;
+    int has = -1;
+    for (int i = 0; i < req->nheaders; i++)
+        if (strcasecmp(req->headers[i].name, "Authorization") == 0) has = i;
+    int rc = 0;
+    if (req->auth == LL_AUTH_NONE || req->auth == LL_AUTH_BASIC) {
+        if (has < 0) rc = ll_http_req_add_header(req, "Authorization", basic);
+    } else if (has >= 0 && strcmp(req->headers[has].value, basic) == 0) {
+        ll_http_req_remove_header(req, "Authorization"); /* a prepared request's Basic */
+    }
+    free(basic);
+    return rc;
+}
+
+void ll_http_req_remove_header(ll_http_req *req, const char *name) {
+    int n = 0;
+    for (int i = 0; i < req->nheaders; i++) {
+        if (strcasecmp(req->headers[i].name, name) == 0) {
+            free(req->headers[i].name);
+            free(req->headers[i].value);
+            continue;
+        }
+        req->headers[n++] = req->headers[i];
+    }
+    req->nheaders = n;
+}
 
 int ll_http_req_set_method(ll_http_req *req, const char *method) {
     if (replace(&req->method, method) < 0) return -1;
@@ -175,6 +236,10 @@ int ll_http_req_copy_options(ll_http_req *dst, const ll_http_req *src) {
     dst->disable_keep_alive = src->disable_keep_alive;
     dst->throw_errors = src->throw_errors;
     dst->expected = src->expected;
+    dst->auth = src->auth;
+    if (dst->user || !src->user) return 0; /* a URL's own credentials stay */
+    if (replace(&dst->user, src->user) < 0) return -1;
+    if (src->password && replace(&dst->password, src->password) < 0) return -1;
     return 0;
 }
 

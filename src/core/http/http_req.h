@@ -14,6 +14,14 @@
 /* DEFAULT: text, unless the client discards bodies (discardResponseBodies) */
 typedef enum { LL_RESPONSE_DEFAULT, LL_RESPONSE_TEXT, LL_RESPONSE_BINARY, LL_RESPONSE_NONE } ll_response_type;
 
+/* k6's params.auth: how a request sends the credentials its URL carried */
+typedef enum {
+    LL_AUTH_NONE,   /* not given: Basic when the URL had credentials */
+    LL_AUTH_BASIC,  /* "basic" */
+    LL_AUTH_DIGEST, /* "digest": the 401's challenge answered once (auth_digest.c) */
+    LL_AUTH_NTLM    /* "ntlm": through libcurl, which holds the handshake */
+} ll_http_auth;
+
 typedef struct ll_header {
     char *name, *value;
 } ll_header;
@@ -59,6 +67,9 @@ typedef struct ll_http_req {
     uint64_t dyn_gen;          /* bumped at each change of that value: a
                                 * transport may then replace that one header
                                 * instead of taking the request again */
+    int auth;                  /* LL_AUTH_* (params.auth) */
+    char *user, *password;     /* the credentials the URL carried (taken out
+                                * of url, percent-decoded), or NULL */
 } ll_http_req;
 
 /* Phases in microseconds, with k6's meanings. */
@@ -97,7 +108,16 @@ uint64_t ll_http_req_next_id(void);
 
 /* Setters for user-given values: they return 0, or -1 when out of memory
  * (req keeps what it had). */
+/* ll_http_req_set_url takes credentials out of the URL ("user:pass@")
+ * into req->user and req->password. */
 int ll_http_req_set_url(ll_http_req *req, const char *url);
+/* Sends req's credentials as its auth says: an Authorization header with
+ * Basic (unless req has its own Authorization); none for digest and NTLM,
+ * and the Basic one a copy of a prepared request carried goes. Call it
+ * once the params are read. Returns 0, or -1 when out of memory. */
+int ll_http_req_apply_auth(ll_http_req *req);
+/* Removes every header called name (any case). */
+void ll_http_req_remove_header(ll_http_req *req, const char *name);
 /* Copies method, upper-cased. */
 int ll_http_req_set_method(ll_http_req *req, const char *method);
 int ll_http_req_add_header(ll_http_req *req, const char *name, const char *value);

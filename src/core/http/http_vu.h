@@ -17,6 +17,7 @@ typedef struct ll_http_call {
     ll_transfer *x;            /* the transfer it is in flight on; NULL: none */
     ll_http_req *hops[2];      /* its redirect hops, alternating */
     int redirects_left;        /* hops it may still follow */
+    int challenged;            /* a Digest challenge was answered (once per call) */
     int discard;               /* its client discards bodies by default */
     int index;                 /* 1-based place in an http.batch; 0: alone */
     int lane;                  /* the lane its transfer is on */

@@ -74,6 +74,7 @@ int ll_redirect_next(const ll_http_req *req, const char *method, const ll_http_r
     int rc = ll_http_req_set_url(next, url);
     free(url);
     if (rc < 0) return -1;
+    int own_credentials = next->user != NULL; /* the Location carried its own */
     if (m == method) { /* the next request owns its copy */
         if (ll_http_req_set_method(next, method) < 0) return -1;
         m = next->method;
@@ -87,6 +88,11 @@ int ll_redirect_next(const ll_http_req *req, const char *method, const ll_http_r
     for (int i = 0; !cross && i < req->nreplace_cookies; i++) /* its Cookie header went too */
         if (ll_http_req_replace_cookie(next, req->replace_cookies[i]) < 0) return -1;
     if (ll_http_req_copy_options(next, req) < 0) return -1;
+    if (cross && !own_credentials) { /* as Authorization: not to another host */
+        free(next->user);
+        free(next->password);
+        next->user = next->password = NULL;
+    }
     *next_method = m; /* "GET" is a literal, so it outlives the transfer too */
     return 1;
 }

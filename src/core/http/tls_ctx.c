@@ -66,9 +66,27 @@ static int proto_version(int v) {
     return v == 13 ? TLS1_3_VERSION : v == 12 ? TLS1_2_VERSION : v == 11 ? TLS1_1_VERSION : v == 10 ? TLS1_VERSION : 0;
 }
 
+int ll_tls_ctx_cipher_known(const char *name) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL *ssl = NULL;
+    int found = 0;
+    /* every suite the library has, whatever its defaults enable */
+    if (ctx && SSL_CTX_set_cipher_list(ctx, "ALL:COMPLEMENTOFALL:@SECLEVEL=0")) ssl = SSL_new(ctx);
+    STACK_OF(SSL_CIPHER) *all = ssl ? SSL_get_ciphers(ssl) : NULL;
+    for (int i = 0; all && !found && i < sk_SSL_CIPHER_num(all); i++) {
+        const char *std = SSL_CIPHER_standard_name(sk_SSL_CIPHER_value(all, i));
+        found = std && strcmp(std, name) == 0;
+    }
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    ERR_clear_error();
+    return found;
+}
+
 /* k6's tlsCipherSuites are IANA names: TLS 1.3 suites go to the 1.3 list,
- * the others are translated to OpenSSL's names; a list that is not IANA
- * names goes to OpenSSL as it is. */
+ * the others are translated to OpenSSL's names, the ones OpenSSL lacks are
+ * left out (the Lua side warned of them); a list that is not IANA names
+ * goes to OpenSSL as it is. */
 static int set_ciphers(SSL_CTX *ctx, const char *list) {
     if (strncmp(list, "TLS_", 4) != 0) return SSL_CTX_set_cipher_list(ctx, list);
     char v12[2048] = "", v13[1024] = "";
@@ -81,7 +99,7 @@ static int set_ciphers(SSL_CTX *ctx, const char *list) {
         p += len + (p[len] == ':');
         int is13 = strstr(name, "_WITH_") == NULL;
         const char *ossl = is13 ? name : OPENSSL_cipher_name(name);
-        if (!ossl || strcmp(ossl, "(NONE)") == 0) return 0;
+        if (!ossl || strcmp(ossl, "(NONE)") == 0 || !ll_tls_ctx_cipher_known(name)) continue; /* warned at init */
         char *dst = is13 ? v13 : v12;
         size_t cap = is13 ? sizeof(v13) : sizeof(v12), used = strlen(dst);
         if ((size_t)snprintf(dst + used, cap - used, "%s%s", used ? ":" : "", ossl) >= cap - used) return 0;

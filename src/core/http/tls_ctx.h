@@ -19,6 +19,11 @@ typedef struct ll_tls_ctx ll_tls_ctx;
  * rejects). */
 ll_tls_ctx *ll_tls_ctx_new(const ll_client_opts *o, char *err, size_t errlen);
 void ll_tls_ctx_free(ll_tls_ctx *t);
+/* 1 when name, an IANA cipher suite name ("TLS_AES_128_GCM_SHA256",
+ * "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"), is one OpenSSL has; 0 when not
+ * (k6 takes such a list and negotiates one it has: the caller warns and
+ * leaves the unknown ones out). */
+int ll_tls_ctx_cipher_known(const char *name);
 /* The OpenSSL SSL_CTX (SSL_CTX *) */
 void *ll_tls_ctx_ssl(ll_tls_ctx *t);
 /* 1 when the certificate is not checked (insecure_skip_verify) */

@@ -26,6 +26,6 @@ const ll_transport_ops *ll_transport_pick(const ll_client_opts *o, const ll_http
     if (o->transport) forced = o->transport;
     int v = req->http_version >= 0 ? req->http_version : o->http_version;
     if (forced && forced != &ll_transport_native) return forced;
-    if (ll_transport_native_lacks(o) || v == LL_HTTP_3) return &ll_transport_curl;
+    if (ll_transport_native_lacks(o) || v == LL_HTTP_3 || req->auth == LL_AUTH_NTLM) return &ll_transport_curl;
     return &ll_transport_native;
 }

@@ -106,8 +106,8 @@ const ll_transport_ops *ll_transport_find(const char *name);
  * client was told to use (o->transport), else forced (the run's choice,
  * LUALOAD_TRANSPORT; NULL: none), else the native one for what it fully
  * supports -- HTTP/1.1 and HTTP/2, plain or over TLS -- and libcurl for
- * the rest: HTTP/3 and proxies. A forced native transport still leaves
- * those two to libcurl. */
+ * the rest: HTTP/3, proxies and NTLM authentication. A forced native
+ * transport still leaves those to libcurl. */
 const ll_transport_ops *ll_transport_pick(const ll_client_opts *o, const ll_http_req *req,
                                           const ll_transport_ops *forced);
 /* Why the native transport cannot serve a client with options o (a

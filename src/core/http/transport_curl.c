@@ -894,6 +894,12 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
     curl_easy_setopt(e, CURLOPT_URL, x->server_name ? x->sni_url : req->url);
     if (x->server_name) curl_easy_setopt(e, CURLOPT_CONNECT_TO, x->sni_route);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    /* params.auth = "ntlm": libcurl holds the handshake on the connection
+     * (Basic and Digest are headers and hops of the http module) */
+    int ntlm = req->auth == LL_AUTH_NTLM && req->user;
+    curl_easy_setopt(e, CURLOPT_HTTPAUTH, ntlm ? CURLAUTH_NTLM : CURLAUTH_BASIC);
+    curl_easy_setopt(e, CURLOPT_USERNAME, ntlm ? req->user : NULL);
+    curl_easy_setopt(e, CURLOPT_PASSWORD, ntlm ? req->password : NULL);
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* resets body and NOBODY */
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
     x->streamed = 0;

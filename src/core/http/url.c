@@ -77,6 +77,53 @@ int ll_url_parse(ll_url *u, const char *s) {
     return ok ? 0 : -1;
 }
 
+/* 1 when the authority of s (after "://", up to the path, query or
+ * fragment) holds an '@': the one cheap test a URL without credentials
+ * passes, so that only those with them go through curl's parser */
+static int url_has_userinfo(const char *s) {
+    const char *a = strstr(s, "://");
+    if (!a) return 0;
+    a += 3;
+    size_t n = strcspn(a, "/?#");
+    return memchr(a, '@', n) != NULL;
+}
+
+int ll_url_credentials(const char *s, char **rest, char **user, char **password) {
+    if (!url_has_userinfo(s)) return 0;
+    CURLU *h = curl_url();
+    if (!h) return -1;
+    char *u = NULL, *p = NULL, *r = NULL;
+    if (curl_url_set(h, CURLUPART_URL, s, 0) != CURLUE_OK || !url_http(h)) {
+        curl_url_cleanup(h); /* no URL: the request fails on it, as it is */
+        return 0;
+    }
+    int ok = 1;
+    {
+        CURLUcode pc = curl_url_get(h, CURLUPART_PASSWORD, &p, CURLU_URLDECODE);
+        CURLUcode uc = curl_url_get(h, CURLUPART_USER, &u, CURLU_URLDECODE);
+        ok = (uc == CURLUE_OK || uc == CURLUE_NO_USER) && (pc == CURLUE_OK || pc == CURLUE_NO_PASSWORD) &&
+             curl_url_set(h, CURLUPART_USER, NULL, 0) == CURLUE_OK &&
+             curl_url_set(h, CURLUPART_PASSWORD, NULL, 0) == CURLUE_OK &&
+             curl_url_get(h, CURLUPART_URL, &r, 0) == CURLUE_OK;
+    }
+    if (ok) {
+        *user = strdup(u ? u : "");
+        *password = strdup(p ? p : "");
+        *rest = strdup(r);
+        ok = *user && *password && *rest;
+        if (!ok) {
+            free(*user);
+            free(*password);
+            free(*rest);
+        }
+    }
+    curl_free(u);
+    curl_free(p);
+    curl_free(r);
+    curl_url_cleanup(h);
+    return ok ? 1 : -1;
+}
+
 void ll_url_free(ll_url *u) {
     free(u->scheme);
     free(u->host);

@@ -23,6 +23,13 @@ typedef struct ll_url {
 int ll_url_parse(ll_url *u, const char *s);
 void ll_url_free(ll_url *u);
 
+/* When s, an absolute URL, carries credentials ("http://user:pass@host/"),
+ * returns 1 with them percent-decoded in *user and *password ("" when the
+ * URL has none) and s without them in *rest, all malloc'd; 0 when it
+ * carries none or does not parse (nothing is set); -1 when out of
+ * memory. */
+int ll_url_credentials(const char *s, char **rest, char **user, char **password);
+
 /* ref (a Location header value: absolute, scheme-relative "//h/p",
  * absolute-path "/p", relative "p", "?q", "#f" or empty) resolved against
  * base, an absolute http(s) URL, as RFC 3986 5.2 says, with dot segments

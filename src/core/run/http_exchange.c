@@ -5,10 +5,12 @@
 #include "http_exchange.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "redirect.h"
+#include "auth_digest.h"
 #include "worker.h"
 
 /* The tags of an HTTP sample, k6's names: the request's own tags first,
@@ -178,4 +180,37 @@ void ll_http_exchange_cancel(ll_vu *vu, ll_http_call *call, const ll_http_judge 
     ll_http_exchange_lost(vu, x->req, x->method, &none, sent, 1000, bytes, j);
     ll_errors_count(&vu->w->http_errors, "cut off at the end of the test, after it was sent (error_code 1000)", sent,
                     LL_WORKER_HTTP_ERRORS_MAX);
+}
+
+const ll_http_expected ll_http_exchange_challenge_expected = {1, {401}, {401}};
+
+int ll_http_exchange_challenged(const ll_http_call *call, const ll_http_req *req, const ll_http_res *r,
+                                const char **ch, size_t *chlen) {
+    if (r->status != 401 || req->auth != LL_AUTH_DIGEST || !req->user || call->challenged) return 0;
+    *ch = ll_auth_digest_challenge(r->headers, r->headers_len, chlen);
+    return *ch != NULL;
+}
+
+int ll_http_exchange_answer(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req,
+                            const char *method, const char *ch, size_t chlen, ll_transfer_done_fn *on_done) {
+    char *value = ll_auth_digest_for(req, method, ch, chlen);
+    if (!value) return 0; /* a challenge it cannot answer: the 401 is the answer */
+    ll_http_req *next = ll_http_vu_hop(call, req);
+    int ok = ll_http_req_copy(next, req) == 0;
+    if (ok) {
+        ll_http_req_remove_header(next, "Authorization");
+        ok = ll_http_req_add_header(next, "Authorization", value) == 0;
+    }
+    free(value);
+    if (!ok) return 0;
+    /* the method a transfer sends outlives it: a literal or the request's own */
+    const char *m = method;
+    if (req->method && method == req->method) m = next->method;
+    call->challenged = 1;
+    x->tp->ops->release(x);
+    const char *cookie = ll_http_vu_cookie(&vu->http, next, (int64_t)time(NULL));
+    const char *err = NULL;
+    if (x->tp->ops->start(x, next, m, cookie, on_done, call, &err) < 0) return 0;
+    call->x = x;
+    return 1;
 }

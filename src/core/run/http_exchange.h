@@ -37,4 +37,16 @@ void ll_http_exchange_cancel(ll_vu *vu, ll_http_call *call, const ll_http_judge 
 int ll_http_exchange_follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req,
                             const char *method, const ll_http_res *r, ll_transfer_done_fn *on_done);
 
+/* When r, the response to req, is the 401 of a Digest challenge that req
+ * (params.auth = "digest", with credentials) may answer and the call has
+ * not yet answered one: 1 and *ch (len *chlen) is the challenge. */
+int ll_http_exchange_challenged(const ll_http_call *call, const ll_http_req *req, const ll_http_res *r,
+                                const char **ch, size_t *chlen);
+/* Sends req again on x with the Authorization that answers challenge ch
+ * (done: on_done with call); 1 when it went. */
+int ll_http_exchange_answer(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_req *req,
+                            const char *method, const char *ch, size_t chlen, ll_transfer_done_fn *on_done);
+/* k6 counts a Digest challenge (401) as an expected response */
+extern const ll_http_expected ll_http_exchange_challenge_expected;
+
 #endif

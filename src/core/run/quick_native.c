@@ -107,7 +107,7 @@ static int make_request(ll_http_req *r, const char *url, const ll_quick *q, int 
     r->response_type = LL_RESPONSE_NONE;
     r->http_version = -1; /* the client's */
     r->max_redirects = -1;
-    return 0;
+    return ll_http_req_apply_auth(r); /* the URL's credentials, as Basic (as curl and wrk's Lua do) */
 }
 
 ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen) {
