@@ -15,12 +15,14 @@
 #include "http_cookies.h"
 #include "json.h"
 #include "state.h"
+#include "tls_ocsp.h"
 
 #define RESPONSE_MT "luaload.Response"
 
-/* What a Response computes on first use: its timings and its headers. */
+/* What a Response computes on first use: its timings, OCSP and headers. */
 typedef struct resp_extra {
     ll_timings t;
+    ll_ocsp ocsp;
     size_t headers_len;
     char headers[];
 } resp_extra;
@@ -28,6 +30,25 @@ typedef struct resp_extra {
 static void set_ms(lua_State *L, const char *k, int64_t us) {
     lua_pushnumber(L, (double)us / 1000.0);
     lua_setfield(L, -2, k);
+}
+
+/* k6's res.ocsp: times in unix milliseconds (0: none), the status and
+ * revocation reason by k6's names ("" without TLS) */
+static void push_ocsp(lua_State *L, const ll_ocsp *o) {
+    int none = o->status == LL_OCSP_NONE;
+    lua_createtable(L, 0, 6);
+    lua_pushnumber(L, none ? 0 : (double)o->produced_at);
+    lua_setfield(L, -2, "produced_at");
+    lua_pushnumber(L, none ? 0 : (double)o->this_update);
+    lua_setfield(L, -2, "this_update");
+    lua_pushnumber(L, none ? 0 : (double)o->next_update);
+    lua_setfield(L, -2, "next_update");
+    lua_pushnumber(L, none ? 0 : (double)o->revoked_at);
+    lua_setfield(L, -2, "revoked_at");
+    lua_pushstring(L, none ? "" : ll_tls_ocsp_reason_name(o->reason));
+    lua_setfield(L, -2, "revocation_reason");
+    lua_pushstring(L, ll_tls_ocsp_status_name(o->status));
+    lua_setfield(L, -2, "status");
 }
 
 static void push_timings(lua_State *L, const ll_timings *t) {
@@ -123,6 +144,8 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
     else lua_pushnil(T);
     resp_extra *x = lua_newuserdata(T, sizeof(*x) + r->headers_len);
     x->t = r->t;
+    if (r->ocsp) x->ocsp = *r->ocsp;
+    else x->ocsp.status = r->tls_version && *r->tls_version ? LL_OCSP_UNKNOWN : LL_OCSP_NONE; /* libcurl does not tell */
     x->headers_len = r->headers_len;
     memcpy(x->headers, r->headers, r->headers_len);
     if (lua_pcall(T, 9, 1, 0) != 0) { /* out of memory: a bare table that says so */
@@ -307,6 +330,7 @@ static int l_response_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     int headers = k && strcmp(k, "headers") == 0, timings = k && strcmp(k, "timings") == 0;
     int cookies = k && strcmp(k, "cookies") == 0, status_text = k && strcmp(k, "status_text") == 0;
+    int ocsp = k && strcmp(k, "ocsp") == 0;
     if (k && strcmp(k, "json") == 0) {
         lua_pushcfunction(L, l_response_json);
         return 1;
@@ -315,7 +339,7 @@ static int l_response_index(lua_State *L) {
         lua_pushcfunction(L, l_response_html);
         return 1;
     }
-    if (k && !headers && !timings && !cookies && !status_text) { /* submit_form, click_link (http_forms.lua) */
+    if (k && !headers && !timings && !cookies && !status_text && !ocsp) { /* submit_form, click_link (http_forms.lua) */
         lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_methods");
         if (!lua_istable(L, -1)) return 0;
         lua_getfield(L, -1, k);
@@ -335,6 +359,8 @@ static int l_response_index(lua_State *L) {
     } else if (cookies) {
         lua_getfield(L, 1, "url");
         ll_http_cookies_push_response(L, x->headers, x->headers_len, lua_tostring(L, -1));
+    } else if (ocsp) {
+        push_ocsp(L, &x->ocsp);
     } else {
         push_timings(L, &x->t);
     }

@@ -5,7 +5,8 @@
 # for a domain the URL does not match (ignored, as Go's jar), a form body
 # with a list value (repeated keys), tls_cipher_suites naming a suite the
 # TLS library lacks (a warning, a suite it has is negotiated), and k6's
-# http.TLS_* and http.OCSP_* constants. Runs on both transports (ctest's
+# http.TLS_* and http.OCSP_* constants, res.ocsp from a stapled OCSP
+# response (openssl s_server and openssl ocsp). Runs on both transports (ctest's
 # e2e.curl.* runs it with LUALOAD_TRANSPORT=curl).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/servers.sh"
@@ -165,5 +166,59 @@ EOF
 run_ll run "$f" -q
 expect_cmp "tls_cipher_suites: none known fails at init" "x != 0" "$RC"
 expect_match "tls_cipher_suites: ... naming the suites" "$ERR" "none of TLS_RSA_WITH_RC4_128_SHA, TLS_NOPE is a cipher suite"
+
+# ---- res.ocsp: what openssl s_server staples (a response openssl ocsp signed) ----
+# ocsp_resp STATE OUT: an OCSP response for server.pem, "V" good or "R" revoked
+ocsp_resp() {
+  local serial subject exp
+  serial=$(openssl x509 -in "$CERTS/server.pem" -noout -serial | cut -d= -f2)
+  subject=$(openssl x509 -in "$CERTS/server.pem" -noout -subject -nameopt compat | sed 's/^subject=//')
+  exp=$(date -u -d '+2 days' +%y%m%d%H%M%SZ)
+  if [[ $1 == R ]]; then
+    printf 'R\t%s\t%s,keyCompromise\t%s\tunknown\t%s\n' "$exp" "$(date -u -d '-1 hour' +%y%m%d%H%M%SZ)" "$serial" "$subject"
+  else
+    printf 'V\t%s\t\t%s\tunknown\t%s\n' "$exp" "$serial" "$subject"
+  fi >"$T/index.$1.txt"
+  openssl ocsp -issuer "$CERTS/ca.pem" -cert "$CERTS/server.pem" -reqout "$T/req.der" >/dev/null 2>&1 &&
+    openssl ocsp -index "$T/index.$1.txt" -CA "$CERTS/ca.pem" -rsigner "$CERTS/ca.pem" -rkey "$CERTS/ca.key" \
+      -reqin "$T/req.der" -respout "$2" -ndays 1 >/dev/null 2>&1
+}
+# s_server STAPLE: openssl's TLS server (HTTP/1.0, -www) stapling that file; sets SPORT
+s_server() {
+  SPORT=$(free_port)
+  openssl s_server -accept "127.0.0.1:$SPORT" -cert "$CERTS/server.pem" -key "$CERTS/server.key" \
+    ${1:+-status_file "$1"} -www -quiet >"$T/s_server.log" 2>&1 </dev/null &
+  EXTRA_PIDS+=($!)
+  for _ in $(seq 50); do (echo >"/dev/tcp/127.0.0.1/$SPORT") 2>/dev/null && break; sleep 0.1; done
+}
+ocsp_script() {
+  script "ocsp$1.lua" <<EOF
+local http = require("luaload.http")
+options = { iterations = 1, insecureSkipTLSVerify = true }
+function default()
+  local res = http.get("https://127.0.0.1:$SPORT/")
+  local o = res.ocsp
+  print("ocsp", res.status, o.status, o.revocation_reason, o.produced_at > 1.6e12, o.this_update > 1.6e12,
+    o.next_update > o.this_update, o.revoked_at > 1.6e12, o.status == http.OCSP_STATUS_GOOD)
+  print("plain", http.get("$H/").ocsp.status == "")
+end
+EOF
+}
+if ocsp_resp V "$T/good.der" && ocsp_resp R "$T/revoked.der"; then
+  s_server "$T/good.der"
+  run_ll run "$(ocsp_script good)" -q
+  expect_match "res.ocsp: a good stapled response, its times in unix ms" "$OUT" \
+    $'^ocsp\t200\tgood\t\ttrue\ttrue\ttrue\tfalse\ttrue$'
+  expect_match "res.ocsp: status \"\" without TLS" "$OUT" $'^plain\ttrue$'
+  s_server "$T/revoked.der"
+  run_ll run "$(ocsp_script revoked)" -q
+  expect_match "res.ocsp: revoked, with its reason and time" "$OUT" \
+    $'^ocsp\t200\trevoked\tkey_compromise\ttrue\ttrue\ttrue\ttrue\tfalse$'
+  s_server ""
+  run_ll run "$(ocsp_script none)" -q
+  expect_match "res.ocsp: nothing stapled is unknown" "$OUT" $'^ocsp\t200\tunknown\t\tfalse\tfalse'
+else
+  not_ok "res.ocsp: openssl ocsp could not make the test's responses"
+fi
 
 finish

@@ -71,6 +71,7 @@ local http = {}
 ---@field responseType? luaload.http.ResponseType k6's name of `response_type`.
 ---@field response_callback? luaload.http.ExpectedStatuses Which statuses are expected for this request.
 ---@field responseCallback? luaload.http.ExpectedStatuses k6's name of `response_callback`.
+---@field auth? "basic"|"digest"|"ntlm" How the URL's credentials (`http://user:pass@host/`) are sent, as k6's `params.auth`; Basic without it.
 
 ---The options of `http.Client` (xk6-fasthttp's names). An unknown one raises.
 ---@class luaload.http.ClientOptions
@@ -149,6 +150,7 @@ local Client = {}
 ---@field url string The final URL, after redirects.
 ---@field cookies table<string, luaload.http.ResponseCookie[]> The response's `Set-Cookie` headers by name.
 ---@field tls_version string `"tls1.2"`, `"tls1.3"`, ...; `""` without TLS.
+---@field ocsp { status: string, revocation_reason: string, produced_at: number, this_update: number, next_update: number, revoked_at: number } The stapled OCSP response (k6's res.ocsp); times in unix ms.
 ---@field tls_cipher_suite string The IANA name; `""` without TLS.
 ---@field timings luaload.http.Timings The phases, in milliseconds.
 ---@field status_text string `"200 OK"`; `""` when there was no response.
@@ -356,6 +358,28 @@ function http.set_response_callback(cb) end
 
 ---k6's name of `http.set_response_callback`.
 http.setResponseCallback = http.set_response_callback
+
+---k6's TLS versions, as `res.tls_version` gives them and `tlsVersion` takes them.
+http.TLS_1_0 = "tls1.0"
+http.TLS_1_1 = "tls1.1"
+http.TLS_1_2 = "tls1.2"
+http.TLS_1_3 = "tls1.3"
+---k6's OCSP statuses (`res.ocsp.status`).
+http.OCSP_STATUS_GOOD = "good"
+http.OCSP_STATUS_REVOKED = "revoked"
+http.OCSP_STATUS_SERVER_FAILED = "server_failed"
+http.OCSP_STATUS_UNKNOWN = "unknown"
+---k6's OCSP revocation reasons (`res.ocsp.revocation_reason`).
+http.OCSP_REASON_UNSPECIFIED = "unspecified"
+http.OCSP_REASON_KEY_COMPROMISE = "key_compromise"
+http.OCSP_REASON_CA_COMPROMISE = "ca_compromise"
+http.OCSP_REASON_AFFILIATION_CHANGED = "affiliation_changed"
+http.OCSP_REASON_SUPERSEDED = "superseded"
+http.OCSP_REASON_CESSATION_OF_OPERATION = "cessation_of_operation"
+http.OCSP_REASON_CERTIFICATE_HOLD = "certificate_hold"
+http.OCSP_REASON_REMOVE_FROM_CRL = "remove_from_crl"
+http.OCSP_REASON_PRIVILEGE_WITHDRAWN = "privilege_withdrawn"
+http.OCSP_REASON_AA_COMPROMISE = "aa_compromise"
 
 ---GET with this Client.
 ---@param target luaload.http.Target

@@ -77,6 +77,22 @@ typedef struct ll_timings {
     int64_t blocked, connecting, tls_handshaking, sending, waiting, receiving, duration;
 } ll_timings;
 
+/* What a TLS server stapled about its certificate (OCSP, RFC 6960), as
+ * k6's res.ocsp tells it. */
+typedef enum {
+    LL_OCSP_NONE,          /* no TLS: k6's empty res.ocsp */
+    LL_OCSP_UNKNOWN,       /* nothing stapled, or a staple that does not parse */
+    LL_OCSP_GOOD,
+    LL_OCSP_REVOKED,
+    LL_OCSP_SERVER_FAILED  /* the responder answered with an error status */
+} ll_ocsp_status;
+
+typedef struct ll_ocsp {
+    int status;            /* LL_OCSP_* */
+    int reason;            /* the revocation reason (RFC 5280 CRLReason), -1: none */
+    int64_t produced_at, this_update, next_update, revoked_at; /* unix ms; 0: none */
+} ll_ocsp;
+
 typedef struct ll_http_res {
     int status;                /* 0 on a transport error */
     const char *proto;         /* "HTTP/1.1", "HTTP/2.0", "HTTP/3.0" */
@@ -96,6 +112,8 @@ typedef struct ll_http_res {
     const char *tls_version;   /* k6's "tls1.2", "tls1.3"; "" without TLS */
     const char *tls_cipher_suite; /* IANA name, e.g. "TLS_AES_128_GCM_SHA256"; "" without TLS */
     int no_cookies;            /* 1: the transport saw no Set-Cookie in headers (0: look) */
+    const ll_ocsp *ocsp;       /* the connection's stapled OCSP response; NULL: the
+                                * transport does not tell (libcurl) */
 } ll_http_res;
 
 /* Zeroes req and gives it a fresh id (no method, no body, the client's

@@ -93,6 +93,8 @@ struct native_conn {
     int used;                  /* requests begun on it */
     int busy;                  /* holds (native_conn_hold): freeing waits */
     int dead;                  /* closed; freed when the handler returns */
+    int ocsp_read;             /* ocsp holds what the TLS server stapled */
+    ll_ocsp ocsp;
 };
 
 /* X_START: on a ready connection, begun at the loop's next turn (a request
@@ -159,6 +161,7 @@ struct native_transfer {
     uint64_t t_start, t_dial, t_connected, t_tls, t_pre, t_sent, t_first, t_last;
     int fail_code;
     const char *tls_version, *tls_cipher;
+    ll_ocsp ocsp;              /* its connection's, for res.ocsp */
     const char *proto;
     ll_http_res res;
     char errbuf[320];

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tls_ctx.h"
+#include "tls_ocsp.h"
 
 static int is_ip(const char *host) {
     unsigned char b[16];
@@ -25,6 +26,7 @@ int ll_net_tls_start(ll_net_conn *c, ll_tls_ctx *ctx, const char *verify_name, c
     if (!ssl) return -1;
     SSL_set_alpn_protos(ssl, h2 ? both : h1, h2 ? sizeof(both) - 1 : sizeof(h1) - 1);
     SSL_set_fd(ssl, c->fd);
+    ll_tls_ocsp_request(ssl); /* k6 (Go) always asks for a stapled OCSP response */
     SSL_set_ex_data(ssl, ll_tls_ctx_host_index(), (void *)session_key);
     if (!is_ip(verify_name)) SSL_set_tlsext_host_name(ssl, verify_name);
     if (!ll_tls_ctx_insecure(ctx)) {

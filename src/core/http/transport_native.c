@@ -18,6 +18,7 @@
 
 #include "http_error.h"
 #include "native.h"
+#include "tls_ocsp.h"
 #include "xmalloc.h"
 
 #define KEEP_BUFFER_BYTES (256u << 10) /* bigger response buffers go after each response */
@@ -276,6 +277,7 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->effective_url = x->base.req->url;
     r->tls_version = x->tls_version;
     r->tls_cipher_suite = x->tls_cipher;
+    r->ocsp = &x->ocsp;
 }
 
 /* Lets go of x's connection or queue place: a request cut off mid-way
@@ -330,6 +332,11 @@ void native_begin(native_transfer *x, uint64_t now) {
     x->reused = c->used++ > 0;
     x->tls_version = ll_net_tls_version(&c->net);
     x->tls_cipher = ll_net_tls_cipher(&c->net);
+    if (!c->ocsp_read) { /* once per connection, after its handshake */
+        ll_tls_ocsp_read(c->net.ssl, &c->ocsp);
+        c->ocsp_read = 1;
+    }
+    x->ocsp = c->ocsp;
     x->proto = c->h2 ? "HTTP/2.0" : NULL;
     if (c->h2) native_h2_begin(x);
     else native_h1_begin(x);
@@ -535,6 +542,7 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
     x->body_eof = !x->in.has_body || x->head.body_inline;
     x->stage_len = x->stage_off = 0;
     x->tls_version = x->tls_cipher = "";
+    x->ocsp.status = LL_OCSP_NONE; /* until a connection is begun on */
     x->proto = NULL;
     x->errbuf[0] = 0;
     x->version = req->http_version >= 0 ? req->http_version : x->version_default;
