@@ -12,7 +12,7 @@ PKGS=(
   luajit libluajit-5.1-dev libcjson-dev libssl-dev libnghttp2-dev libjwt-dev zlib1g-dev
   nginx wrk nghttp2-client jq time curl clang python3 iproute2 procps influxdb
   libgnutls28-dev caddy tinyproxy openssl brotli zstd libpng-dev libbrotli-dev libzstd-dev
-  libxml2-dev libhttp-parser-dev liburing-dev
+  libxml2-dev libhttp-parser-dev liburing-dev libc-ares-dev
   default-jre-headless libhdrhistogram-java
   libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus chromium
   zsh fish
