@@ -124,6 +124,8 @@ static int channel(ll_dns_lookup *d) {
     return d->ready;
 }
 
+const char *ll_dns_lookup_version(void) { return ares_version(NULL); }
+
 void ll_dns_lookup_query(ll_dns_lookup *d, const char *host, ll_dns_lookup_fn *fn, void *ud) {
     if (!channel(d)) return fn(ud, phrase(d->init_status), NULL, 0);
     query *q = ll_xmalloc(sizeof(*q));

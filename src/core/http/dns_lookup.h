@@ -24,6 +24,8 @@ void ll_dns_lookup_free(ll_dns_lookup *d);
 /* Looks up host's IPv4 and IPv6 addresses. fn is called once: from the
  * loop, or before this returns (an answer from /etc/hosts, or a failure
  * to start). */
+/* The c-ares the binary runs with ("1.18.1"). */
+const char *ll_dns_lookup_version(void);
 void ll_dns_lookup_query(ll_dns_lookup *d, const char *host, ll_dns_lookup_fn *fn, void *ud);
 
 #endif
