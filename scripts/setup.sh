@@ -25,7 +25,7 @@ setup.sh: this is not Debian 12; install these yourself, then build with CMake:
   a C11 compiler, cmake >= 3.16, pkg-config,
   LuaJIT 2.1 (headers), libcurl >= 8 built with HTTP/2 and HTTP/3,
   cJSON, OpenSSL 3, nghttp2, libjwt, zlib, brotli, zstd, libpng, libxml2,
-  http-parser 2.9, liburing, protobuf-c (and protoc-c), snappy;
+  http-parser 2.9, liburing, c-ares, protobuf-c (and protoc-c), snappy;
   GnuTLS (headers);
   for the tests: nginx, caddy 2.x, tinyproxy, openssl, brotli, zstd, jq, curl, influxdb 1.x,
   a Java runtime and HdrHistogram 2.1 (its jar in /usr/share/java/hdrhistogram.jar),
