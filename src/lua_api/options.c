@@ -408,6 +408,35 @@ static int read_tags(lua_State *L, ll_registry *reg, char *err, size_t errlen) {
     return 0;
 }
 
+/* options.dns = { ttl = "1m", select = "first", policy = "any" } (a ttl
+ * number is milliseconds, as in k6), or k6's text form "ttl=1m,...";
+ * the command line and the environment win, field by field. */
+static int read_dns(lua_State *L, ll_config *cfg, char *err, size_t errlen) {
+    const char *expected;
+    if (lua_type(L, -1) == LUA_TSTRING)
+        return ll_config_set_dns(cfg, "options.dns", lua_tostring(L, -1), 0, err, errlen) ? LL_EXIT_CONFIG : 0;
+    if (!lua_istable(L, -1)) {
+        snprintf(err, errlen, "options.dns: expected a table such as { ttl = \"1m\", select = \"first\", "
+                              "policy = \"preferIPv4\" }");
+        return LL_EXIT_CONFIG;
+    }
+    int t = lua_gettop(L), rc = 0;
+    lua_pushnil(L);
+    while (!rc && lua_next(L, t)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        char v[64] = "";
+        if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER)
+            snprintf(v, sizeof(v), "%s", lua_tostring(L, -1));
+        if (ll_dns_config_set(&cfg->dns, k, v, 0, &expected) != 0) {
+            snprintf(err, errlen, "options.dns: invalid %s '%s' (expected %s)", k, v, expected);
+            rc = LL_EXIT_CONFIG;
+        }
+        lua_pop(L, 1);
+    }
+    lua_settop(L, t);
+    return rc;
+}
+
 static int check_http(lua_State *L) {
     ll_http_options_check(L, 1);
     return 0;
@@ -470,6 +499,11 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
             }
         } else if (strcmp(k, "seed") == 0) {
             rc = read_seed(L, cfg, err, errlen);
+        } else if (strcmp(k, "dns") == 0) {
+            rc = read_dns(L, cfg, err, errlen);
+        } else if (strcmp(k, "localIPs") == 0) {
+            const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+            if (ll_config_set_local_ips(cfg, "options.localIPs", v, 0, err, errlen) != 0) rc = LL_EXIT_CONFIG;
         } else if (strcmp(k, "executionSegment") == 0 || strcmp(k, "executionSegmentSequence") == 0) {
             rc = read_segment(L, cfg, k, err, errlen);
         } else if (strcmp(k, "summaryTimeUnit") == 0) {

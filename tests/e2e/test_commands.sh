@@ -12,12 +12,12 @@ DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
 run_ll version
 expect_eq "version: exit 0" "$RC" 0
 expect_match "version: luaload and its commit" "$OUT" '^luaload [0-9]+\.[0-9]+\.[0-9]+ \(commit [0-9a-f]{7,}|unknown'
-for lib in LuaJIT libcurl OpenSSL nghttp2 ngtcp2 nghttp3; do
+for lib in LuaJIT libcurl OpenSSL nghttp2 ngtcp2 nghttp3 c-ares; do
   expect_match "version: names $lib" "$OUT" "^ +$lib "
 done
 run_ll version --json
 expect_eq "version --json: valid JSON with the libraries" \
-  "$(jq -r '[.luaload, .luajit, .libcurl.version, .openssl, .nghttp2] | map(type) | unique | join(",")' "$OUT")" string
+  "$(jq -r '[.luaload, .luajit, .libcurl.version, .openssl, .nghttp2, ."c-ares"] | map(type) | unique | join(",")' "$OUT")" string
 expect_eq "version --json: libcurl's features include HTTP2" "$(jq '.libcurl.features | index("HTTP2") != null' "$OUT")" true
 expect_eq "version --json: libcurl's protocols include https" "$(jq '.libcurl.protocols | index("https") != null' "$OUT")" true
 expect_eq "version --json: libcurl's TLS backend" "$(jq -r '.libcurl.ssl | type' "$OUT")" string

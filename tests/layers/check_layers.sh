@@ -8,7 +8,8 @@
 #   base     <- nothing            metrics <- base
 #   http     <- metrics, base      run     <- http, metrics, base
 #   serve    <- base               lua_api <- run, http, metrics, base
-#   curl headers only in src/core/http/, Lua headers only in src/lua_api/;
+#   curl headers only in src/core/http/, c-ares's only in http/dns_lookup.c,
+#   Lua headers only in src/lua_api/;
 #   run/main.c and run/commands.c, the command, also start serve.
 set -uo pipefail
 SRC=${1:?usage: check_layers.sh SRC_DIR}
@@ -43,6 +44,10 @@ for f in src/core/*/*.[ch] src/lua_api/*.[ch]; do
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
   if grep -q '^#include <curl/' "$f" && [[ $layer != http ]]; then
     echo "FAIL $f includes a curl header (only src/core/http may)"
+    fail=1
+  fi
+  if grep -q '^#include <ares' "$f" && [[ $f != src/core/http/dns_lookup.c ]]; then
+    echo "FAIL $f includes a c-ares header (only src/core/http/dns_lookup.c may)"
     fail=1
   fi
   if grep -qE '^#include <(lua|lauxlib|lualib|luajit)\.h>' "$f" && [[ $layer != lua_api ]]; then

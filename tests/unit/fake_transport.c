@@ -19,7 +19,8 @@ typedef struct fake_transfer {
     ll_http_res res;
 } fake_transfer;
 
-static ll_transport *fake_new(ll_loop *loop) {
+static ll_transport *fake_new(ll_loop *loop, const ll_dns_config *dns) {
+    (void)dns;
     ll_transport *tp = calloc(1, sizeof(*tp));
     tp->ops = &fake_transport_ops;
     tp->loop = loop;

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dns_lookup.h"
+
 /* The version of lib in curl's QUIC string ("ngtcp2/1.2.0 nghttp3/1.1.0"),
  * or NULL. */
 static cJSON *quic_part(const char *quic, const char *lib) {
@@ -46,4 +48,5 @@ void ll_http_versions(cJSON *o) {
         if (d->features & features[i].bit) cJSON_AddItemToArray(feats, cJSON_CreateString(features[i].name));
     cJSON_AddStringToObject(o, "openssl", OpenSSL_version(OPENSSL_VERSION));
     cJSON_AddStringToObject(o, "nghttp2", nghttp2_version(0)->version_str);
+    cJSON_AddStringToObject(o, "c-ares", ll_dns_lookup_version());
 }

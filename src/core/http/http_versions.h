@@ -1,6 +1,6 @@
 /* http_versions.h -- the versions of the HTTP layer's libraries, for
  * `luaload version`: libcurl (its protocols, its features, its TLS and
- * QUIC libraries), OpenSSL and nghttp2 as they are at run time. */
+ * QUIC libraries), OpenSSL, nghttp2 and c-ares as they are at run time. */
 #ifndef LL_HTTP_VERSIONS_H
 #define LL_HTTP_VERSIONS_H
 

@@ -56,15 +56,15 @@ ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index,
     }
     /* a collected client's, or the same client's on another transport */
     if (ln->xfers[slot] && (ln->owners[slot] != uid || ln->xfers[slot]->tp != tp)) drop(ln, slot);
-    if (!ln->xfers[slot] && variant % 4) { /* the client's options with that version */
+    if (!ln->xfers[slot]) { /* the client's options, with the VU's source address */
         ll_client_opts o = *opts;
-        o.http_version = http_version;
-        ln->xfers[slot] = tp->ops->transfer_new(tp, vu_index, uid * LL_HTTP_VARIANTS + (uint64_t)variant, &o);
-        ln->owners[slot] = uid;
-        ln->per_iteration[slot] = (char)opts->no_vu_reuse;
-    }
-    if (!ln->xfers[slot]) {
-        ln->xfers[slot] = tp->ops->transfer_new(tp, vu_index, uid * LL_HTTP_VARIANTS, opts);
+        if (hv->local.len) o.local_addr = &hv->local;
+        if (variant % 4) { /* and with that version */
+            ll_client_opts ov = o;
+            ov.http_version = http_version;
+            ln->xfers[slot] = tp->ops->transfer_new(tp, vu_index, uid * LL_HTTP_VARIANTS + (uint64_t)variant, &ov);
+        }
+        if (!ln->xfers[slot]) ln->xfers[slot] = tp->ops->transfer_new(tp, vu_index, uid * LL_HTTP_VARIANTS, &o);
         ln->owners[slot] = uid;
         ln->per_iteration[slot] = (char)opts->no_vu_reuse;
     }

@@ -49,6 +49,7 @@ typedef struct ll_http_vu {
     void *batch_ud;            /* the batch in flight (lua_api's), or NULL */
     ll_cookie_jar jar;
     char *cookie;              /* the jar's Cookie value for the last request */
+    ll_addr local;             /* the source address of its connections (--local-ips), len 0: any */
 } ll_http_vu;
 
 /* The VU's transfer for a client on a lane (0: its own connection; an

@@ -3,9 +3,10 @@
 
 #include <string.h>
 
-void ll_http_worker_init(ll_http_worker *hw, ll_loop *loop) {
+void ll_http_worker_init(ll_http_worker *hw, ll_loop *loop, const ll_dns_config *dns) {
     memset(hw, 0, sizeof(*hw));
     hw->loop = loop;
+    hw->dns = dns;
 }
 
 void ll_http_worker_free(ll_http_worker *hw) {
@@ -17,7 +18,7 @@ ll_transport *ll_http_worker_transport(ll_http_worker *hw, const ll_transport_op
     for (int i = 0; i < hw->n; i++)
         if (hw->ops[i] == ops) return hw->tps[i];
     if (hw->n == LL_HTTP_MAX_TRANSPORTS) return NULL;
-    ll_transport *tp = ops->transport_new(hw->loop);
+    ll_transport *tp = ops->transport_new(hw->loop, hw->dns);
     if (!tp) return NULL;
     hw->ops[hw->n] = ops;
     hw->tps[hw->n++] = tp;

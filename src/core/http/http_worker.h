@@ -9,12 +9,14 @@
 
 typedef struct ll_http_worker {
     ll_loop *loop;
+    const ll_dns_config *dns;  /* the run's dns option */
     const ll_transport_ops *ops[LL_HTTP_MAX_TRANSPORTS];
     ll_transport *tps[LL_HTTP_MAX_TRANSPORTS];
     int n;
 } ll_http_worker;
 
-void ll_http_worker_init(ll_http_worker *hw, ll_loop *loop);
+/* dns: the run's dns option (NULL: k6's defaults); it outlives hw. */
+void ll_http_worker_init(ll_http_worker *hw, ll_loop *loop, const ll_dns_config *dns);
 void ll_http_worker_free(ll_http_worker *hw);
 /* The worker's transport of kind ops; NULL when it cannot be made. */
 ll_transport *ll_http_worker_transport(ll_http_worker *hw, const ll_transport_ops *ops);

@@ -71,7 +71,11 @@ struct native_group {
     native_transfer *queue_tail;
 };
 
-typedef enum { C_CONNECTING, C_HANDSHAKE, C_READY } native_cstate;
+/* C_RESOLVING: waiting for its name's addresses (resolve.c);
+ * C_CONNECTING: TCP connects to them, staggered (Happy Eyeballs) */
+typedef enum { C_RESOLVING, C_CONNECTING, C_HANDSHAKE, C_READY } native_cstate;
+
+#define NATIVE_ATTEMPT_DELAY_US 250000 /* RFC 8305's Connection Attempt Delay */
 
 struct native_conn {
     ll_net_conn net;
@@ -84,6 +88,15 @@ struct native_conn {
     int h2_only;               /* http_version 2: h2c on http:// */
     uint64_t born_ns, t_dial, t_connected, t_tls;
     int watching;              /* LL_* events registered */
+    /* until connected */
+    ll_resolve_wait wait;      /* C_RESOLVING: its lookup */
+    ll_addr local;             /* the source address (--local-ips), len 0: any */
+    ll_addr *addrs;            /* where to connect, in order */
+    int naddrs, next_addr;     /* and the next one to try */
+    ll_net_conn *tries;        /* the connects in flight (naddrs slots, fd -1: free) */
+    ll_timer stagger;          /* starts the next connect while they wait */
+    int fail_errno;            /* the last connect's failure */
+    char fail_msg[200];
     native_transfer *users;    /* transfers on it: the h1 one, h2 streams, or waiting for it */
     int nusers;
     ll_h2 *h2;                 /* it speaks HTTP/2 */
@@ -157,6 +170,7 @@ struct native_transfer {
     long max_conn_s;
     char *user_agent, *server_name;
     char **connect_to;
+    ll_addr local;             /* its VU's source address (--local-ips), len 0: any */
     /* phases, on ll_loop_now_ns */
     uint64_t t_start, t_dial, t_connected, t_tls, t_pre, t_sent, t_first, t_last;
     int fail_code;

@@ -1,7 +1,8 @@
-/* native_conn.c -- the native transport's connections (see native.h): a
- * non-blocking dial to the address resolve.c gives, the TLS handshake
- * with the protocols ALPN offers, then HTTP/1.1 or HTTP/2 as the server
- * chose. A connection keeps the transfers using it in its users list;
+/* native_conn.c -- the native transport's connections (see native.h): the
+ * lookup of the host's addresses (resolve.c, waited for on the loop),
+ * non-blocking connects to them in turn (Happy Eyeballs), the TLS
+ * handshake with the protocols ALPN offers, then HTTP/1.1 or HTTP/2 as the
+ * server chose. A connection keeps the transfers using it in its users list;
  * when it fails, each of them fails with its error. Its events go to the
  * protocol's handler. */
 #include <errno.h>
@@ -53,10 +54,30 @@ int native_conn_has_room(const native_conn *c) {
 }
 
 static void conn_free(native_conn *c) {
+    free(c->tries);
+    free(c->addrs);
     ll_h2_free(c->h2);
     ll_buf_free(&c->out);
     free(c->host);
     free(c);
+}
+
+/* What connecting needed goes: the lookup waited for, the other connects
+ * in flight, the addresses. */
+static void dial_done(native_conn *c) {
+    ll_loop *loop = loop_of(c);
+    ll_resolve_cancel(&c->wait);
+    ll_loop_timer_stop(loop, &c->stagger);
+    for (int i = 0; c->tries && i < c->naddrs; i++) {
+        if (c->tries[i].fd < 0) continue;
+        ll_loop_forget(loop, c->tries[i].fd);
+        c->tries[i].ops->close(&c->tries[i]);
+    }
+    free(c->tries);
+    free(c->addrs);
+    c->tries = NULL;
+    c->addrs = NULL;
+    c->naddrs = c->next_addr = 0;
 }
 
 void native_conn_close(native_conn *c, int code, const char *msg) {
@@ -65,6 +86,7 @@ void native_conn_close(native_conn *c, int code, const char *msg) {
     native_group_hold(g); /* its users' completions may free the others */
     c->dead = 1;
     if (g->room == c) g->room = NULL;
+    dial_done(c);
     ll_loop_timer_stop(loop_of(c), &c->flush);
     for (int i = 0; i < g->nconns; i++)
         if (g->conns[i] == c) {
@@ -127,13 +149,8 @@ static void handshake(native_conn *c) {
     ready(c);
 }
 
+/* The TCP connection is up (c->net): TLS next, or ready. */
 static void connected(native_conn *c) {
-    if (ll_net_connected(&c->net) < 0) {
-        int e = c->net.os_errno;
-        char msg[300];
-        snprintf(msg, sizeof(msg), "dial tcp %s:%d: %s", c->host, c->port, c->net.err);
-        return native_conn_close(c, e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210, msg);
-    }
     c->t_connected = ll_loop_now_ns();
     if (!c->tls) return ready(c);
     ll_tls_ctx *ctx = native_pool_tls(c->g->pool);
@@ -152,12 +169,109 @@ void native_conn_release(native_conn *c) {
     if (--c->busy == 0 && c->dead) conn_free(c);
 }
 
+/* ---- dialing: the addresses in turn, staggered (Happy Eyeballs, RFC
+ * 8305): the next connect starts when one fails, or when none succeeded
+ * within NATIVE_ATTEMPT_DELAY_US; the first up wins, the others close ---- */
+
+static void on_fd(ll_loop *loop, int fd, int events, void *ud);
+
+static int in_flight(const native_conn *c) {
+    int n = 0;
+    for (int i = 0; i < c->naddrs; i++) n += c->tries[i].fd >= 0;
+    return n;
+}
+
+static void note_failure(native_conn *c, int e, const char *msg) {
+    c->fail_errno = e;
+    snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", msg);
+}
+
+/* Starts a connect to the next address (one that fails at once moves on).
+ * 1: one started; 0: no address left. */
+static int dial_next(native_conn *c) {
+    ll_loop *loop = loop_of(c);
+    while (c->next_addr < c->naddrs) {
+        int i = c->next_addr++;
+        const ll_addr *a = &c->addrs[i];
+        ll_net_conn *t = &c->tries[i];
+        if (c->local.len && a->ss.ss_family != c->local.ss.ss_family) {
+            note_failure(c, EAFNOSUPPORT, "no address of the IP version of the local address");
+            continue;
+        }
+        const struct sockaddr *local = c->local.len ? (const struct sockaddr *)&c->local.ss : NULL;
+        if (ll_net_open(t, (const struct sockaddr *)&a->ss, a->len, local, c->local.len) < 0) {
+            note_failure(c, t->os_errno, t->err);
+            continue;
+        }
+        ll_loop_watch(loop, t->fd, LL_WRITABLE, on_fd, c);
+        if (c->next_addr < c->naddrs) ll_loop_timer_start(loop, &c->stagger, NATIVE_ATTEMPT_DELAY_US);
+        return 1;
+    }
+    return 0;
+}
+
+static void dial_failed(native_conn *c) {
+    int e = c->fail_errno;
+    char msg[300];
+    snprintf(msg, sizeof(msg), "dial tcp %s:%d: %s", c->host, c->port, c->fail_msg);
+    native_conn_close(c, e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210, msg);
+}
+
+/* Starts connecting to addrs (c owns them). 0, or -1 when no connect
+ * could start (c->fail_errno, c->fail_msg). */
+static int dial(native_conn *c, ll_addr *addrs, int n) {
+    c->addrs = addrs;
+    c->naddrs = n;
+    c->next_addr = 0;
+    c->tries = ll_xmalloc((size_t)n * sizeof(*c->tries));
+    for (int i = 0; i < n; i++) c->tries[i].fd = -1;
+    c->st = C_CONNECTING;
+    c->t_dial = ll_loop_now_ns();
+    return dial_next(c) ? 0 : -1;
+}
+
+static void on_stagger(ll_loop *loop, void *ud) {
+    (void)loop;
+    native_conn *c = ud;
+    if (c->st == C_CONNECTING && !dial_next(c) && !in_flight(c)) dial_failed(c);
+}
+
+/* A connect in flight on fd became writable: up, or failed. */
+static void dial_event(native_conn *c, int fd) {
+    ll_net_conn *t = NULL;
+    for (int i = 0; i < c->naddrs && !t; i++)
+        if (c->tries[i].fd == fd) t = &c->tries[i];
+    if (!t) return;
+    if (ll_net_connected(t) < 0) {
+        note_failure(c, t->os_errno, t->err);
+        ll_loop_forget(loop_of(c), fd);
+        t->ops->close(t);
+        if (dial_next(c) || in_flight(c)) return; /* a failure starts the next one at once */
+        return dial_failed(c);
+    }
+    c->net = *t; /* the winner (registered for writing, on on_fd) */
+    t->fd = -1;
+    c->watching = LL_WRITABLE;
+    dial_done(c);
+    connected(c);
+}
+
+/* The lookup c waited for is over. */
+static void on_resolved(void *ud, ll_addr *addrs, int n, int code, const char *err) {
+    native_conn *c = ud;
+    if (!addrs) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "lookup %s: %s", c->host, err);
+        return native_conn_close(c, code, msg);
+    }
+    if (dial(c, addrs, n) < 0) dial_failed(c);
+}
+
 static void on_fd(ll_loop *loop, int fd, int events, void *ud) {
     (void)loop;
-    (void)fd;
     native_conn *c = ud;
     native_conn_hold(c);
-    if (c->st == C_CONNECTING) connected(c);
+    if (c->st == C_CONNECTING) dial_event(c, fd);
     else if (c->st == C_HANDSHAKE) handshake(c);
     else if (c->h2) native_h2_event(c, events);
     else if (c->users) native_h1_event(c->users, events);
@@ -166,31 +280,38 @@ static void on_fd(ll_loop *loop, int fd, int events, void *ud) {
 }
 
 int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
-    ll_addr a;
-    const char *err = NULL;
-    if (ll_resolve(g->tp->dns, x->connect_to, x->url.host, x->url.port, now / 1000000000ull, &a, &err) < 0) {
-        snprintf(x->errbuf, sizeof(x->errbuf), "lookup %s: %s", x->url.host, err);
-        x->fail_code = 1100;
-        return -1;
-    }
     native_conn *c = ll_xcalloc(1, sizeof(*c));
     c->g = g;
+    c->net.fd = -1;
     ll_loop_timer_init(&c->flush, NULL, c); /* native_h2_start names its function */
-    c->t_dial = ll_loop_now_ns();
-    if (ll_net_open(&c->net, (struct sockaddr *)&a.ss, a.len) < 0) {
-        int e = c->net.os_errno;
-        snprintf(x->errbuf, sizeof(x->errbuf), "dial tcp %s:%d: %s", x->url.host, x->url.port, c->net.err);
-        x->fail_code = e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210;
-        free(c);
-        return -1;
-    }
+    ll_loop_timer_init(&c->stagger, on_stagger, c);
+    c->local = x->local;
     c->host = ll_xstrdup(x->url.host);
     c->port = x->url.port;
     c->tls = strcmp(x->url.scheme, "https") == 0;
     c->h2_only = x->version == LL_HTTP_2;
     c->h2_offer = x->version == LL_HTTP_2 || (x->version == LL_HTTP_DEFAULT && c->tls);
     c->born_ns = now;
-    c->st = C_CONNECTING;
+    ll_addr *addrs = NULL;
+    int n = 0, code = 0;
+    const char *err = NULL;
+    int rc = ll_resolve(g->tp->dns, x->connect_to, x->url.host, x->url.port, &c->wait, on_resolved, c, &addrs, &n,
+                        &code, &err);
+    if (rc < 0) {
+        snprintf(x->errbuf, sizeof(x->errbuf), "lookup %s: %s", x->url.host, err);
+        x->fail_code = code;
+        conn_free(c);
+        return -1;
+    }
+    if (rc == 0 && dial(c, addrs, n) < 0) {
+        int e = c->fail_errno;
+        snprintf(x->errbuf, sizeof(x->errbuf), "dial tcp %s:%d: %s", c->host, c->port, c->fail_msg);
+        x->fail_code = e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210;
+        dial_done(c);
+        conn_free(c);
+        return -1;
+    }
+    if (rc == 1) c->st = C_RESOLVING;
     if (g->nconns == g->cap_conns) {
         g->cap_conns = g->cap_conns ? 2 * g->cap_conns : 4;
         g->conns = ll_xrealloc(g->conns, (size_t)g->cap_conns * sizeof(*g->conns));
@@ -198,6 +319,5 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
     g->conns[g->nconns++] = c;
     native_conn_join(c, x);
     x->st = X_WAIT;
-    native_conn_watch(c, LL_WRITABLE);
     return 0;
 }

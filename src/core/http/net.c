@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,13 +16,26 @@ static int fail(ll_net_conn *c, int e, const char *what) {
     return -1;
 }
 
-int ll_net_open(ll_net_conn *c, const struct sockaddr *addr, socklen_t len) {
+int ll_net_open(ll_net_conn *c, const struct sockaddr *addr, socklen_t len, const struct sockaddr *local,
+                socklen_t local_len) {
     memset(c, 0, sizeof(*c));
     c->ops = &ll_net_plain;
     c->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
     if (c->fd < 0) return fail(c, errno, "cannot make a socket");
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (local_len > 0) {
+        /* the port comes with connect(), per destination: a bind() alone would
+         * take one of the ~28k ephemeral ports for good */
+        setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+        if (bind(c->fd, local, local_len) < 0) {
+            int e = errno;
+            close(c->fd);
+            c->fd = -1;
+            snprintf(c->errbuf, sizeof(c->errbuf), "bind to the local address: %s", strerror(e));
+            return fail(c, e, c->errbuf);
+        }
+    }
     if (connect(c->fd, addr, len) == 0 || errno == EINPROGRESS) return 0;
     int e = errno;
     close(c->fd);

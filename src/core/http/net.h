@@ -43,10 +43,13 @@ struct ll_net_conn {
     char errbuf[200];       /* or a formatted one, err pointing here */
 };
 
-/* Starts a non-blocking TCP connection to addr (TCP_NODELAY set). Returns
- * 0 with c->fd open (the connect may still be in progress: wait until
+/* Starts a non-blocking TCP connection to addr (TCP_NODELAY set), from
+ * the source address local when local_len > 0 (its port chosen at connect
+ * time, so that one source address reaches many destinations). Returns 0
+ * with c->fd open (the connect may still be in progress: wait until
  * writable, then ll_net_connected), or -1 (c->os_errno, c->err). */
-int ll_net_open(ll_net_conn *c, const struct sockaddr *addr, socklen_t len);
+int ll_net_open(ll_net_conn *c, const struct sockaddr *addr, socklen_t len, const struct sockaddr *local,
+                socklen_t local_len);
 /* After the socket became writable: 0 when the TCP connection is up, -1
  * when it failed (c->os_errno: ECONNREFUSED, ETIMEDOUT, ...). */
 int ll_net_connected(ll_net_conn *c);

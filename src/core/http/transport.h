@@ -10,6 +10,8 @@
 #ifndef LL_TRANSPORT_H
 #define LL_TRANSPORT_H
 
+#include "addr.h"
+#include "dns_config.h"
 #include "http_req.h"
 #include "loop.h"
 
@@ -47,6 +49,8 @@ typedef struct ll_client_opts {
     char *ciphers;             /* the TLS library's cipher list */
     char *server_name;         /* SNI and the name the certificate must carry */
     char **connect_to;         /* "host:port:addr:port" entries (options.hosts), NULL-ended */
+    const ll_addr *local_addr; /* the source address of the VU's connections (--local-ips),
+                                * set per VU by ll_http_vu_transfer; NULL: any */
     const struct ll_transport_ops *transport; /* the one the Client was told to use; NULL:
                                 * chosen per request (ll_transport_pick) */
 } ll_client_opts;
@@ -61,7 +65,8 @@ typedef void ll_transfer_done_fn(ll_transfer *x, const ll_http_res *res, void *u
 typedef struct ll_transport_ops {
     const char *name;
     int slot;                  /* 0..LL_TRANSPORT_SLOTS-1, its own */
-    ll_transport *(*transport_new)(ll_loop *loop);     /* NULL: out of resources */
+    /* dns: the run's dns option (outlives the transport) */
+    ll_transport *(*transport_new)(ll_loop *loop, const ll_dns_config *dns); /* NULL: out of resources */
     void (*transport_free)(ll_transport *tp);
     /* vu_index: the VU's index in its worker (a transport may group VUs);
      * pool: the client's unique id -- transfers of one pool may share

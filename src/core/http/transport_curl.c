@@ -13,8 +13,10 @@
  * calls curl_global_init once for the process. */
 #include "transport_curl.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +71,7 @@ struct curl_transport {
     int nmultis, cap_multis;
     sock_ctx *socks;           /* by fd */
     int nsocks;
+    const ll_dns_config *dns;  /* the run's dns option, or NULL */
 };
 
 /* A form part's data as libcurl reads it. */
@@ -408,12 +411,13 @@ static multi_ctx *multi_of(curl_transport *tp, uint64_t pool, int group, const l
     return mc;
 }
 
-static ll_transport *curl_transport_new(ll_loop *loop) {
+static ll_transport *curl_transport_new(ll_loop *loop, const ll_dns_config *dns) {
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK) return NULL;
     curl_transport *tp = ll_xcalloc(1, sizeof(*tp));
     tp->base.ops = &ll_transport_curl;
     tp->base.loop = loop;
+    tp->dns = dns;
     return &tp->base;
 }
 
@@ -665,6 +669,28 @@ static long ssl_version(int min, int max) {
     return lo | hi;
 }
 
+/* The dns option as far as libcurl has it: its cache's ttl (in whole
+ * seconds), onlyIPv4 / onlyIPv6, and random or roundRobin as shuffled
+ * addresses (libcurl has no round robin); prefer* leave the order to the
+ * system's resolver and libcurl's Happy Eyeballs. And the VU's source
+ * address (--local-ips). */
+static void set_dns(curl_transfer *x, const ll_dns_config *dns, const ll_addr *local) {
+    if (dns) {
+        int64_t ms = ll_dns_ttl_ms(dns);
+        curl_easy_setopt(x->easy, CURLOPT_DNS_CACHE_TIMEOUT, ms < 0 ? -1L : (long)((ms + 999) / 1000));
+        if (dns->policy == LL_DNS_ONLY_IPV4) curl_easy_setopt(x->easy, CURLOPT_IPRESOLVE, (long)CURL_IPRESOLVE_V4);
+        if (dns->policy == LL_DNS_ONLY_IPV6) curl_easy_setopt(x->easy, CURLOPT_IPRESOLVE, (long)CURL_IPRESOLVE_V6);
+        if (dns->select != LL_DNS_SELECT_FIRST) curl_easy_setopt(x->easy, CURLOPT_DNS_SHUFFLE_ADDRESSES, 1L);
+    }
+    if (!local || !local->len) return;
+    char ip[INET6_ADDRSTRLEN], iface[INET6_ADDRSTRLEN + 8];
+    const void *a = local->ss.ss_family == AF_INET ? (const void *)&((const struct sockaddr_in *)&local->ss)->sin_addr
+                                                  : (const void *)&((const struct sockaddr_in6 *)&local->ss)->sin6_addr;
+    if (!inet_ntop(local->ss.ss_family, a, ip, sizeof(ip))) return;
+    snprintf(iface, sizeof(iface), "host!%s", ip); /* an address, never an interface name */
+    curl_easy_setopt(x->easy, CURLOPT_INTERFACE, iface);
+}
+
 static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, uint64_t pool, const ll_client_opts *o) {
     curl_transport *tp = (curl_transport *)base;
     int group = o->multiplex ? 0 : o->no_vu_reuse ? vu_index : vu_index / LL_CURL_VUS_PER_MULTI;
@@ -735,6 +761,7 @@ static ll_transfer *curl_transfer_new(ll_transport *base, int vu_index, uint64_t
         curl_transfer_free(&x->base);
         return NULL;
     }
+    set_dns(x, tp->dns, o->local_addr);
     if (o->dial_timeout_ms > 0) curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, o->dial_timeout_ms);
     if (o->max_conn_duration_s > 0) curl_easy_setopt(e, CURLOPT_MAXLIFETIME_CONN, o->max_conn_duration_s);
     if (o->insecure_skip_verify) {

@@ -271,7 +271,9 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->bytes_received = x->bytes_in;
     r->error_code = code ? code : r->status >= 400 ? 1000 + r->status : 0;
     r->error = code ? err : "";
-    const char *common = code ? ll_http_error_text(code, x->base.req->url, x->errbuf, sizeof(x->errbuf)) : NULL;
+    /* a failed lookup says why in its own words ("lookup HOST: i/o timeout") */
+    const char *common =
+        code && code != 1100 ? ll_http_error_text(code, x->base.req->url, x->errbuf, sizeof(x->errbuf)) : NULL;
     if (common) r->error = common;
     r->retries = 0;
     r->effective_url = x->base.req->url;
@@ -356,6 +358,13 @@ static void on_timer(ll_loop *loop, void *ud) {
     native_transfer *x = ud;
     if (!x->active || !x->due_ns) return; /* armed for a request that is over */
     if (ll_loop_now(loop) < x->due_ns) return ll_loop_timer_at(loop, &x->timer, x->due_ns);
+    /* still looking the name up: the request's timeout (k6's 1050), or
+     * the client's dial timeout run out in the lookup */
+    if (x->st == X_WAIT && x->conn && x->conn->st == C_RESOLVING) {
+        if (x->due_ns == x->deadline_ns) return native_complete(x, 1050, "request timeout");
+        snprintf(x->errbuf, sizeof(x->errbuf), "lookup %s: i/o timeout", x->url.host);
+        return native_complete(x, 1100, x->errbuf);
+    }
     /* before the request went out it is a dial timeout */
     if (x->st == X_QUEUED || x->st == X_WAIT) return native_complete(x, 1211, "dial timeout");
     native_complete(x, 1050, "request timeout");
@@ -363,15 +372,11 @@ static void on_timer(ll_loop *loop, void *ud) {
 
 /* ---- the table ---- */
 
-static ll_transport *native_transport_new(ll_loop *loop) {
+static ll_transport *native_transport_new(ll_loop *loop, const ll_dns_config *dns) {
     native_transport *tp = ll_xcalloc(1, sizeof(*tp));
     tp->base.ops = &ll_transport_native;
     tp->base.loop = loop;
-    tp->dns = ll_resolver_new();
-    if (!tp->dns) {
-        free(tp);
-        return NULL;
-    }
+    tp->dns = ll_resolver_new(loop, dns);
     return &tp->base;
 }
 
@@ -413,6 +418,7 @@ static ll_transfer *native_transfer_new(ll_transport *base, int vu_index, uint64
     x->user_agent = ll_xstrdup(o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
     x->server_name = dup_or_null(o->server_name);
     x->connect_to = copy_list(o->connect_to);
+    if (o->local_addr) x->local = *o->local_addr;
     return &x->base;
 }
 

@@ -41,6 +41,11 @@ static const ll_flag RUN_FLAGS[] = {
     {"-v", "--verbose", NULL, NULL, NULL, "show console.debug lines too"},
     {NULL, "--console-output", NULL, "FILE", "@file", "write console.* lines to FILE instead of stderr"},
     {NULL, "--threshold", NULL, "M=EXPR", NULL, "a threshold, e.g. 'http_req_duration=p(95)<200' (repeatable)"},
+    {NULL, "--dns", NULL, "LIST", NULL,
+     "name resolution, k6's dns option: ttl=5m (0: no cache, inf: forever), select=random|first|roundRobin, "
+     "policy=preferIPv4|preferIPv6|onlyIPv4|onlyIPv6|any, e.g. ttl=1m,select=first"},
+    {NULL, "--local-ips", NULL, "LIST", NULL,
+     "source addresses handed to VUs in turn: addresses, ranges and CIDRs, e.g. 10.0.0.10,10.0.0.20-10.0.0.30,10.0.1.0/27"},
     {NULL, "--transport", NULL, "T", "native curl",
      "native or curl for every request (default: native for HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies)"},
     {NULL, "--execution-segment", NULL, "A:B", NULL, "run only this part of the test, e.g. 1/4:2/4 (k6's)"},
@@ -263,6 +268,10 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "--transport", "--transport")) {
             cfg->transport = ll_transport_find(v);
             if (!cfg->transport) rc = bad(flag, v, "native or curl");
+        } else if (is(flag, "--dns", "--dns")) {
+            rc = config_error(ll_config_set_dns(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
+        } else if (is(flag, "--local-ips", "--local-ips")) {
+            rc = config_error(ll_config_set_local_ips(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--execution-segment", "--execution-segment")) {
             rc = config_error(ll_config_set_segment(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
@@ -343,6 +352,10 @@ int ll_cli_parse_env(ll_config *cfg) {
         if (!cfg->transport) rc = bad("LUALOAD_TRANSPORT", v, "native or curl");
     }
     char why[300];
+    if (!rc && (v = getenv("LUALOAD_DNS")) && *v)
+        rc = config_error(ll_config_set_dns(cfg, "LUALOAD_DNS", v, 0, why, sizeof(why)) != 0, why);
+    if (!rc && (v = getenv("LUALOAD_LOCAL_IPS")) && *v)
+        rc = config_error(ll_config_set_local_ips(cfg, "LUALOAD_LOCAL_IPS", v, 0, why, sizeof(why)) != 0, why);
     const char *seg = "LUALOAD_EXECUTION_SEGMENT", *seq = "LUALOAD_EXECUTION_SEGMENT_SEQUENCE";
     if (!rc && (v = getenv(seg)) && *v)
         rc = config_error(ll_config_set_segment(cfg, seg, v, 0, why, sizeof(why)) != 0, why);

@@ -1,7 +1,8 @@
 /* config.c -- one run's configuration (see config.h): the LUALOAD_*
  * environment variables that sit between the flags and the script's
  * options, summary settings, stages, the seed's syntax, the execution
- * segment and the implicit default scenario. */
+ * segment, the dns option and the source addresses (--local-ips), and
+ * the implicit default scenario. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "xmalloc.h"
 
 void ll_config_free(ll_config *cfg) {
     free(cfg->env);
@@ -32,6 +34,34 @@ void ll_config_free(ll_config *cfg) {
     cfg->cli_threshold_keys = NULL;
     cfg->cli_threshold_exprs = NULL;
     cfg->ncli_thresholds = 0;
+    ll_ip_pool_free(&cfg->local_ips);
+    free(cfg->local_ips_text);
+    cfg->local_ips_text = NULL;
+}
+
+int ll_config_set_local_ips(ll_config *cfg, const char *what, const char *text, int force, char *err, size_t errlen) {
+    ll_ip_pool pool;
+    char why[200];
+    if (ll_ip_pool_parse(&pool, text, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "invalid value for %s: '%s' (%s)", what, text, why);
+        return -1;
+    }
+    if (cfg->local_ips_text && !force) {
+        ll_ip_pool_free(&pool);
+        return 0;
+    }
+    ll_ip_pool_free(&cfg->local_ips);
+    free(cfg->local_ips_text);
+    cfg->local_ips = pool;
+    cfg->local_ips_text = ll_xstrdup(text);
+    return 0;
+}
+
+int ll_config_set_dns(ll_config *cfg, const char *what, const char *text, int force, char *err, size_t errlen) {
+    const char *expected;
+    if (ll_dns_config_parse(&cfg->dns, text, force, &expected) == 0) return 0;
+    snprintf(err, errlen, "invalid value for %s: '%s' (expected %s)", what, text, expected);
+    return -1;
 }
 
 int ll_config_parse_seed(const char *s, uint64_t *out) {

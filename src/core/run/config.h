@@ -12,7 +12,9 @@
 #include "summary.h"
 #include "threshold_set.h"
 
+#include "dns_config.h"
 #include "exit.h"
+#include "ip_pool.h"
 
 typedef struct ll_config {
     const char *script_path;    /* a script, or */
@@ -73,6 +75,9 @@ typedef struct ll_config {
                                  * --paused: default 127.0.0.1:6565); NULL: none */
     double start_at;            /* --start-at UNIX_TIME: wait until then before setup() */
     int start_at_set;
+    ll_dns_config dns;          /* --dns / LUALOAD_DNS / options.dns, field by field */
+    ll_ip_pool local_ips;       /* --local-ips / LUALOAD_LOCAL_IPS / options.localIPs */
+    char *local_ips_text;       /* as given; NULL: none */
 } ll_config;
 
 /* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when
@@ -117,6 +122,14 @@ ll_summary_opts ll_config_summary_opts(const ll_config *cfg);
 /* Adds the --threshold flags to cfg->thresholds (after the script's own:
  * its custom metrics exist by then). 0, or LL_EXIT_CONFIG with err set. */
 int ll_config_add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, size_t errlen);
+
+/* Sets the source addresses from text (--local-ips "10.0.0.10,10.0.0.20-10.0.0.30,
+ * 10.0.1.0/27"), as `what` gives it; a list set already is kept unless
+ * force. Returns 0, or -1 with a one-line message naming what in err. */
+int ll_config_set_local_ips(ll_config *cfg, const char *what, const char *text, int force, char *err, size_t errlen);
+/* Sets fields of the dns option from "ttl=1m,select=first,policy=any";
+ * fields set already are kept unless force. Returns like the above. */
+int ll_config_set_dns(ll_config *cfg, const char *what, const char *text, int force, char *err, size_t errlen);
 
 /* Parses a seed: decimal digits only, 0 to 2^64-1. Returns 0 or -1. */
 int ll_config_parse_seed(const char *s, uint64_t *out);

@@ -245,6 +245,12 @@ static void print_banner(const ll_config *cfg, int nworkers) {
     /* which transport serves a Client's requests (ll_transport_pick) */
     if (cfg->transport) printf("  transport: %s for every request (--transport or LUALOAD_TRANSPORT)\n", cfg->transport->name);
     else printf("  transport: native for HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies\n");
+    if (cfg->dns.ttl_set || cfg->dns.select_set || cfg->dns.policy_set) {
+        char dns[128];
+        ll_dns_config_format(&cfg->dns, dns, sizeof(dns));
+        printf("        dns: %s\n", dns);
+    }
+    if (cfg->local_ips_text) printf("  local IPs: %s (one per VU, in turn)\n", cfg->local_ips_text);
     if (cfg->seed_set) printf("       seed: %llu\n", (unsigned long long)cfg->seed);
     else printf("       seed: %llu (random; --seed %llu to repeat)\n", (unsigned long long)cfg->seed,
                 (unsigned long long)cfg->seed);
@@ -580,6 +586,8 @@ int ll_engine_run(ll_config *cfg) {
     run.seed = &cfg->seed;
     run.reg = ll_registry_new(3);
     run.transport = cfg->transport;
+    run.dns = &cfg->dns;             /* final once the options are read, before */
+    run.local_ips = &cfg->local_ips; /* any request or VU */
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
     char *quick = cfg->quick_url ? ll_quick_script(cfg) : NULL;
     ll_quick_plan *plan = NULL;

@@ -117,6 +117,16 @@ char *ll_options_json(const ll_config *cfg) {
         for (int i = 0; a && i < cfg->ntrend_stats; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cfg->trend_stats[i]));
     }
     if (cfg->time_unit && *cfg->time_unit) cJSON_AddStringToObject(o, "summaryTimeUnit", cfg->time_unit);
+    cJSON *dns = cJSON_AddObjectToObject(o, "dns");
+    if (dns) {
+        char ttl[64] = "inf";
+        int64_t ms = ll_dns_ttl_ms(&cfg->dns);
+        if (ms != LL_DNS_TTL_FOREVER) ll_duration_format((uint64_t)ms * 1000, ttl, sizeof(ttl));
+        cJSON_AddStringToObject(dns, "ttl", ttl);
+        cJSON_AddStringToObject(dns, "select", ll_dns_select_name(cfg->dns.select));
+        cJSON_AddStringToObject(dns, "policy", ll_dns_policy_name(cfg->dns.policy));
+    }
+    if (cfg->local_ips_text) cJSON_AddStringToObject(o, "localIPs", cfg->local_ips_text);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ip_pool.h"
 #include "metrics.h"
 #include "scenario.h"
 #include "segment.h"
@@ -49,6 +50,8 @@ typedef struct ll_run {
     ll_segment_tuple *stripes;  /* with a tuple, per scenario: how its iterations
                                  * are striped over the instances (scenario_split.h) */
     const ll_transport_ops *transport; /* forced for every Client (LUALOAD_TRANSPORT), or NULL */
+    const ll_dns_config *dns;   /* the dns option */
+    const ll_ip_pool *local_ips; /* --local-ips, handed to VUs by id (n 0: none) */
     char *setup_json;           /* setup()'s return value, NULL when none */
     atomic_int interrupt;       /* set on SIGINT/SIGTERM: stop */
     _Atomic uint64_t interrupt_ns; /* when (ll_loop_now_ns), set before interrupt */

@@ -1,6 +1,7 @@
 /* version.c -- `luaload version [--json]`: luaload's version and commit,
  * and the versions of what it runs on (LuaJIT, libcurl with its protocols
- * and features, OpenSSL, nghttp2, ngtcp2 and nghttp3), read at run time.
+ * and features, OpenSSL, nghttp2, ngtcp2, nghttp3 and c-ares), read at run
+ * time.
  *
  * Owns: the version command's flags and both of its formats. */
 #include "version.h"
@@ -61,6 +62,7 @@ static void text(FILE *f, const cJSON *o) {
     fprintf(f, "  nghttp2   %s\n", str(o, "nghttp2"));
     fprintf(f, "  ngtcp2    %s\n", str(c, "ngtcp2"));
     fprintf(f, "  nghttp3   %s\n", str(c, "nghttp3"));
+    fprintf(f, "  c-ares    %s\n", str(o, "c-ares"));
 }
 
 int ll_version_main(int argc, char **argv) {

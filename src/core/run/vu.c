@@ -20,6 +20,9 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
     vu->idle_ud = idle_ud;
     vu->index = w->vu_count++;
     vu->id = id;
+    /* k6's --local-ips: the VU's own source address, round-robin by id */
+    const ll_ip_pool *ips = w->run ? w->run->local_ips : NULL;
+    if (ips && ips->n) ll_ip_pool_get(ips, id > 0 ? (uint64_t)id - 1 : 0, &vu->http.local);
     ll_random_seed_vu(vu);
     vu->group_id = -1;
     vu->group_path = "";

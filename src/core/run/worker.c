@@ -25,7 +25,7 @@ int ll_worker_init(ll_worker *w, ll_run *run, int index) {
         snprintf(w->errmsg, sizeof(w->errmsg), "cannot make the event loop of worker %d", index);
         return w->rc = LL_EXIT_FAILURE;
     }
-    ll_http_worker_init(&w->http, w->loop);
+    ll_http_worker_init(&w->http, w->loop, run->dns);
     w->shard = ll_shard_new(run->reg);
     if (run->publish) w->published = ll_shard_new(run->reg);
     int nscenarios = index >= 0 ? run->scenarios->n : 0;
