@@ -56,6 +56,7 @@ int main(void) {
     /* what int64 nanoseconds hold (Go's time.Duration), no more: 2^64 ns
      * once wrapped to 3.6 s */
     good("2562047h47m16s854775us", LL_DURATION_MAX_US);
+    good("2562047h47m16.854775807s", LL_DURATION_MAX_US); /* 2^63-1 ns exactly */
     bad("2562047h47m16s854776us");
     bad("5124095.577h");
     bad("99999999999999999999999h");

@@ -51,7 +51,7 @@ int ll_duration_parse(const char *s, uint64_t *us) {
         total += (long double)v * u;
         p = end + ulen;
     }
-    if (!(total <= (long double)LL_DURATION_MAX_US)) return -1;
+    if (!(total < (long double)LL_DURATION_MAX_US + 1)) return -1; /* rounded down to us below */
     *us = (uint64_t)total;
     if (*us > LL_DURATION_MAX_US) return -1; /* the double rounded up */
     return 0;
