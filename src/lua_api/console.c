@@ -37,6 +37,7 @@ static void add_quoted(luaL_Buffer *b, const char *s, size_t n) {
 /* Pushes the arguments 1..n joined by spaces: tables as JSON when
  * luaload.json encodes them, anything else through tostring. */
 static void push_message(lua_State *L, int n) {
+    ll_guard_cstack(L, 1, "console");
     luaL_Buffer b;
     lua_getglobal(L, "tostring");
     int tostr = lua_gettop(L);

@@ -24,7 +24,8 @@ int ll_coroutine_install(lua_State *L, char *err, size_t errlen) {
     if (rc == 0) {
         ll_luaload_push_wait_token(L);
         lua_pushcfunction(L, l_cancel_wait);
-        rc = lua_pcall(L, 2, 0, 0);
+        lua_pushcfunction(L, ll_guard_lua_check);
+        rc = lua_pcall(L, 3, 0, 0);
     }
     if (rc != 0) {
         const char *msg = lua_tostring(L, -1);

@@ -85,18 +85,23 @@ static const char *wire_name(lua_State *L, int idx, const char *where, const cha
     return s;
 }
 
-/* A duration from a string ("1.5s") or a number of milliseconds (k6). */
+/* A duration from a string ("1.5s") or a number of milliseconds (k6), from
+ * 0 to LL_DURATION_MAX_US. */
 static long opt_ms(lua_State *L, int idx, const char *where, const char *key) {
-    if (lua_type(L, idx) == LUA_TNUMBER) {
-        double ms = lua_tonumber(L, idx);
-        if (ms < 0) luaL_error(L, "%s: %s must not be negative", where, key);
-        return (long)ms;
-    }
     uint64_t us = 0;
-    const char *s = lua_tostring(L, idx);
-    if (!s || ll_duration_parse(s, &us) != 0)
-        luaL_error(L, "%s: %s must be a duration such as \"10s\" or a number of milliseconds", where, key);
+    int t = lua_type(L, idx);
+    if (t == LUA_TNUMBER ? ll_duration_from_ms(lua_tonumber(L, idx), &us) != 0
+                         : t != LUA_TSTRING || ll_duration_parse(lua_tostring(L, idx), &us) != 0)
+        luaL_error(L, "%s: %s must be a duration from 0 to about 292 years, such as \"10s\", or a number of "
+                      "milliseconds", where, key);
     return (long)(us / 1000);
+}
+
+/* true or false: k6 fails on another JSON type, and the string "false" is
+ * not false. */
+static int opt_bool(lua_State *L, int idx, const char *where, const char *key) {
+    if (!lua_isboolean(L, idx)) luaL_error(L, "%s: %s must be true or false, got %s", where, key, luaL_typename(L, idx));
+    return lua_toboolean(L, idx);
 }
 
 /* A byte size from a number or a string such as "512MiB" (size.h), within
@@ -305,7 +310,7 @@ static void parse_tls(lua_State *L, int idx, ll_client_opts *o) {
     while (lua_next(L, idx)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
         int v = lua_gettop(L);
-        if (strcmp(k, "insecure_skip_verify") == 0) o->insecure_skip_verify = lua_toboolean(L, v);
+        if (strcmp(k, "insecure_skip_verify") == 0) o->insecure_skip_verify = opt_bool(L, v, W, k);
         else if (strcmp(k, "ca") == 0) o->ca = opt_pem(L, v, W, k);
         else if (strcmp(k, "certificate") == 0) o->certificate = opt_pem(L, v, W, k);
         else if (strcmp(k, "private_key") == 0) o->private_key = opt_pem(L, v, W, k);
@@ -421,15 +426,15 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
         lua_pop(L, 1);
     }
     if (field(L, idx, "multiplex")) {
-        o->multiplex = lua_toboolean(L, -1);
+        o->multiplex = opt_bool(L, -1, W, "multiplex");
         lua_pop(L, 1);
     }
     if (field(L, idx, "disable_keep_alive")) {
-        o->disable_keep_alive = lua_toboolean(L, -1);
+        o->disable_keep_alive = opt_bool(L, -1, W, "disable_keep_alive");
         lua_pop(L, 1);
     }
     if (field(L, idx, "discard_response_bodies")) {
-        o->discard_bodies = lua_toboolean(L, -1);
+        o->discard_bodies = opt_bool(L, -1, W, "discard_response_bodies");
         lua_pop(L, 1);
     }
     if (field(L, idx, "max_response_body")) {
@@ -598,8 +603,8 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, int anch
         } else if (strcmp(k, "body") == 0) ll_http_body_set(L, r, v, anchor, W);
         else if (strcmp(k, "compression") == 0) r->compression = ll_http_body_compression(L, v, W);
         else if (strcmp(k, "host") == 0) add_header(L, r, "Host", wire_value(L, v, W, "host"));
-        else if (strcmp(k, "disable_keep_alive") == 0 || strcmp(k, "disableKeepAlive") == 0) r->disable_keep_alive = lua_toboolean(L, v);
-        else if (strcmp(k, "throw") == 0) r->throw_errors = lua_toboolean(L, v);
+        else if (strcmp(k, "disable_keep_alive") == 0 || strcmp(k, "disableKeepAlive") == 0) r->disable_keep_alive = opt_bool(L, v, W, k);
+        else if (strcmp(k, "throw") == 0) r->throw_errors = opt_bool(L, v, W, k);
         else if (strcmp(k, "timeout") == 0) r->timeout_ms = opt_ms(L, v, W, k);
         else if (strcmp(k, "redirects") == 0) r->max_redirects = opt_int(L, v, W, k);
         else if (strcmp(k, "http_version") == 0 || strcmp(k, "httpVersion") == 0) r->http_version = opt_http_version(L, v, W);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "duration.h"
 #include "modules.h"
 #include "state.h"
 #include "worker.h"
@@ -161,10 +162,13 @@ static void cancel_sleep(void *ud) {
 
 static int l_sleep(lua_State *L) {
     double s = luaL_checknumber(L, 1);
+    if (s != s) return luaL_argerror(L, 1, "a number of seconds, got nan");
     ll_vu *vu = ll_luaload_vu(L, "sleep()");
     if (s < 0) s = 0;
+    /* at most the longest duration: the timer's deadline in ns fits in 64 bits */
+    uint64_t us = s * 1e6 < (double)LL_DURATION_MAX_US ? (uint64_t)(s * 1e6) : LL_DURATION_MAX_US;
     vu->timer.fn = on_sleep_done;
-    ll_loop_timer_start(vu->w->loop, &vu->timer, (uint64_t)(s * 1e6));
+    ll_loop_timer_start(vu->w->loop, &vu->timer, us);
     ll_vu_wait(vu, cancel_sleep, vu);
     return ll_luaload_wait(L, vu);
 }

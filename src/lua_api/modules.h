@@ -15,6 +15,13 @@ int luaopen_luaload_core(lua_State *L);
 int luaopen_luaload_http(lua_State *L);
 int luaopen_luaload_metrics(lua_State *L);
 int luaopen_luaload_data(lua_State *L);
+/* The C stack guards (guard.c): raises "C stack overflow in what" at the
+ * line of call level `level` when the thread's C stack is nearly used up;
+ * the Lua function check(what) for Lua wrappers; installing the guarded
+ * string.gsub and tostring in a state. */
+void ll_guard_cstack(lua_State *L, int level, const char *what);
+int ll_guard_lua_check(lua_State *L);
+int ll_guard_install(lua_State *L, char *err, size_t errlen);
 /* Sets the global `console` (console.c). */
 void ll_console_install(lua_State *L);
 int luaopen_luaload_encoding(lua_State *L);

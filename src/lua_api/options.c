@@ -24,19 +24,18 @@ static int get_count(lua_State *L, const char *key, int64_t *out, char *err, siz
     return 0;
 }
 
-/* A duration: a string such as "30s", or a number of milliseconds (k6). */
+/* A duration: a string such as "30s", or a number of milliseconds (k6),
+ * from 0 to LL_DURATION_MAX_US. */
 static int get_duration(lua_State *L, const char *key, uint64_t *out, char *err, size_t errlen) {
-    if (lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) >= 0) {
-        *out = (uint64_t)(lua_tonumber(L, -1) * 1000);
+    int t = lua_type(L, -1);
+    if (t == LUA_TNUMBER ? ll_duration_from_ms(lua_tonumber(L, -1), out) == 0
+                         : t == LUA_TSTRING && ll_duration_parse(lua_tostring(L, -1), out) == 0)
         return 0;
-    }
-    const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-    if (!s || ll_duration_parse(s, out) != 0) {
-        snprintf(err, errlen, "options.%s: expected a duration such as \"30s\" or \"1m30s\", got %s", key,
-                 s ? s : luaL_typename(L, -1));
-        return LL_EXIT_CONFIG;
-    }
-    return 0;
+    snprintf(err, errlen, "options.%s: expected a duration from 0 to about 292 years, such as \"30s\", \"1m30s\" "
+                          "or a number of milliseconds, got %s%s%s", key, t == LUA_TSTRING ? "'" : "",
+             t == LUA_TSTRING || t == LUA_TNUMBER ? lua_tostring(L, -1) : luaL_typename(L, -1),
+             t == LUA_TSTRING ? "'" : "");
+    return LL_EXIT_CONFIG;
 }
 
 /* options.KEY into *out unless the command line or environment set it
@@ -144,18 +143,24 @@ static int read_threshold(lua_State *L, ll_config *cfg, ll_registry *reg, const 
     lua_getfield(L, t, "threshold");
     const char *src = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     lua_getfield(L, t, "abortOnFail");
-    int abort_on_fail = lua_toboolean(L, -1);
+    int abort_type = lua_type(L, -1), abort_on_fail = lua_toboolean(L, -1);
     lua_getfield(L, t, "delayAbortEval");
     uint64_t delay = 0;
     int rc = 0;
     if (!src) {
         snprintf(err, errlen, "options.thresholds[\"%s\"]: missing threshold = \"...\" in the table form", key);
         rc = LL_EXIT_CONFIG;
+    } else if (abort_type != LUA_TNIL && abort_type != LUA_TBOOLEAN) { /* k6: a JSON bool, "false" is an error */
+        snprintf(err, errlen, "options.thresholds[\"%s\"]: abortOnFail: expected true or false, got %s%s%s", key,
+                 abort_type == LUA_TSTRING ? "the string \"" : "", lua_tostring(L, -2) ? lua_tostring(L, -2)
+                                                                               : luaL_typename(L, -2),
+                 abort_type == LUA_TSTRING ? "\"" : "");
+        rc = LL_EXIT_CONFIG;
     } else if (!lua_isnil(L, -1)) {
-        const char *d = lua_tostring(L, -1);
+        const char *d = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         if (!d || ll_duration_parse(d, &delay) != 0) {
-            snprintf(err, errlen, "options.thresholds[\"%s\"]: delayAbortEval: expected a duration such as \"10s\"",
-                     key);
+            snprintf(err, errlen, "options.thresholds[\"%s\"]: delayAbortEval: expected a duration from 0 to about "
+                     "292 years such as \"10s\", got %s", key, d ? d : luaL_typename(L, -1));
             rc = LL_EXIT_CONFIG;
         }
     }
@@ -196,10 +201,11 @@ static int read_thresholds(lua_State *L, ll_config *cfg, ll_registry *reg, char 
     return rc;
 }
 
-/* stages = { { duration = "30s", target = 100 }, ... } */
+/* stages = { { duration = "30s", target = 100 }, ... }; where: "" (options.stages)
+ * or "scenarios.NAME." */
 static int read_stages(lua_State *L, const char *where, ll_stage **out, int *n, char *err, size_t errlen) {
     if (!lua_istable(L, -1) || lua_objlen(L, -1) == 0) {
-        snprintf(err, errlen, "%s.stages: expected a list of { duration = \"30s\", target = N }", where);
+        snprintf(err, errlen, "options.%sstages: expected a list of { duration = \"30s\", target = N }", where);
         return LL_EXIT_CONFIG;
     }
     int count = (int)lua_objlen(L, -1);
@@ -210,19 +216,19 @@ static int read_stages(lua_State *L, const char *where, ll_stage **out, int *n, 
         int ok = lua_istable(L, -1);
         if (ok) {
             lua_getfield(L, -1, "duration");
-            char key[32];
-            snprintf(key, sizeof(key), "stages[%d].duration", i);
+            char key[240];
+            snprintf(key, sizeof(key), "%sstages[%d].duration", where, i);
             ok = get_duration(L, key, &st[i - 1].duration_us, err, errlen) == 0;
             lua_pop(L, 1);
             lua_getfield(L, -1, "target");
             if (ok && (lua_type(L, -1) != LUA_TNUMBER || lua_tonumber(L, -1) < 0)) {
-                snprintf(err, errlen, "%s.stages[%d].target: expected a number >= 0", where, i);
+                snprintf(err, errlen, "options.%sstages[%d].target: expected a number >= 0", where, i);
                 ok = 0;
             }
             st[i - 1].target = lua_tonumber(L, -1);
             lua_pop(L, 1);
         } else {
-            snprintf(err, errlen, "%s.stages[%d]: expected { duration = \"30s\", target = N }", where, i);
+            snprintf(err, errlen, "options.%sstages[%d]: expected { duration = \"30s\", target = N }", where, i);
         }
         lua_pop(L, 1);
         if (!ok) {
@@ -323,8 +329,10 @@ static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *e
             } else if (k[0] == 'r') sc->rate = v;
             else if (strcmp(k, "startRate") == 0) sc->start_rate = v;
             else sc->start_vus = (int64_t)v;
-        } else if (strcmp(k, "stages") == 0) rc = read_stages(L, key, &sc->stages, &sc->nstages, err, errlen);
-        else if (strcmp(k, "env") == 0) rc = read_kv(L, key, &sc->env, &sc->nenv, err, errlen);
+        } else if (strcmp(k, "stages") == 0) {
+            snprintf(key, sizeof(key), "scenarios.%s.", name);
+            rc = read_stages(L, key, &sc->stages, &sc->nstages, err, errlen);
+        } else if (strcmp(k, "env") == 0) rc = read_kv(L, key, &sc->env, &sc->nenv, err, errlen);
         else if (strcmp(k, "tags") == 0) rc = read_kv(L, key, &sc->tags, &sc->ntags, err, errlen);
         lua_pop(L, 1);
     }
@@ -473,7 +481,7 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
         } else if (strcmp(k, "stages") == 0) {
             ll_stage *st = NULL;
             int n = 0;
-            rc = read_stages(L, "options", &st, &n, err, errlen);
+            rc = read_stages(L, "", &st, &n, err, errlen);
             if (!rc && !cfg->stages_set) {
                 free(cfg->stages);
                 cfg->stages = st;

@@ -52,6 +52,10 @@ void ll_script_stop_clear(ll_worker *w) {
     if (w->L) lua_sethook(w->L, NULL, 0, 0);
 }
 
+void ll_script_collect(ll_worker *w) {
+    if (w->L) lua_gc(w->L, LUA_GCCOLLECT, 0);
+}
+
 int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
     return ll_options_read(w->L, cfg, reg, err, errlen);
 }
@@ -137,14 +141,37 @@ int ll_script_vu_call(ll_vu *vu, int fn_ref, int arg_ref) {
     return 1;
 }
 
+/* Whether msg starts with a position, "chunk:line:" as error() puts it. */
+static int has_position(const char *msg) {
+    const char *c = strchr(msg, ':');
+    if (!c || c == msg || memchr(msg, '\n', (size_t)(c - msg))) return 0;
+    size_t digits = strspn(c + 1, "0123456789");
+    return digits > 0 && c[1 + digits] == ':';
+}
+
+/* " (at chunk:line)": the innermost frame of the failed coroutine co with
+ * a line, for an error raised without a position (LuaJIT's "stack
+ * overflow" and "not enough memory" have none). "" when there is none. */
+static void error_position(lua_State *co, char *buf, size_t len) {
+    lua_Debug ar;
+    buf[0] = 0;
+    for (int level = 0; lua_getstack(co, level, &ar); level++) {
+        if (!lua_getinfo(co, "Sl", &ar) || ar.currentline <= 0) continue;
+        snprintf(buf, len, " (at %s:%d)", ar.short_src, ar.currentline);
+        return;
+    }
+}
+
 int ll_script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
     int rc = lua_resume(vu->co, nargs);
     if (rc == LUA_YIELD) return LL_SCRIPT_YIELDED;
     if (rc == 0) return LL_SCRIPT_RETURNED;
     if (lua_touserdata(vu->co, -1) == &stop_key) return LL_SCRIPT_STOPPED;
     const char *msg = lua_tostring(vu->co, -1);
-    if (msg) snprintf(err, errlen, "%s", msg);
-    else snprintf(err, errlen, "(error object is a %s value)", luaL_typename(vu->co, -1));
+    char at[300] = "";
+    if (!msg || !has_position(msg)) error_position(vu->co, at, sizeof(at));
+    if (msg) snprintf(err, errlen, "%s%s", msg, at);
+    else snprintf(err, errlen, "(error object is a %s value)%s", luaL_typename(vu->co, -1), at);
     return LL_SCRIPT_FAILED;
 }
 

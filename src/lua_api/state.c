@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crash.h"
 #include "exit.h"
 #include "http_response.h"
 #include "json.h"
@@ -132,6 +133,7 @@ static void set_env(lua_State *L, const ll_run *run) {
  * workers' threads print at the same time, and Lua's print writes piece by
  * piece, mixing their lines. */
 static int l_print(lua_State *L) {
+    ll_guard_cstack(L, 1, "print");
     int n = lua_gettop(L);
     luaL_Buffer b;
     lua_getglobal(L, "tostring");
@@ -184,6 +186,13 @@ static void install_vu_globals(lua_State *L) {
     lua_pop(L, 1);
 }
 
+/* An error outside any protected call (LuaJIT would print "PANIC" and
+ * abort): the crash guard ends the run with the summary and exit 109. */
+static int l_panic(lua_State *L) {
+    ll_crash_panic(lua_tostring(L, -1));
+    return 0;
+}
+
 int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     const ll_run *run = w->run;
     lua_State *L = luaL_newstate();
@@ -192,6 +201,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
         return LL_EXIT_FAILURE;
     }
     w->L = L;
+    lua_atpanic(L, l_panic);
     free(w->lua_cache);
     w->lua_cache = ll_xcalloc(1, sizeof(*w->lua_cache));
     w->lua_cache->expected_counted = 1; /* k6's default callback */
@@ -219,7 +229,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.execution", luaopen_luaload_execution);
     set_env(L, run);
     if (bare) return 0;
-    if (ll_coroutine_install(L, err, errlen) != 0) return LL_EXIT_FAILURE;
+    if (ll_guard_install(L, err, errlen) != 0 || ll_coroutine_install(L, err, errlen) != 0) return LL_EXIT_FAILURE;
 
     int rc = run->script_source
            ? luaL_loadbuffer(L, run->script_source, strlen(run->script_source), run->chunkname)

@@ -58,9 +58,13 @@ expect_eq "port=0: exit 0" "$RC" 0
 expect_match "port=0: says the port it got" "$ERR" 'web dashboard on http://127.0.0.1:[1-9][0-9]*/'
 K6_WEB_DASHBOARD_PERIOD=soon run_ll run "$S" -q --no-summary -d 1s -o web-dashboard
 expect_eq "a bad period: exit 104" "$RC" 104
-expect_match "a bad period: says so" "$ERR" "web-dashboard: period 'soon'"
+expect_match "a bad period: names K6_WEB_DASHBOARD_PERIOD" "$ERR" "K6_WEB_DASHBOARD_PERIOD: 'soon'"
 run_ll run "$S" -q --no-summary -d 1s -o "web-dashboard=port=99999"
 expect_eq "a bad port: exit 104" "$RC" 104
+expect_match "a bad port: names the output's parameter" "$ERR" "web-dashboard=port: '99999'"
+K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=http run_ll run "$S" -q --no-summary -d 1s
+expect_eq "a bad K6_WEB_DASHBOARD_PORT: exit 104" "$RC" 104
+expect_match "a bad K6_WEB_DASHBOARD_PORT: names it" "$ERR" "K6_WEB_DASHBOARD_PORT: 'http' is not a port number"
 K6_WEB_DASHBOARD=yes run_ll run "$S" -q --no-summary -d 1s
 expect_eq "K6_WEB_DASHBOARD=yes (not a boolean to k6 either): exit 104" "$RC" 104
 expect_match "K6_WEB_DASHBOARD=yes: says so" "$ERR" "K6_WEB_DASHBOARD: 'yes' is not a boolean"

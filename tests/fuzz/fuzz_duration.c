@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint64_t us = 0, us2 = 1;
     if (ll_duration_parse(s, &us) == 0) {
         CHECK(s[0] != '\0');
-        CHECK(us <= (uint64_t)9.2e18);
+        CHECK(us <= LL_DURATION_MAX_US);
         CHECK(ll_duration_parse(s, &us2) == 0 && us2 == us);
     }
     int64_t v = -1, v2 = -2;

@@ -53,6 +53,22 @@ int main(void) {
     bad("1e3ms");
     bad(".s");
     bad("+5s");
+    /* what int64 nanoseconds hold (Go's time.Duration), no more: 2^64 ns
+     * once wrapped to 3.6 s */
+    good("2562047h47m16s854775us", LL_DURATION_MAX_US);
+    good("2562047h47m16.854775807s", LL_DURATION_MAX_US); /* 2^63-1 ns exactly */
+    bad("2562047h47m16s854776us");
+    bad("5124095.577h");
+    bad("99999999999999999999999h");
+    uint64_t us = 0;
+    tu_check(ll_duration_from_ms(1500, &us) == 0 && us == 1500000, "1500 ms");
+    tu_check(ll_duration_from_ms(-1, &us) != 0, "-1 ms rejected");
+    tu_check(ll_duration_from_ms(0.0 / 0.0, &us) != 0, "NaN ms rejected");
+    tu_check(ll_duration_from_ms(1e300, &us) != 0, "1e300 ms rejected");
+    tu_check(ll_duration_from_ms(18446744073709551.616, &us) != 0, "2^64 ns in ms rejected");
+    tu_check(ll_duration_add(1, 2) == 3, "1 + 2");
+    tu_check(ll_duration_add(LL_DURATION_MAX_US, 1) > LL_DURATION_MAX_US, "a sum past the longest duration");
+    tu_check(ll_duration_add(LL_DURATION_MAX_US + 5, 0) > LL_DURATION_MAX_US, "a term past the longest");
 
     int64_t v;
     tu_check(ll_duration_parse_int("42", &v) == 0 && v == 42, "int 42");

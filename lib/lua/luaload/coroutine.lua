@@ -24,7 +24,11 @@ assert(raw_isyieldable, "luaload.coroutine needs coroutine.isyieldable (LuaJIT 2
 
 local RUNNABLE, WAITING, BROKEN = 1, 2, 3
 
-return function(token, cancel_wait)
+-- cstack_check(what) raises "C stack overflow" at its caller's caller's
+-- line when the thread's C stack is nearly used up (src/lua_api/guard.c):
+-- each resume runs the coroutine on the C stack, and LuaJIT does not bound
+-- how deep they nest.
+return function(token, cancel_wait, cstack_check)
   -- the script's coroutines -> RUNNABLE, WAITING (in a wait that goes up
   -- through the coroutine resuming it) or BROKEN (its wait was cancelled)
   local state = setmetatable({}, { __mode = "k" })
@@ -38,10 +42,35 @@ return function(token, cancel_wait)
     return co
   end
 
+  -- How deep resume() calls nest now, in the running VU (at every wait the
+  -- VU yields to its worker, every level has returned: 0). Each level runs
+  -- on the C stack, so they are bounded as Lua 5.1 bounds C calls.
+  local depth, MAX_DEPTH = 0, 200
+
+  local function leave(...)
+    depth = depth - 1
+    return ...
+  end
+
+  -- raises at the line of the script's call, level: as error()'s
+  local function check_depth(what, level)
+    if depth >= MAX_DEPTH then
+      error("C stack overflow in " .. what .. " (coroutines nested deeper than 200: an unbounded recursion?)",
+        level + 1)
+    end
+  end
+
+  -- raw_resume, counted; the error names the line of the script's resume()
+  local function counted_resume(co, ...)
+    check_depth("coroutine.resume", 3)
+    depth = depth + 1
+    return leave(raw_resume(co, ...))
+  end
+
   -- The coroutine co got the result of its wait: it goes on.
   local function deliver(co, ...)
     state[co] = RUNNABLE
-    return raw_resume(co, ...)
+    return counted_resume(co, ...)
   end
 
   -- What raw_resume(co) gave: returned to the script, unless co yielded the
@@ -61,11 +90,12 @@ return function(token, cancel_wait)
   end
 
   local function resume(co, ...)
+    cstack_check("coroutine.resume")
     if type(co) ~= "thread" then
       error("bad argument #1 to 'resume' (coroutine expected)", 2)
     end
     local st = state[co]
-    if st == RUNNABLE then return forward(co, raw_resume(co, ...)) end
+    if st == RUNNABLE then return forward(co, counted_resume(co, ...)) end
     if st == WAITING then return false, "cannot resume a coroutine that is waiting (an HTTP request, sleep)" end
     if st == BROKEN then return false, "cannot resume dead coroutine" end
     return false, "cannot resume a coroutine the script did not create (a VU's own coroutine)"
@@ -102,6 +132,8 @@ return function(token, cancel_wait)
     end
     local co = create(fn)
     return function(...)
+      cstack_check("coroutine.wrap")
+      check_depth("coroutine.wrap", 2)
       return rethrow(resume(co, ...))
     end
   end

@@ -29,7 +29,7 @@ int ll_duration_parse(const char *s, uint64_t *us) {
         *us = 0;
         return 0;
     }
-    double total = 0;
+    long double total = 0; /* 64 bits of mantissa: sums near the longest duration stay exact */
     const char *p = s;
     while (*p) {
         /* digits with at most one '.': no sign, exponent or hex (as Go) */
@@ -48,12 +48,25 @@ int ll_duration_parse(const char *s, uint64_t *us) {
         size_t ulen;
         double u = unit_us(end, &ulen);
         if (u < 0) return -1;
-        total += v * u;
+        total += (long double)v * u;
         p = end + ulen;
     }
-    if (total > 9.2e18) return -1;
+    if (!(total < (long double)LL_DURATION_MAX_US + 1)) return -1; /* rounded down to us below */
     *us = (uint64_t)total;
+    if (*us > LL_DURATION_MAX_US) return -1; /* the double rounded up */
     return 0;
+}
+
+int ll_duration_from_ms(double ms, uint64_t *us) {
+    if (!(ms >= 0) || !(ms * 1000 <= (double)LL_DURATION_MAX_US)) return -1;
+    *us = (uint64_t)(ms * 1000);
+    if (*us > LL_DURATION_MAX_US) return -1;
+    return 0;
+}
+
+uint64_t ll_duration_add(uint64_t a, uint64_t b) {
+    if (a > LL_DURATION_MAX_US || b > LL_DURATION_MAX_US - a) return LL_DURATION_MAX_US + 1;
+    return a + b;
 }
 
 int ll_duration_parse_int(const char *s, int64_t *out) {

@@ -12,6 +12,7 @@
 #define LL_EXIT_EXTERNAL_ABORT 105
 #define LL_EXIT_SCRIPT 107
 #define LL_EXIT_ABORTED 108
+#define LL_EXIT_CRASH 109          /* a fault caught by the crash guard (k6: GoPanic) */
 #define LL_EXIT_MARKED_FAILED 110  /* luaload.execution test.fail() */
 
 #endif

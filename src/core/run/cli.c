@@ -159,7 +159,8 @@ static int add_threshold(ll_config *cfg, const char *flag, const char *v) {
 }
 
 static int parse_dur(const char *flag, const char *v, uint64_t *out) {
-    if (ll_duration_parse(v, out) != 0) return bad(flag, v, "a duration such as 10s, 1m30s, 500ms");
+    if (ll_duration_parse(v, out) != 0)
+        return bad(flag, v, "a duration from 0 to about 292 years, such as 10s, 1m30s, 500ms");
     return 0;
 }
 
@@ -341,6 +342,7 @@ int ll_cli_parse_env(ll_config *cfg) {
     }
     if (!rc && !cfg->duration_set && (v = getenv("LUALOAD_DURATION"))) {
         rc = parse_dur("LUALOAD_DURATION", v, &cfg->duration_us);
+        if (!rc && cfg->duration_us == 0) rc = bad("LUALOAD_DURATION", v, "a duration above 0");
         cfg->duration_set = cfg->shortcut_cli = 1;
     }
     if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {

@@ -91,19 +91,23 @@ int ll_dashboard_read_settings(const ll_config *cfg, ll_dashboard_settings *s, c
                                                                                      : "127.0.0.1");
     if (!strcmp(s->host, "localhost") || !s->host[0]) snprintf(s->host, sizeof(s->host), "127.0.0.1");
     v = param(params, "port", buf, sizeof(buf));
-    if (!v) v = getenv("K6_WEB_DASHBOARD_PORT");
+    const char *from = "-o web-dashboard=port"; /* where a bad value came from, for the error */
+    if (!v && (v = getenv("K6_WEB_DASHBOARD_PORT"))) from = "K6_WEB_DASHBOARD_PORT";
     char *end = NULL;
+    errno = 0;
     long port = v ? strtol(v, &end, 10) : 5665;
-    if (v && (!*v || *end || port < -1 || port > 65535)) {
-        snprintf(err, errlen, "web-dashboard: port '%s' is not a port number (-1: no server, only the export)", v);
+    if (v && (!*v || *end || errno || port < -1 || port > 65535)) {
+        snprintf(err, errlen, "%s: '%s' is not a port number from 0 to 65535 (-1: no server, only the export)", from,
+                 v);
         return -1;
     }
     s->port = (int)port;
     v = param(params, "period", buf, sizeof(buf));
-    if (!v) v = getenv("K6_WEB_DASHBOARD_PERIOD");
+    from = "-o web-dashboard=period";
+    if (!v && (v = getenv("K6_WEB_DASHBOARD_PERIOD"))) from = "K6_WEB_DASHBOARD_PERIOD";
     uint64_t us = 10000000;
     if (v && (ll_duration_parse(v, &us) != 0 || us < 1000000)) {
-        snprintf(err, errlen, "web-dashboard: period '%s' is not a duration of 1s or more, such as 10s", v);
+        snprintf(err, errlen, "%s: '%s' is not a duration of 1s or more, such as 10s", from, v);
         return -1;
     }
     s->period_us = us;

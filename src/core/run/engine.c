@@ -25,6 +25,7 @@
 #include "script.h"
 #include "summary.h"
 #include "transport.h"
+#include "crash.h"
 #include "lifecycle.h"
 #include "options_json.h"
 #include "quick_native.h"
@@ -335,12 +336,26 @@ static uint64_t planned_end_ns(const ll_config *cfg, uint64_t t0, uint64_t *max_
     return t0 + end * 1000;
 }
 
+/* Gives up on the workers whose thread crashed (crash.c), at once: their
+ * metrics are those of their last snapshot. */
+static void abandon_crashed(ll_run *run, ll_worker *workers, int n) {
+    for (int i = 0; i < n; i++) {
+        ll_worker *w = &workers[i];
+        if (w->finished || w->abandoned || !atomic_load(&w->crashed)) continue;
+        w->abandoned = 1;
+        run->finished++;
+        char why[400];
+        fprintf(stderr, "luaload: %s\n", ll_crash_describe(w, why, sizeof(why)));
+    }
+}
+
 /* Gives up on the workers that did not stop by their due time: their Lua
  * code never yields. Their metrics are those of their last snapshot. */
 static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
+    abandon_crashed(run, workers, n);
     for (int i = 0; i < n; i++) {
         ll_worker *w = &workers[i];
-        if (w->finished) continue;
+        if (w->finished || w->abandoned) continue;
         w->abandoned = 1;
         run->finished++;
         int64_t busy = 0;
@@ -373,6 +388,11 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
         pthread_cond_timedwait(&run->cv, &run->mu, &until);
         if (run->finished >= n) break;
         uint64_t now = ll_loop_now_ns();
+        if (atomic_load(&run->crashed)) { /* a crashed worker is parked for good: the others stop now */
+            abandon_crashed(run, workers, n);
+            if (now < due) due = now;
+            if (run->finished >= n) break;
+        }
         if (!seen_abort && atomic_load(&run->aborted)) {
             seen_abort = 1;
             if (now < due) due = now;
@@ -425,8 +445,12 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
     pthread_mutex_unlock(&run->mu);
     ll_shard_free(snap);
     for (int i = 0; i < n; i++) {
-        if (workers[i].abandoned) pthread_detach(workers[i].thread);
-        else ll_worker_join(&workers[i]);
+        if (workers[i].abandoned) {
+            pthread_detach(workers[i].thread);
+        } else {
+            ll_worker_join(&workers[i]);
+            ll_script_collect(&workers[i]);
+        }
     }
     if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_loop_now_ns(), 1);
 }
@@ -543,6 +567,11 @@ static int life_run(ll_run *run, ll_worker *life, int *lost, ll_lifecycle_fn *fn
     int rc;
     if (!ll_lifecycle_run(run, life, fn, held, deadline, signal_ns, &rc)) {
         *lost = 1;
+        if (atomic_load(&life->crashed)) {
+            char why[400];
+            fprintf(stderr, "luaload: %s\n", ll_crash_describe(life, why, sizeof(why)));
+            return LL_EXIT_CRASH;
+        }
         return -1;
     }
     free(held);
@@ -610,6 +639,7 @@ int ll_engine_run(ll_config *cfg) {
     g_run = &run;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    ll_crash_install();
 
     if (!run.reg || (cfg->quick_url && !quick)) {
         fprintf(stderr, "luaload: out of memory\n");
@@ -643,7 +673,7 @@ int ll_engine_run(ll_config *cfg) {
         goto summarize;
     }
     if (rc) {
-        if (!atomic_load(&run.aborted)) fprintf(stderr, "luaload: %s\n", life.errmsg);
+        if (!atomic_load(&run.aborted) && !life_lost) fprintf(stderr, "luaload: %s\n", life.errmsg);
         goto done;
     }
     rc = ll_cli_parse_env(cfg); /* prints its own error */
@@ -751,6 +781,7 @@ int ll_engine_run(ll_config *cfg) {
     step.timeout_us = cfg->setup_timeout_us;
     step.timeout_rc = LL_EXIT_SETUP_TIMEOUT;
     rc = life_run(&run, &life, &life_lost, step_call, &step, 0);
+    if (life_lost && atomic_load(&life.crashed)) goto done; /* life_run said so; rc: LL_EXIT_CRASH */
     if (life_lost) {
         if (atomic_load(&run.interrupt)) {
             fprintf(stderr, "luaload: setup() interrupted by a signal (its Lua code did not stop)\n");
@@ -833,7 +864,8 @@ setup_ran:
 summarize:
     total = ll_shard_new(run.reg);
     for (int i = 0; workers && i < nworkers; i++) {
-        if (workers[i].abandoned) ll_worker_read_published(&workers[i], total);
+        /* a crashed worker's thread is parked for good, its shard still: all it recorded counts */
+        if (workers[i].abandoned && !atomic_load(&workers[i].crashed)) ll_worker_read_published(&workers[i], total);
         else ll_shard_merge(total, workers[i].shard);
     }
     if (!life_lost && life.shard) { /* setup's metrics and the vus gauges; teardown's come after */
@@ -841,7 +873,7 @@ summarize:
         ll_shard_reset(life.shard);
     }
     int interrupted = atomic_load(&run.interrupt);
-    if (setup_done && !life_lost && !atomic_load(&run.aborted) && !cfg->no_teardown) {
+    if (setup_done && !life_lost && !atomic_load(&run.aborted) && !atomic_load(&run.crashed) && !cfg->no_teardown) {
         ll_api_set_status(api, LL_API_STATUS_TEARDOWN);
         step.fname = "teardown";
         step.data = run.setup_json;
@@ -849,12 +881,15 @@ summarize:
         step.timeout_us = cfg->teardown_timeout_us;
         step.timeout_rc = LL_EXIT_TEARDOWN_TIMEOUT;
         int trc = life_run(&run, &life, &life_lost, step_call, &step, LL_RUN_SIGNAL_TEARDOWN_NS);
-        if (life_lost)
+        if (life_lost && atomic_load(&life.crashed))
+            trc = LL_EXIT_CRASH; /* life_run said so */
+        else if (life_lost)
             fprintf(stderr, "luaload: teardown() failed: %s (its Lua code did not stop)\n",
                     interrupted || atomic_load(&run.interrupt) ? "interrupted by a signal" : "timed out");
         else if (trc && !atomic_load(&run.aborted))
             fprintf(stderr, "luaload: teardown() failed: %s\n", life.errmsg);
-        if (life_lost) trc = atomic_load(&run.interrupt) ? LL_EXIT_EXTERNAL_ABORT : LL_EXIT_TEARDOWN_TIMEOUT;
+        if (life_lost && trc != LL_EXIT_CRASH)
+            trc = atomic_load(&run.interrupt) ? LL_EXIT_EXTERNAL_ABORT : LL_EXIT_TEARDOWN_TIMEOUT;
         if (!life_lost) ll_shard_merge(total, life.shard);
         if (!rc) rc = trc;
     }
@@ -879,7 +914,8 @@ summarize:
         if (!life_lost && life.L) {
             step.summary = data;
             src = life_run(&run, &life, &life_lost, step_summary, &step, LL_RUN_SIGNAL_SUMMARY_NS);
-            if (life_lost) fprintf(stderr, "luaload: handle_summary() did not return: printing the default summary\n");
+            if (life_lost && !atomic_load(&life.crashed))
+                fprintf(stderr, "luaload: handle_summary() did not return: printing the default summary\n");
         }
         if (life_lost || !life.L) src = bare_summary(&run, data);
         if (src != 0 && !rc) rc = LL_EXIT_FAILURE;
@@ -906,6 +942,7 @@ done:
         fprintf(stderr, "luaload: test aborted: %s\n", run.abort_reason);
         rc = LL_EXIT_ABORTED;
     }
+    if (atomic_load(&run.crashed)) rc = LL_EXIT_CRASH; /* a fault caught by the crash guard (crash.c) */
     if (any_abandoned(workers, nworkers, life_lost)) { /* threads still run Lua code in their states: free nothing, leave */
         if (outputs && !outputs_stopped) ll_outputs_stop(outputs);
         fflush(NULL);

@@ -11,11 +11,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "crash.h"
+#include "cstack.h"
 #include "loop.h"
 #include "script.h"
 #include "xmalloc.h"
 
 typedef struct step {
+    ll_worker *w;
     ll_lifecycle_fn *fn;
     void *arg;
     int rc, done;
@@ -25,7 +28,9 @@ typedef struct step {
 
 static void *step_main(void *p) {
     step *s = p;
+    ll_crash_enter(s->w);
     int rc = s->fn(s->arg);
+    ll_crash_leave();
     pthread_mutex_lock(&s->mu);
     s->rc = rc;
     s->done = 1;
@@ -43,6 +48,7 @@ uint64_t ll_lifecycle_due(ll_run *run, uint64_t due_ns, uint64_t signal_ns) {
 int ll_lifecycle_run(ll_run *run, ll_worker *w, ll_lifecycle_fn *fn, void *arg, uint64_t deadline_ns,
                      uint64_t signal_ns, int *rc) {
     step *s = ll_xcalloc(1, sizeof(*s));
+    s->w = w;
     s->fn = fn;
     s->arg = arg;
     pthread_mutex_init(&s->mu, NULL);
@@ -52,7 +58,10 @@ int ll_lifecycle_run(ll_run *run, ll_worker *w, ll_lifecycle_fn *fn, void *arg, 
     pthread_cond_init(&s->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_t t;
-    if (pthread_create(&t, NULL, step_main, s) != 0) { /* run it here, unguarded */
+    pthread_attr_t a;
+    int made = ll_cstack_attr(&a) == 0 && pthread_create(&t, &a, step_main, s) == 0;
+    pthread_attr_destroy(&a);
+    if (!made) { /* run it here, unguarded */
         *rc = fn(arg);
         goto done;
     }
@@ -62,6 +71,11 @@ int ll_lifecycle_run(ll_run *run, ll_worker *w, ll_lifecycle_fn *fn, void *arg, 
         struct timespec until = ll_loop_deadline(CLOCK_MONOTONIC, 50000000ull);
         pthread_cond_timedwait(&s->cv, &s->mu, &until);
         if (s->done) break;
+        if (atomic_load(&w->crashed)) { /* its thread is parked for good (crash.c) */
+            pthread_mutex_unlock(&s->mu);
+            pthread_detach(t);
+            return 0;
+        }
         uint64_t due = ll_lifecycle_due(run, deadline_ns, signal_ns), now = ll_loop_now_ns();
         if (!due || now < due + LL_LIFECYCLE_STOP_AFTER_NS) continue;
         if (!asked) {

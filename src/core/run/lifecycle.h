@@ -21,8 +21,9 @@ typedef int ll_lifecycle_fn(void *arg);
  * step is due at deadline_ns (ll_loop_now_ns; 0: never) or signal_ns after
  * a SIGINT/SIGTERM, whichever comes first. Returns 1 and sets *rc to what
  * fn returned; or 0 when fn did not return in time even after its Lua code
- * was asked to stop: then the thread is left running, and neither w nor arg
- * may be used or freed again. */
+ * was asked to stop, or when its thread crashed (w->crashed, crash.h): then
+ * the thread is left running or parked, and neither w nor arg may be used or
+ * freed again. */
 int ll_lifecycle_run(ll_run *run, ll_worker *w, ll_lifecycle_fn *fn, void *arg, uint64_t deadline_ns,
                      uint64_t signal_ns, int *rc);
 

@@ -5,9 +5,10 @@
 #include <string.h>
 
 static void fmt_secs(double s, char *buf, size_t len) {
+    long long w = (long long)s; /* durations end at about 292 years: within long long */
     if (s < 60) snprintf(buf, len, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
-    else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+    else if (s < 3600) snprintf(buf, len, "%lldm%02llds", w / 60, w % 60);
+    else snprintf(buf, len, "%lldh%02lldm", w / 3600, (w % 3600) / 60);
 }
 
 void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len) {

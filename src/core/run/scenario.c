@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "duration.h"
+
 static const char *const NAMES[] = {
     [LL_EX_SHARED_ITERATIONS] = "shared-iterations",
     [LL_EX_PER_VU_ITERATIONS] = "per-vu-iterations",
@@ -75,6 +77,11 @@ void ll_scenarios_free(ll_scenarios *set) {
 
 int ll_scenario_validate(const ll_scenario *s, char *err, size_t errlen) {
     const char *n = s->name;
+    if (ll_scenario_end_us(s) > LL_DURATION_MAX_US) { /* its end in ns would wrap past 2^64 */
+        snprintf(err, errlen, "scenario %s: startTime + duration (or the stages) + gracefulStop (or "
+                              "gracefulRampDown) is past the longest duration, about 292 years", n);
+        return -1;
+    }
     switch (s->executor) {
     case LL_EX_SHARED_ITERATIONS:
         if (s->iterations < s->vus) {
@@ -147,7 +154,7 @@ int64_t ll_scenario_max_vus(const ll_scenario *s) {
 
 static uint64_t stages_us(const ll_scenario *s) {
     uint64_t t = 0;
-    for (int i = 0; i < s->nstages; i++) t += s->stages[i].duration_us;
+    for (int i = 0; i < s->nstages; i++) t = ll_duration_add(t, s->stages[i].duration_us);
     return t;
 }
 
@@ -164,7 +171,7 @@ uint64_t ll_scenario_duration_us(const ll_scenario *s) {
 uint64_t ll_scenario_end_us(const ll_scenario *s) {
     uint64_t extra = s->graceful_stop_us;
     if (s->executor == LL_EX_RAMPING_VUS && s->graceful_ramp_down_us > extra) extra = s->graceful_ramp_down_us;
-    return s->start_time_us + ll_scenario_duration_us(s) + extra;
+    return ll_duration_add(ll_duration_add(s->start_time_us, ll_scenario_duration_us(s)), extra);
 }
 
 const char *ll_scenario_tag(const ll_scenario *s, const char *key) {

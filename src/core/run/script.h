@@ -40,6 +40,11 @@ const char *ll_script_luajit_version(void);
 void ll_script_stop(ll_worker *w);
 void ll_script_stop_clear(ll_worker *w);
 
+/* A full garbage collection of w's state, once its thread is done: what the
+ * iterations left goes back before the summary is made (a script that ran
+ * out of memory leaves the summary little). */
+void ll_script_collect(ll_worker *w);
+
 /* Reads the script's `options` into cfg and reg (what the CLI and the
  * environment left unset). Returns 0, or LL_EXIT_CONFIG with err set. */
 int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crash.h"
+#include "cstack.h"
 #include "xmalloc.h"
 #include "script.h"
 #include "token_stream.h"
@@ -78,6 +80,7 @@ static void drive(ll_worker *w) {
         /* a signal gives running iterations a short grace, a failed
          * abortOnFail threshold their gracefulStop */
         int stop_now = atomic_load_explicit(&run->aborted, memory_order_relaxed) ||
+                       atomic_load_explicit(&run->crashed, memory_order_relaxed) ||
                        atomic_load_explicit(&w->halted, memory_order_relaxed) ||
                        (signalled && now >= signal_ns + LL_RUN_SIGNAL_GRACE_NS);
         int graceful = signalled || atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
@@ -137,6 +140,7 @@ uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst) {
 
 static void *thread_main(void *arg) {
     ll_worker *w = arg;
+    ll_crash_enter(w);
     if (w->run->setup_json) {
         char err[256];
         if (ll_script_decode(w, w->run->setup_json, &w->setup_ref, err, sizeof(err)) != 0)
@@ -153,6 +157,7 @@ static void *thread_main(void *arg) {
         ll_loop_timer_stop(w->loop, &w->pub_timer);
         publish_at(w, UINT64_MAX);
     }
+    ll_crash_leave();
     pthread_mutex_lock(&w->run->mu);
     w->finished = 1;
     w->run->finished++;
@@ -162,7 +167,11 @@ static void *thread_main(void *arg) {
 }
 
 int ll_worker_start_thread(ll_worker *w) {
-    return pthread_create(&w->thread, NULL, thread_main, w) == 0 ? 0 : -1;
+    pthread_attr_t a;
+    if (ll_cstack_attr(&a) != 0) return -1;
+    int rc = pthread_create(&w->thread, &a, thread_main, w);
+    pthread_attr_destroy(&a);
+    return rc == 0 ? 0 : -1;
 }
 
 int ll_worker_join(ll_worker *w) { return pthread_join(w->thread, NULL); }

@@ -72,6 +72,11 @@ struct ll_worker {
     atomic_int halted;          /* its Lua code was asked to stop: no more
                                  * iterations (set from the main thread) */
     struct ll_token_cursor *tokens; /* quick mode's JWTs: this thread's cursor */
+    atomic_int crashed;         /* its thread faulted or Lua panicked (crash.c):
+                                 * it is parked for good, never touch it again */
+    int crash_sig;              /* the signal, 0 for a Lua panic */
+    int crash_overflow;         /* the fault was in the C stack's guard */
+    char crash_what[160];       /* a Lua panic's message */
     int rc;                     /* exit code on failure (LL_EXIT_*) */
     char errmsg[1024];
 };
