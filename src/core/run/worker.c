@@ -135,6 +135,17 @@ uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst) {
     return at;
 }
 
+/* Once its scenarios are done a worker closes every connection it holds
+ * (its VUs' and its transports' shared ones): the end of the run (teardown,
+ * outputs, the summary and its files) must not find the descriptors used
+ * up by a test that ran into the open-file limit. ll_worker_free frees
+ * what is left. */
+static void hang_up(ll_worker *w) {
+    for (int e = 0; e < w->nexecutors; e++)
+        for (int i = 0; i < w->executors[e].nvus; i++) ll_http_vu_free(&w->executors[e].vus[i].http);
+    ll_http_worker_free(&w->http);
+}
+
 static void *thread_main(void *arg) {
     ll_worker *w = arg;
     if (w->run->setup_json) {
@@ -153,6 +164,7 @@ static void *thread_main(void *arg) {
         ll_loop_timer_stop(w->loop, &w->pub_timer);
         publish_at(w, UINT64_MAX);
     }
+    hang_up(w);
     pthread_mutex_lock(&w->run->mu);
     w->finished = 1;
     w->run->finished++;
