@@ -32,6 +32,7 @@
 #include "buf.h"
 #include "quick_report.h"
 #include "scenario_split.h"
+#include "warnings.h"
 #include "worker.h"
 #include "xmalloc.h"
 #include "duration.h"
@@ -627,6 +628,10 @@ int ll_engine_run(ll_config *cfg) {
     if (!cfg->seed_set) cfg->seed = ll_random_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
     run.seed = &cfg->seed;
     run.reg = ll_registry_new(3);
+    if (run.reg) { /* luaload's own (worker.c's probe), before the thresholds name them */
+        run.m_worker_busy = ll_registry_metric(run.reg, "luaload_worker_busy", LL_TREND, LL_CONTAINS_DEFAULT);
+        run.m_loop_lag = ll_registry_metric(run.reg, "luaload_loop_lag", LL_TREND, LL_CONTAINS_TIME);
+    }
     run.transport = cfg->transport;
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
     char *quick = cfg->quick_url ? ll_quick_script(cfg) : NULL;
@@ -916,6 +921,7 @@ summarize:
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = ll_config_summary_opts(cfg);
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
+    ll_warnings_add(data, workers, nworkers, total);
     hrc = ll_results_report(results, data, total, elapsed, &tally);
     ll_tally_free(&tally);
     if (!rc) rc = hrc;
@@ -1008,6 +1014,7 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, reg, total, elapsed_s, &abort_unused);
     ll_summary_opts sopts = ll_config_summary_opts(cfg);
     cJSON *data = ll_summary_data(reg, total, elapsed_s, &sopts);
+    ll_warnings_add(data, NULL, 0, total); /* dropped iterations; the workers' busy share is not in the files */
     if (!data) {
         rc = LL_EXIT_FAILURE;
         goto done;
