@@ -60,6 +60,19 @@ int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char 
     return ll_options_read(w->L, cfg, reg, err, errlen);
 }
 
+int ll_script_loaded(ll_worker *w, const char *name) {
+    lua_State *L = w->L;
+    lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED"); /* package.loaded, whatever the script did to package */
+    int loaded = 0;
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, name);
+        loaded = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return loaded;
+}
+
 int ll_script_function(ll_worker *w, const char *name, int *ref, const char **type) {
     lua_State *L = w->L;
     lua_getglobal(L, name);
@@ -194,9 +207,12 @@ static const char *error_text(lua_State *L) {
     return msg ? msg : "(error object is not a string)";
 }
 
-/* Writes one entry of handle_summary's result: stdout, stderr or a file. */
+/* Writes one entry of handle_summary's result: stdout, stderr or a file.
+ * A closed stdout (EPIPE: luaload run ... | head) is no failure: what
+ * reads it wanted no more, and the run's files and exit code stand. */
 static int write_output(const char *dest, const char *text, size_t len) {
-    if (strcmp(dest, "stdout") == 0) return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
+    if (strcmp(dest, "stdout") == 0)
+        return (fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0) || errno == EPIPE ? 0 : -1;
     if (strcmp(dest, "stderr") == 0) return fwrite(text, 1, len, stderr) == len ? 0 : -1;
     FILE *f = fopen(dest, "w");
     if (!f) return -1;

@@ -1,7 +1,8 @@
 /* state.c -- builds a worker's Lua state: standard libraries (print made
- * line-atomic), the C modules (luaload.core, .http, .json, .metrics) in
- * package.preload, the require path (script dir, LUALOAD_PATH, shipped
- * lib/lua), __ENV, then runs the script's init code once. */
+ * line-atomic), the C modules (luaload.core, .http, .json, .metrics) and
+ * the built-in luaload.summary in package.preload, the require path
+ * (script dir, LUALOAD_PATH, shipped lib/lua), __ENV, then runs the
+ * script's init code once. */
 #include "state.h"
 
 #include <lauxlib.h>
@@ -110,6 +111,20 @@ static void preload(lua_State *L, const char *name, lua_CFunction open) {
     lua_pushcfunction(L, open);
     lua_setfield(L, -2, name);
     lua_pop(L, 2);
+}
+
+/* luaload.summary, built into the binary (lib/lua/luaload/summary.lua,
+ * embedded by CMake): the end of a run formats its summary without opening
+ * a file, however many descriptors the test left in use, and without the
+ * shipped lib/lua. */
+extern const char ll_lua_summary[];
+extern const size_t ll_lua_summary_len;
+
+static int load_summary(lua_State *L) {
+    if (luaL_loadbuffer(L, ll_lua_summary, ll_lua_summary_len, "@luaload/summary.lua") != 0) return lua_error(L);
+    lua_pushvalue(L, 1); /* the module name, as require passes it */
+    lua_call(L, 1, 1);
+    return 1;
 }
 
 /* __ENV: the process environment, then -e KEY=VALUE on top (k6's order). */
@@ -227,6 +242,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.jwt", luaopen_luaload_jwt);
     preload(L, "luaload.html", luaopen_luaload_html);
     preload(L, "luaload.execution", luaopen_luaload_execution);
+    preload(L, "luaload.summary", load_summary);
     set_env(L, run);
     if (bare) return 0;
     if (ll_guard_install(L, err, errlen) != 0 || ll_coroutine_install(L, err, errlen) != 0) return LL_EXIT_FAILURE;

@@ -76,8 +76,10 @@ expect_eq "SIGINT: exit 105" "$?" 105
 expect_match "SIGINT: summary printed" "$T/sig.out" "http_reqs\.+:"
 expect_cmp "SIGINT: summary exported" "x > 0" "$(jqv "$T/sig.json" .metrics.iterations.count)"
 
-# the open-file limit: raised to the hard limit, an error before the test when VUs cannot fit
-(ulimit -n 200 && ulimit -Hn 200 && "$LUALOAD" run "$S3" -u 300 -i 300 -q >"$T/fd.out" 2>"$T/fd.err")
+# the open-file limit: raised to the hard limit, an error before the test
+# when VUs that hold a connection each (quick mode) cannot fit (a script's
+# get a warning: test_limits.sh)
+(ulimit -n 200 && ulimit -Hn 200 && "$LUALOAD" run "$URL/" -c 300 -d 1s -q >"$T/fd.out" 2>"$T/fd.err")
 expect_eq "fd limit: VUs that cannot fit: exit 104" "$?" 104
 expect_match "fd limit: the error names the count and the limit" "$T/fd.err" "300 VUs need about [0-9]+ open files, but the limit is 200"
 (ulimit -Sn 100 && "$LUALOAD" run "$S3" -u 150 -i 150 -q --summary-export "$T/fd.json" >"$T/fd.out" 2>"$T/fd.err")

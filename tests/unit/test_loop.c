@@ -832,8 +832,34 @@ static void test_fd(void) {
     ll_loop_free(loop);
 }
 
+/* ll_loop_idle_ns counts the time spent waiting for events, not the
+ * time callbacks run: a turn that waits 30 ms for a timer whose callback
+ * spins 30 ms adds about 30 ms of idle, not 60. */
+static void spin_30ms(ll_loop *loop, void *ud) {
+    (void)loop;
+    (void)ud;
+    uint64_t until = ll_loop_now_ns() + 30000000ull;
+    while (ll_loop_now_ns() < until) {
+    }
+}
+
+static void test_idle(void) {
+    ll_loop *loop = ll_loop_new();
+    ll_timer t;
+    ll_loop_timer_init(&t, spin_30ms, NULL);
+    tu_check(ll_loop_idle_ns(loop) == 0, "idle: 0 for a new loop");
+    uint64_t start = ll_loop_now_ns();
+    ll_loop_timer_start(loop, &t, 30000);
+    while (ll_loop_timer_armed(&t)) ll_loop_turn(loop, 100);
+    uint64_t wall = ll_loop_now_ns() - start, idle = ll_loop_idle_ns(loop);
+    tu_check(idle >= 25000000ull && idle < 55000000ull, "idle: the 30 ms wait counted (%.1f ms)", idle / 1e6);
+    tu_check(wall - idle >= 30000000ull, "idle: the callback's 30 ms not counted (busy %.1f ms)", (wall - idle) / 1e6);
+    ll_loop_free(loop);
+}
+
 int main(void) {
     tu_rng_state = TEST_LOOP_SEED;
+    test_idle();
     test_deadline_order();
     test_zero_delay();
     test_next_turn();

@@ -1,7 +1,7 @@
 -- luaload.summary: the end-of-test text summary in k6's layout and number
--- formats (k6-summary's textSummary). text(data, opts) takes the data
--- handle_summary receives and returns the text luaload prints. opts, laid
--- over data.options as k6 does:
+-- formats (k6-summary's textSummary), luaload's warnings (data.warnings)
+-- at the end. text(data, opts) takes the data handle_summary receives and
+-- returns the text luaload prints. opts, laid over data.options as k6 does:
 --   indent            prefix of every line (default " "); checks get four
 --                     more spaces, metric lines two and their mark
 --   enableColors      ANSI colors (default: when stdout is a terminal and
@@ -9,7 +9,7 @@
 --   summaryTrendStats the trend columns; summaryTimeUnit "s", "ms" or "us"
 local M = {}
 
-local GREEN, RED, CYAN, FAINT = 32, 31, 36, 2
+local GREEN, RED, YELLOW, CYAN, FAINT = 32, 31, 33, 36, 2
 
 local function strip_ansi(s) return (s:gsub("\27%[[%d;]*m", "")) end
 
@@ -222,6 +222,17 @@ local function threshold_lines(data, names, indent, unit, paint, out)
   end
 end
 
+-- luaload's warnings about the run itself (data.warnings: a saturated
+-- worker, dropped iterations), after the metrics
+local function warning_lines(data, indent, paint, out)
+  local list = data.warnings
+  if type(list) ~= "table" or #list == 0 then return end
+  out[#out + 1] = ""
+  out[#out + 1] = indent .. "WARNINGS"
+  out[#out + 1] = ""
+  for _, text in ipairs(list) do out[#out + 1] = paint(indent .. "⚠ " .. tostring(text), YELLOW) end
+end
+
 function M.text(data, opts)
   if opts ~= nil and type(opts) ~= "table" then
     error("summary.text: the options (second argument) must be a table, got " .. type(opts), 2)
@@ -246,6 +257,7 @@ function M.text(data, opts)
   local names = sorted_keys(data.metrics or {})
   threshold_lines(data, names, o.indent .. "    ", o.summaryTimeUnit, paint, out)
   metric_lines(data, names, o, paint, out)
+  warning_lines(data, o.indent .. "    ", paint, out)
   out[#out + 1] = ""
   return table.concat(out, "\n") .. "\n"
 end

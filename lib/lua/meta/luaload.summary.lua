@@ -26,6 +26,7 @@ local summary = {}
 ---@field root_group luaload.summary.Group Groups and checks.
 ---@field options luaload.summary.Options The summary settings.
 ---@field state luaload.summary.State
+---@field warnings string[] luaload's warnings about the run itself (a saturated worker, dropped iterations); empty when there is none.
 
 ---@class luaload.summary.Options
 ---@field summaryTrendStats string[] The trend columns.

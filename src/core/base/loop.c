@@ -26,6 +26,7 @@ struct ll_loop {
     ll_timer *soon_head, *soon_tail; /* the next-turn timers, oldest first */
     uint64_t soon_runs;              /* run_soon calls begun */
     uint64_t now;
+    uint64_t idle_ns;                /* time spent waiting for events */
     struct epoll_event ev[256];
 };
 
@@ -45,6 +46,8 @@ struct timespec ll_loop_deadline(clockid_t clock, uint64_t ns) {
 }
 
 uint64_t ll_loop_now(ll_loop *loop) { return loop->now; }
+
+uint64_t ll_loop_idle_ns(const ll_loop *loop) { return loop->idle_ns; }
 
 ll_loop *ll_loop_new(void) {
     ll_loop *loop = ll_xcalloc(1, sizeof(*loop));
@@ -255,6 +258,7 @@ int ll_loop_turn(ll_loop *loop, int max_wait_ms) {
         if (wait < 0 || ns < wait) wait = ns;
     }
     int n = wait_events(loop, wait);
+    loop->idle_ns += ll_loop_now_ns() - loop->now; /* the one clock read a turn adds: its busy share */
     int ran = 0;
     for (int i = 0; i < n; i++) {
         int fd = loop->ev[i].data.fd;

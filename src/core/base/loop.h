@@ -60,6 +60,9 @@ int ll_loop_turn(ll_loop *loop, int max_wait_ms);
  * start of the current turn (cheap). */
 uint64_t ll_loop_now_ns(void);
 uint64_t ll_loop_now(ll_loop *loop);
+/* The time the loop has spent waiting for events (in epoll_wait), in all
+ * its turns: the rest of the wall time it ran its callbacks, busy. */
+uint64_t ll_loop_idle_ns(const ll_loop *loop);
 /* The time ns from now on clock (CLOCK_REALTIME, CLOCK_MONOTONIC), as the
  * absolute deadline pthread_cond_timedwait takes. */
 struct timespec ll_loop_deadline(clockid_t clock, uint64_t ns);

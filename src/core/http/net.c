@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,11 +18,20 @@ static int fail(ll_net_conn *c, int e, const char *what) {
     return -1;
 }
 
+static _Atomic int64_t no_fd; /* sockets refused for want of descriptors */
+
+int64_t ll_net_fd_refusals(void) { return atomic_load_explicit(&no_fd, memory_order_relaxed); }
+
 int ll_net_open(ll_net_conn *c, const struct sockaddr *addr, socklen_t len, const struct sockaddr *local,
                 socklen_t local_len) {
     memset(c, 0, sizeof(*c));
     c->ops = &ll_net_plain;
     c->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+    if (c->fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+        atomic_fetch_add_explicit(&no_fd, 1, memory_order_relaxed);
+        return fail(c, errno, errno == EMFILE ? "cannot make a socket: too many open files"
+                                              : "cannot make a socket: too many open files in the system");
+    }
     if (c->fd < 0) return fail(c, errno, "cannot make a socket");
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

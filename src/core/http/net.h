@@ -7,6 +7,7 @@
 #define LL_NET_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 typedef enum {
@@ -50,6 +51,9 @@ struct ll_net_conn {
  * writable, then ll_net_connected), or -1 (c->os_errno, c->err). */
 int ll_net_open(ll_net_conn *c, const struct sockaddr *addr, socklen_t len, const struct sockaddr *local,
                 socklen_t local_len);
+/* How many sockets ll_net_open could not make for want of descriptors
+ * (EMFILE, ENFILE), in the whole process so far. */
+int64_t ll_net_fd_refusals(void);
 /* After the socket became writable: 0 when the TCP connection is up, -1
  * when it failed (c->os_errno: ECONNREFUSED, ETIMEDOUT, ...). */
 int ll_net_connected(ll_net_conn *c);

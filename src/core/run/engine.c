@@ -33,9 +33,12 @@
 #include "buf.h"
 #include "quick_report.h"
 #include "scenario_split.h"
+#include "warnings.h"
 #include "worker.h"
 #include "xmalloc.h"
 #include "duration.h"
+#include "fdreserve.h"
+#include "net.h"
 
 
 static ll_run *g_run; /* for the signal handler */
@@ -92,9 +95,15 @@ const char *ll_engine_lib_dir(char *buf, size_t len) {
  * twice that, to be safe. */
 #define ENGINE_VU_BYTES (32 * 1024)
 /* Open files besides the VUs' connections: stdio, outputs, the script,
- * name resolution; and per worker (the lifecycle one too) its epoll
- * descriptor and libcurl's wake-up pair, with room. */
+ * name resolution, the end's reserve (ENGINE_FD_END); and per worker (the
+ * lifecycle one too) its epoll descriptor and libcurl's wake-up pair, with
+ * room. */
 #define ENGINE_FD_RESERVE 64
+/* Kept aside from the start for the end of the run (fdreserve.h): the
+ * summary export, handle_summary's files, the report, the outputs' last
+ * flush; the workers close their connections as they finish, but one
+ * given up on keeps its own. */
+#define ENGINE_FD_END 16
 #define ENGINE_FD_PER_WORKER 8
 
 /* One VU setting of a scenario (startVUs, a stage target, ...), as a double
@@ -159,21 +168,61 @@ static int engine_check_memory(int64_t vus) {
     return LL_EXIT_CONFIG;
 }
 
-/* Raises the open-file limit to the hard limit; the VUs (one connection
- * each) and the reserve must fit in it. */
-static int engine_check_fd_limit(int64_t vus, int nworkers) {
+/* The modules through which a VU can hold connections. */
+static const char *const ENGINE_NET_MODULES[] = {"luaload.http"};
+
+/* Raises the open-file limit to the hard limit and checks what the run
+ * needs of it. The workers' own descriptors and the reserve must fit, or
+ * the run is refused. A VU holds descriptors only through its Clients'
+ * connections: quick mode's VUs hold one each (without --parallel), known
+ * at the start, so too many are refused; a VU of a script that loaded no
+ * network module (a sleep-only script) holds none; a script's VUs may hold
+ * one per Client and host (HTTP/1.1, k6's HTTP/2), share a few multiplexed
+ * ones, or make no request at all -- unknown until they run, so too many
+ * get a warning, and the connections that cannot be made fail (counted at
+ * the end: report_fd_refusals). */
+static int engine_check_fd_limit(const ll_config *cfg, ll_worker *life, int64_t vus, int nworkers) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
     if (rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
         if (setrlimit(RLIMIT_NOFILE, &rl) != 0) getrlimit(RLIMIT_NOFILE, &rl); /* keep what is in force */
     }
-    int64_t need = vus + ENGINE_FD_RESERVE + (int64_t)ENGINE_FD_PER_WORKER * (nworkers + 1);
-    if (rl.rlim_cur == RLIM_INFINITY || (int64_t)rl.rlim_cur >= need) return 0;
-    fprintf(stderr, "luaload: %lld VUs need about %lld open files, but the limit is %llu "
-                    "(raise it with ulimit -n / LimitNOFILE, or use fewer VUs)\n",
-            (long long)vus, (long long)need, (unsigned long long)rl.rlim_cur);
-    return LL_EXIT_CONFIG;
+    if (rl.rlim_cur == RLIM_INFINITY) return 0;
+    int64_t limit = (int64_t)rl.rlim_cur, own = ENGINE_FD_RESERVE + (int64_t)ENGINE_FD_PER_WORKER * (nworkers + 1);
+    if (own > limit) {
+        fprintf(stderr, "luaload: %d worker%s need about %lld open files of their own, but the limit is %lld "
+                        "(raise it with ulimit -n / LimitNOFILE, or use fewer --workers)\n",
+                nworkers, nworkers == 1 ? "" : "s", (long long)own, (long long)limit);
+        return LL_EXIT_CONFIG;
+    }
+    if (vus + own <= limit) return 0;
+    if (cfg->quick_url && !cfg->quick.multiplex) {
+        fprintf(stderr, "luaload: %lld VUs need about %lld open files, but the limit is %lld "
+                        "(raise it with ulimit -n / LimitNOFILE, or use fewer VUs)\n",
+                (long long)vus, (long long)(vus + own), (long long)limit);
+        return LL_EXIT_CONFIG;
+    }
+    int net = cfg->quick_url != NULL; /* --parallel: shared HTTP/2 connections, or one each on HTTP/1.1 */
+    for (size_t i = 0; i < sizeof(ENGINE_NET_MODULES) / sizeof(ENGINE_NET_MODULES[0]); i++)
+        net |= ll_script_loaded(life, ENGINE_NET_MODULES[i]);
+    if (!net) return 0;
+    fprintf(stderr, "luaload: warning: %lld VUs may need about %lld open files if each holds a connection "
+                    "(HTTP/1.1 keeps one per VU and Client; multiplexed Clients share theirs), but the limit is "
+                    "%lld: connections past it will fail (raise it with ulimit -n / LimitNOFILE)\n",
+            (long long)vus, (long long)(vus + own), (long long)limit);
+    return 0;
+}
+
+/* The connections that could not be made for want of open files, with
+ * the limit that stopped them and how to raise it. */
+static void report_fd_refusals(void) {
+    int64_t n = ll_net_fd_refusals();
+    struct rlimit rl;
+    if (!n || getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    fprintf(stderr, "luaload: %lld connection%s could not be made: the open-file limit (%llu) was reached "
+                    "(raise it with ulimit -n / LimitNOFILE, use fewer VUs, or multiplexed Clients)\n",
+            (long long)n, n == 1 ? "" : "s", (unsigned long long)rl.rlim_cur);
 }
 
 /* The most VUs the scenarios can have at once (each scenario's VU ids
@@ -614,6 +663,10 @@ int ll_engine_run(ll_config *cfg) {
     if (!cfg->seed_set) cfg->seed = ll_random_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
     run.seed = &cfg->seed;
     run.reg = ll_registry_new(3);
+    if (run.reg) { /* luaload's own (worker.c's probe), before the thresholds name them */
+        run.m_worker_busy = ll_registry_metric(run.reg, "luaload_worker_busy", LL_TREND, LL_CONTAINS_DEFAULT);
+        run.m_loop_lag = ll_registry_metric(run.reg, "luaload_loop_lag", LL_TREND, LL_CONTAINS_TIME);
+    }
     run.transport = cfg->transport;
     run.dns = &cfg->dns;             /* final once the options are read, before */
     run.local_ips = &cfg->local_ips; /* any request or VU */
@@ -635,6 +688,8 @@ int ll_engine_run(ll_config *cfg) {
     ll_quick_report qr;
     memset(&qr, 0, sizeof(qr));
     life_step step = {&life, &run, NULL, NULL, NULL, 0, 0, NULL};
+    ll_fdreserve end_fds;
+    ll_fdreserve_take(&end_fds, ENGINE_FD_END);
 
     g_run = &run;
     signal(SIGINT, on_signal);
@@ -731,7 +786,8 @@ int ll_engine_run(ll_config *cfg) {
         goto done;
     }
     rc = engine_check_vus(cfg, run.vu_id_base, &max_vus);
-    if (!rc && !cfg->setup_only && !cfg->inspect) rc = engine_check_fd_limit(max_vus, engine_nworkers(cfg, max_vus)); /* no VU made */
+    if (!rc && !cfg->setup_only && !cfg->inspect) /* no VU made yet */
+        rc = engine_check_fd_limit(cfg, &life, max_vus, engine_nworkers(cfg, max_vus));
     if (rc) goto done;
     if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
     if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
@@ -894,8 +950,10 @@ summarize:
         if (!rc) rc = trc;
     }
     interrupted = atomic_load(&run.interrupt);
+    ll_fdreserve_release(&end_fds); /* for the outputs' last flush, the summary and its files */
 
     report_http_errors(workers, nworkers, life_lost ? NULL : &life);
+    report_fd_refusals();
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
     ll_tally tally = {0}; /* the scenarios', setup's and teardown's */
@@ -906,6 +964,7 @@ summarize:
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, run.reg, total, elapsed, &abort_unused);
     ll_summary_opts sopts = ll_config_summary_opts(cfg);
     data = ll_summary_data(run.reg, total, elapsed, &sopts);
+    ll_warnings_add(data, workers, nworkers, total);
     hrc = ll_results_report(results, data, total, elapsed, &tally);
     ll_tally_free(&tally);
     if (!rc) rc = hrc;
@@ -936,6 +995,7 @@ summarize:
     if ((!rc || rc == LL_EXIT_TEARDOWN_TIMEOUT) && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
 
 done:
+    ll_fdreserve_release(&end_fds);
     ll_api_set_status(api, atomic_load(&run.interrupt) ? LL_API_STATUS_INTERRUPTED : LL_API_STATUS_ENDED);
     ll_api_stop(api);
     if (atomic_load(&run.aborted)) {
@@ -999,6 +1059,7 @@ int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, do
     int abort_unused, failed = ll_threshold_set_evaluate(&cfg->thresholds, reg, total, elapsed_s, &abort_unused);
     ll_summary_opts sopts = ll_config_summary_opts(cfg);
     cJSON *data = ll_summary_data(reg, total, elapsed_s, &sopts);
+    ll_warnings_add(data, NULL, 0, total); /* dropped iterations; the workers' busy share is not in the files */
     if (!data) {
         rc = LL_EXIT_FAILURE;
         goto done;

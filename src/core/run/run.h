@@ -46,6 +46,8 @@ typedef struct ll_run {
     const ll_quick_plan *quick_plan; /* quick mode without Lua per request
                                  * (quick_native.c), or NULL */
     ll_registry *reg;
+    int m_worker_busy, m_loop_lag; /* luaload's own metrics (worker.c's probe):
+                                 * their ids, 0 when not registered (no probe) */
     const ll_segment_tuple *tuple; /* this instance's execution segment, or NULL: the whole test */
     ll_segment_tuple *stripes;  /* with a tuple, per scenario: how its iterations
                                  * are striped over the instances (scenario_split.h) */

@@ -49,6 +49,8 @@ void ll_script_collect(ll_worker *w);
  * environment left unset). Returns 0, or LL_EXIT_CONFIG with err set. */
 int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen);
 
+/* Whether the module name was required in w's state (package.loaded). */
+int ll_script_loaded(ll_worker *w, const char *name);
 /* Whether the global name is a function; *ref (when not NULL) gets a
  * reference to it. Otherwise *type (when not NULL) names what it is. */
 int ll_script_function(ll_worker *w, const char *name, int *ref, const char **type);

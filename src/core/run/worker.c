@@ -1,7 +1,8 @@
 /* worker.c -- a worker: one thread with its event loop, Lua state, VUs,
  * transports and metrics shard. Drives its executors until they are done,
- * publishes a snapshot of its shard every second, and runs single calls
- * (setup, teardown) on the lifecycle worker. */
+ * publishes a snapshot of its shard every second, probes its own
+ * saturation (busy share, loop lag), and runs single calls (setup,
+ * teardown) on the lifecycle worker. */
 #include "worker.h"
 
 #include <stdio.h>
@@ -119,6 +120,31 @@ static void publish(ll_loop *loop, void *ud) {
     ll_loop_timer_start(loop, &w->pub_timer, PUBLISH_EVERY_US);
 }
 
+/* The saturation probe (worker.h): one clock read per LL_WORKER_PROBE_NS,
+ * two trend samples. A timer that fires more than a period late (Lua code
+ * that held the loop) is due again a period after it fired. */
+static void probe_arm(ll_worker *w, uint64_t now) {
+    w->probe_due = w->probe_due + LL_WORKER_PROBE_NS > now ? w->probe_due + LL_WORKER_PROBE_NS
+                                                           : now + LL_WORKER_PROBE_NS;
+    ll_loop_timer_at(w->loop, &w->probe_timer, w->probe_due);
+}
+
+static void probe(ll_loop *loop, void *ud) {
+    ll_worker *w = ud;
+    ll_run *run = w->run;
+    uint64_t now = ll_loop_now_ns(), idle = ll_loop_idle_ns(loop);
+    uint64_t span = now - w->probe_at, waited = idle - w->probe_idle;
+    if (waited > span) waited = span;
+    double busy = span ? 100.0 * (double)(span - waited) / (double)span : 0;
+    ll_shard_trend(w->shard, run->m_loop_lag, (int64_t)((now - w->probe_due) / 1000), NULL);
+    ll_shard_trend(w->shard, run->m_worker_busy, (int64_t)(busy * 1000 + 0.5), NULL);
+    w->probed_ns += span;
+    if (busy >= LL_WORKER_SATURATED_PCT) w->saturated_ns += span;
+    w->probe_at = now;
+    w->probe_idle = idle;
+    probe_arm(w, now);
+}
+
 void ll_worker_count_response(ll_worker *w, int status, int error_code) {
     ll_tally_response(&w->tally, status, error_code);
     atomic_fetch_add_explicit(&w->http_reqs, 1, memory_order_relaxed);
@@ -138,6 +164,17 @@ uint64_t ll_worker_read_published(ll_worker *w, ll_shard *dst) {
     return at;
 }
 
+/* Once its scenarios are done a worker closes every connection it holds
+ * (its VUs' and its transports' shared ones): the end of the run (teardown,
+ * outputs, the summary and its files) must not find the descriptors used
+ * up by a test that ran into the open-file limit. ll_worker_free frees
+ * what is left. */
+static void hang_up(ll_worker *w) {
+    for (int e = 0; e < w->nexecutors; e++)
+        for (int i = 0; i < w->executors[e].nvus; i++) ll_http_vu_free(&w->executors[e].vus[i].http);
+    ll_http_worker_free(&w->http);
+}
+
 static void *thread_main(void *arg) {
     ll_worker *w = arg;
     ll_crash_enter(w);
@@ -150,13 +187,21 @@ static void *thread_main(void *arg) {
         ll_loop_timer_init(&w->pub_timer, publish, w);
         ll_loop_timer_start(w->loop, &w->pub_timer, PUBLISH_EVERY_US);
     }
+    if (w->run->m_loop_lag > 0) {
+        ll_loop_timer_init(&w->probe_timer, probe, w);
+        w->probe_due = w->probe_at = ll_loop_now_ns();
+        w->probe_idle = ll_loop_idle_ns(w->loop);
+        probe_arm(w, w->probe_at);
+    }
     w->active = w->nexecutors;
     for (int i = 0; i < w->nexecutors; i++) ll_executor_begin(&w->executors[i]);
     drive(w);
+    if (w->run->m_loop_lag > 0) ll_loop_timer_stop(w->loop, &w->probe_timer);
     if (w->published) {
         ll_loop_timer_stop(w->loop, &w->pub_timer);
         publish_at(w, UINT64_MAX);
     }
+    hang_up(w);
     ll_crash_leave();
     pthread_mutex_lock(&w->run->mu);
     w->finished = 1;

@@ -19,6 +19,14 @@
 #include "tally.h"
 #include "vu.h"
 
+/* The saturation probe (worker.c): every LL_WORKER_PROBE_NS a worker
+ * records how late the probe's timer fired (luaload_loop_lag, ms) and the
+ * share of the interval its loop was busy rather than waiting for events
+ * (luaload_worker_busy, percent); an interval at least
+ * LL_WORKER_SATURATED_PCT busy counts as saturated. */
+#define LL_WORKER_PROBE_NS 100000000ull
+#define LL_WORKER_SATURATED_PCT 90
+
 /* Distinct failed-request messages a worker keeps (http_errors). */
 #define LL_WORKER_HTTP_ERRORS_MAX 32
 
@@ -66,6 +74,11 @@ struct ll_worker {
     uint64_t published_at;      /* when published was taken (ll_loop_now_ns); 0: not
                                  * yet, UINT64_MAX: the last, the worker is done */
     ll_timer pub_timer;
+    ll_timer probe_timer;       /* the saturation probe */
+    uint64_t probe_due;         /* when it should fire */
+    uint64_t probe_at, probe_idle; /* the last probe's time and ll_loop_idle_ns */
+    uint64_t probed_ns;         /* time covered by probes (read once the worker is done) */
+    uint64_t saturated_ns;      /* of it, in saturated intervals */
     pthread_t thread;
     int finished;               /* its thread is done (under run->mu) */
     int abandoned;              /* it did not stop: never touch it again */
