@@ -22,7 +22,7 @@ typedef struct ll_out_sample {
     const ll_metric *metric;
     double value;              /* ms for time trends */
     int64_t unix_ns;
-    const ll_tagsets *tagsets; /* locked while the sink runs */
+    const ll_tagsets *tagsets; /* read without a lock: sets never change */
     int tagset;
 } ll_out_sample;
 
