@@ -11,7 +11,6 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,35 +337,6 @@ static void test_threads(void) {
 
 /* ---- the bound: folding past max sets ---- */
 
-/* stderr into a temporary file while a test runs, to count the warnings */
-typedef struct captured {
-    FILE *f;
-    int saved;
-} captured;
-
-static captured capture_stderr(void) {
-    captured c = {tmpfile(), dup(2)};
-    fflush(stderr);
-    dup2(fileno(c.f), 2);
-    return c;
-}
-
-/* Restores stderr; returns how many lines of the capture contain needle. */
-static int release_stderr(captured c, const char *needle) {
-    fflush(stderr);
-    dup2(c.saved, 2);
-    close(c.saved);
-    rewind(c.f);
-    char line[2048];
-    int n = 0;
-    while (fgets(line, sizeof(line), c.f)) {
-        n += strstr(line, needle) != NULL;
-        fputs(line, stdout); /* shown in the test's log */
-    }
-    fclose(c.f);
-    return n;
-}
-
 static int intern_url(ll_tagsets *ts, ll_tagset_cache *c, const ll_registry *reg, const char *method, int i) {
     char url[64];
     snprintf(url, sizeof(url), "http://h/item/%d", i);
@@ -385,7 +355,7 @@ static void test_fold(void) {
     ts.max_folded = 3;
     ll_tagset_cache c = {0};
     listing l;
-    captured cap = capture_stderr();
+    tu_captured cap = tu_capture_stderr();
 
     int seq = 1;
     for (int i = 0; i < 8; i++) seq &= intern_url(&ts, &c, reg, "GET", i) == i;
@@ -427,7 +397,7 @@ static void test_fold(void) {
     tu_check(bounded && ts.n == 12 && c.used == 8 && ts.index.used == 12,
              "fold: 20,000 more distinct sets: all folded, still 12 sets, cache 8, index %zu", ts.index.used);
     tu_check(ts.warned > 0, "fold: the table knows it warned");
-    int warnings = release_stderr(cap, "distinct tag sets");
+    int warnings = tu_release_stderr(cap, "distinct tag sets");
     tu_check(warnings == 1, "fold: one warning for all the folding (%d)", warnings);
 
     ll_tagset_cache_free(&c);
@@ -465,7 +435,7 @@ static void test_fold_threads(void) {
     ll_tagsets_init(&ts);
     ts.max = 100;
     ts.max_folded = 10;
-    captured cap = capture_stderr();
+    tu_captured cap = tu_capture_stderr();
     pthread_t th[FOLD_WORKERS];
     fold_arg *args = calloc(FOLD_WORKERS, sizeof(fold_arg));
     for (int w = 0; w < FOLD_WORKERS; w++) {
@@ -473,7 +443,7 @@ static void test_fold_threads(void) {
         pthread_create(&th[w], NULL, fold_worker, &args[w]);
     }
     for (int w = 0; w < FOLD_WORKERS; w++) pthread_join(th[w], NULL);
-    int warnings = release_stderr(cap, "distinct tag sets");
+    int warnings = tu_release_stderr(cap, "distinct tag sets");
     int agree = 1, admitted = 0, folded = 0;
     for (int i = 0; i < FOLD_SETS; i++) {
         for (int w = 0; w < FOLD_WORKERS; w++) agree &= args[w].ids[i] == args[0].ids[i] && args[w].ids[i] >= 0;
