@@ -49,22 +49,6 @@ struct ll_outputs {
     int64_t mono_to_unix_ns;
 };
 
-void ll_output_json_escape(const char *s, char *out, size_t len) {
-    size_t o = 0;
-    for (; *s && o + 7 < len; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c < 0x20) {
-            o += (size_t)snprintf(out + o, len - o, "\\u%04x", c);
-        } else {
-            out[o++] = (char)c;
-        }
-    }
-    out[o] = 0;
-}
-
 static void emit(void *ud, int id, double value, uint64_t now, ll_tag_source *t) {
     ring *r = ud;
     int tagset = r->base_tagset;
@@ -208,10 +192,11 @@ int64_t ll_outputs_stop(ll_outputs *o) {
         fprintf(stderr, "luaload: warning: %lld samples went to the outputs with their url and name tags folded into "
                         "\"%s\" (more than %d distinct tag sets)\n", (long long)folded, LL_TAGSETS_OTHER,
                 o->tagsets.max);
-    for (int s = 0; s < o->nsinks; s++) {
-        if (o->sinks[s]->err[0]) fprintf(stderr, "luaload: output %s: %s\n", o->names[s], o->sinks[s]->err);
-        o->sinks[s]->close(o->sinks[s]);
+    for (int s = 0; s < o->nsinks; s++) { /* closed first: closing can fail too (a full disk) */
+        char err[256];
+        o->sinks[s]->close(o->sinks[s], err, sizeof(err));
         o->sinks[s] = NULL;
+        if (err[0]) fprintf(stderr, "luaload: warning: output %s: %s\n", o->names[s], err);
     }
     return dropped;
 }
@@ -219,8 +204,9 @@ int64_t ll_outputs_stop(ll_outputs *o) {
 void ll_outputs_free(ll_outputs *o) {
     if (!o) return;
     if (o->started) ll_outputs_stop(o);
+    char ignored[256]; /* the run failed before its outputs started */
     for (int s = 0; s < o->nsinks; s++)
-        if (o->sinks[s]) o->sinks[s]->close(o->sinks[s]);
+        if (o->sinks[s]) o->sinks[s]->close(o->sinks[s], ignored, sizeof(ignored));
     for (int s = 0; s < o->nsinks; s++) free(o->names[s]);
     free(o->sinks);
     free(o->names);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "output.h"
 #include "output_file.h"
 
@@ -15,12 +16,12 @@ static const char *const COLUMNS[] = {"check", "error", "error_code", "expected_
 typedef struct csv_sink {
     ll_output_sink base;
     ll_outfile *f;
+    ll_buf extra; /* a row's extra_tags, whole however long */
 } csv_sink;
 
 typedef struct row {
     const char *cols[NCOLS];
-    char extra[2048];
-    size_t extra_len;
+    ll_buf *extra;
 } row;
 
 static void to_row(void *ud, const char *key, const char *value) {
@@ -31,9 +32,10 @@ static void to_row(void *ud, const char *key, const char *value) {
             return;
         }
     }
-    int n = snprintf(r->extra + r->extra_len, sizeof(r->extra) - r->extra_len, "%s%s=%s", r->extra_len ? "&" : "",
-                     key, value);
-    if (n > 0 && r->extra_len + (size_t)n < sizeof(r->extra)) r->extra_len += (size_t)n;
+    if (r->extra->len) ll_buf_puts(r->extra, "&");
+    ll_buf_puts(r->extra, key);
+    ll_buf_puts(r->extra, "=");
+    ll_buf_puts(r->extra, value);
 }
 
 /* A CSV field, quoted when it has a comma, quote or newline. */
@@ -56,23 +58,32 @@ static int csv_write(ll_output_sink *s, const ll_out_sample *x) {
     csv_sink *c = (csv_sink *)s;
     row r;
     memset(r.cols, 0, sizeof(r.cols));
-    r.extra[0] = 0;
-    r.extra_len = 0;
+    r.extra = &c->extra;
+    c->extra.len = 0;
+    ll_buf_puts(&c->extra, ""); /* NUL-terminated even when empty */
     ll_tagset_each(x->tagsets, x->tagset, to_row, &r);
     ll_output_file_write(c->f, x->metric->name, strlen(x->metric->name));
     ll_output_file_printf(c->f, ",%lld,%.6f", (long long)(x->unix_ns / 1000000000), x->value);
     for (size_t i = 0; i < NCOLS; i++) field(c->f, r.cols[i]);
-    field(c->f, r.extra);
-    if (ll_output_file_write(c->f, ",\n", 2) != 0 && !s->err[0]) /* empty metadata column */
-        snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
+    field(c->f, c->extra.p);
+    if (ll_output_file_write(c->f, ",\n", 2) != 0) /* empty metadata column */
+        ll_output_file_failed(s->err, sizeof(s->err), ll_output_file_error(c->f));
     return 0;
 }
 
-static int csv_flush(ll_output_sink *s) { return ll_output_file_flush(((csv_sink *)s)->f); }
-
-static void csv_close(ll_output_sink *s) {
+static int csv_flush(ll_output_sink *s) {
     csv_sink *c = (csv_sink *)s;
-    if (ll_output_file_close(c->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
+    if (ll_output_file_flush(c->f) == 0) return 0;
+    ll_output_file_failed(s->err, sizeof(s->err), ll_output_file_error(c->f));
+    return -1;
+}
+
+static void csv_close(ll_output_sink *s, char *err, size_t errlen) {
+    csv_sink *c = (csv_sink *)s;
+    char why[128];
+    if (ll_output_file_close(c->f, why, sizeof(why)) != 0) ll_output_file_failed(s->err, sizeof(s->err), why);
+    snprintf(err, errlen, "%s", s->err);
+    ll_buf_free(&c->extra);
     free(c);
 }
 

@@ -20,11 +20,21 @@ typedef struct json_sink {
 
 static void add(json_sink *j, const char *s) { ll_buf_puts(&j->line, s); }
 
+/* s as a JSON string, whole however long (a URL of any length). */
 static void add_string(json_sink *j, const char *s) {
-    char esc[2048];
-    ll_output_json_escape(s, esc, sizeof(esc));
     add(j, "\"");
-    add(j, esc);
+    const char *run = s;
+    for (const char *p = s;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        ll_buf_append(&j->line, run, (size_t)(p - run));
+        if (!c) break;
+        char esc[8];
+        if (c == '"' || c == '\\') snprintf(esc, sizeof(esc), "\\%c", c);
+        else snprintf(esc, sizeof(esc), "\\u%04x", c);
+        add(j, esc);
+        run = p + 1;
+    }
     add(j, "\"");
 }
 
@@ -96,16 +106,23 @@ static int json_write(ll_output_sink *s, const ll_out_sample *x) {
     tag_ctx c = {j, 0};
     ll_tagset_each(x->tagsets, x->tagset, add_tag, &c);
     add(j, "}}}\n");
-    if (ll_output_file_write(j->f, j->line.p, j->line.len) != 0 && !s->err[0])
-        snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
+    if (ll_output_file_write(j->f, j->line.p, j->line.len) != 0)
+        ll_output_file_failed(s->err, sizeof(s->err), ll_output_file_error(j->f));
     return 0;
 }
 
-static int json_flush(ll_output_sink *s) { return ll_output_file_flush(((json_sink *)s)->f); }
-
-static void json_close(ll_output_sink *s) {
+static int json_flush(ll_output_sink *s) {
     json_sink *j = (json_sink *)s;
-    if (ll_output_file_close(j->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
+    if (ll_output_file_flush(j->f) == 0) return 0;
+    ll_output_file_failed(s->err, sizeof(s->err), ll_output_file_error(j->f));
+    return -1;
+}
+
+static void json_close(ll_output_sink *s, char *err, size_t errlen) {
+    json_sink *j = (json_sink *)s;
+    char why[128];
+    if (ll_output_file_close(j->f, why, sizeof(why)) != 0) ll_output_file_failed(s->err, sizeof(s->err), why);
+    snprintf(err, errlen, "%s", s->err);
     free(j->declared);
     ll_buf_free(&j->line);
     free(j);

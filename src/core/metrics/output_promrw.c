@@ -495,11 +495,9 @@ static void promrw_free(promrw_sink *p) {
     free(p);
 }
 
-/* The last push (and the stale markers) come after the outputs printed
- * their errors: one that fails here says so itself. */
-static void promrw_close(ll_output_sink *sk) {
+/* The last push and the stale markers, then the run's error, if any. */
+static void promrw_close(ll_output_sink *sk, char *err, size_t errlen) {
     promrw_sink *p = (promrw_sink *)sk;
-    long before = p->failures;
     push(p, 0, 0); /* what is left, at once */
     if (p->stale_markers) { /* after every stamp sent, whatever the wall clock did */
         struct timespec ts;
@@ -509,9 +507,8 @@ static void promrw_close(ll_output_sink *sk) {
             if (p->map[i].metric_id >= 0 && p->map[i].sent_ms >= at) at = p->map[i].sent_ms;
         push(p, 1, at + 1);
     }
-    if (p->failures > before)
-        fprintf(stderr, "luaload: output experimental-prometheus-rw: %s (%ld of the pushes failed)\n", p->base.err,
-                p->failures);
+    err[0] = 0;
+    if (p->failures) snprintf(err, errlen, "%s (%ld of the pushes failed)", p->base.err, p->failures);
     if (p->overflowed)
         fprintf(stderr, "luaload: warning: experimental-prometheus-rw: %lld samples went to the series labelled "
                         "name and url \"%s\" (more than %zu series)\n", (long long)p->overflowed, LL_TAGSETS_OTHER,

@@ -513,9 +513,10 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
     if (!rc && o.n) out_totals(m, &o, total);
     for (int i = 0; i < o.n; i++) {
         ll_output_sink *s = o.sinks[i];
+        char err[256];
         if (s->flush) s->flush(s);
-        if (s->err[0] && !rc) rc = fail(m, "--out %s: %s", o.names[i], s->err);
-        s->close(s);
+        s->close(s, err, sizeof(err)); /* closing can fail too (a full disk) */
+        if (err[0] && !rc) rc = fail(m, "--out %s: %s", o.names[i], err);
     }
     free(o.sinks);
     free(o.names);
