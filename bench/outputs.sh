@@ -13,7 +13,10 @@
 #
 # URLS: "same" requests one URL; "unique" puts an id in every URL and no
 # name tag (the most common mistake: a tag set per request; the outputs
-# fold past 10,000 sets and Prometheus remote write past 2,000 series).
+# fold past 10,000 sets and Prometheus remote write past 2,000 series);
+# "names" requests one URL inside a group and a check both named after the
+# iteration (the same mistake without outputs: 1,000 checks and groups are
+# kept, the rest counted as "(other)").
 #
 # Knobs: DUR(10) VUS(50) REPS(3) CLIENT_CPU(1) SERVER_CPU(0) PORT(18495)
 #   URLS("same unique") RSS_AT(10, when DUR > RSS_AT + 1)
@@ -88,6 +91,21 @@ options = { vus = $VUS, duration = "${DUR}s" }
 function default()
   local res = client:get("${URL}item/" .. exec.vu.idInTest .. "-" .. exec.vu.iterationInInstance)
   http.checkstatus(200, res)
+end
+LUA
+cat >"$SCR/names.lua" <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local exec = require("luaload.execution")
+local client = http.Client{}
+local req = http.Request("$URL")
+options = { vus = $VUS, duration = "${DUR}s" }
+function default()
+  local id = exec.vu.idInTest .. "-" .. exec.vu.iterationInInstance
+  ll.group("order " .. id, function()
+    local res = client:get(req)
+    ll.check(res, { ["order " .. id .. " is 200"] = function(r) return r.status == 200 end })
+  end)
 end
 LUA
 
