@@ -106,19 +106,24 @@ static void record(ll_vu *vu, int id, const char *name, int status, int ok, lua_
     ll_shard_check(vu->w->shard, id, ok, &t);
 }
 
+/* A check past the registry's bound is the group's "(other)": its id is not
+ * cached under its name (the cache would grow with every new name), and its
+ * samples carry check "(other)" (the outputs would keep a tag set for each). */
 void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, int tags) {
     push_check_cache(L, vu);
     lua_getfield(L, -1, name);
-    int id;
+    int id, folded = 0;
     if (lua_isnumber(L, -1)) {
         id = (int)lua_tointeger(L, -1);
     } else {
-        id = ll_registry_check(vu->w->run->reg, vu->group_path, name);
-        lua_pushinteger(L, id);
-        lua_setfield(L, -3, name);
+        id = ll_registry_check(vu->w->run->reg, vu->group_path, name, &folded);
+        if (!folded) {
+            lua_pushinteger(L, id);
+            lua_setfield(L, -3, name);
+        }
     }
     lua_pop(L, 2);
-    record(vu, id, name, 0, ok, L, tags);
+    record(vu, id, folded ? LL_REGISTRY_OTHER : name, 0, ok, L, tags);
 }
 
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
@@ -129,23 +134,25 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
     }
     push_check_cache(L, vu);
     lua_rawgeti(L, -1, -status);
-    int id;
+    int id, folded = 0;
     if (lua_isnumber(L, -1)) {
         id = (int)lua_tointeger(L, -1);
     } else {
         char name[48];
         snprintf(name, sizeof(name), "status is %d", status);
-        id = ll_registry_check(vu->w->run->reg, vu->group_path, name);
-        lua_pushinteger(L, id);
-        lua_rawseti(L, -3, -status);
+        id = ll_registry_check(vu->w->run->reg, vu->group_path, name, &folded);
+        if (!folded) {
+            lua_pushinteger(L, id);
+            lua_rawseti(L, -3, -status);
+        }
     }
     lua_pop(L, 2);
-    if (c && id >= 0) {
+    if (c && id >= 0 && !folded) {
         c->status_check_id = id;
         c->status_check_group = vu->group_id;
         c->status_check_status = status;
     }
-    record(vu, id, NULL, status, ok, L, 0);
+    record(vu, id, folded ? LL_REGISTRY_OTHER : NULL, status, ok, L, 0);
 }
 
 /* sleep(s): the VU's timer resumes it; an interrupt stops the timer

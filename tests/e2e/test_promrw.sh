@@ -68,6 +68,28 @@ expect_eq "stale markers: the series is gone from an instant query" "$(q 'k6_ite
 expect_eq "stale markers: it was there before its end" \
   "$(curl -s "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode 'query=max_over_time(k6_iterations_total{testid="prw-2"}[5m])' | jq -r '.data.result[0].value[1]')" 20
 
+# an id in the URL and no name tag: a series per request and metric. Past
+# 2,000 series the rest go to one overflow series per metric (name and url
+# "(other)"), with a warning once and the count at the end; no request is lost
+S3=$(script prw3.lua <<LUA
+local http = require("luaload.http")
+local exec = require("luaload.execution")
+options = { vus = 1, iterations = 600, tags = { testid = "prw-3" } }
+function default() http.get("$URL/item/" .. exec.scenario.iterationInTest) end
+LUA
+)
+run_ll run "$S3" -q --no-summary -o experimental-prometheus-rw
+expect_eq "many series: exit 0" "$RC" 0
+expect_eq "many series: one warning, naming the bound" "$(grep -c 'more than 2000 series; the samples of a new one go to' "$ERR")" 1
+expect_match "many series: the warning names the first URL folded" "$ERR" "name=$URL/item/[0-9]+\\)"
+expect_match "many series: the end counts the samples folded" "$ERR" \
+  'experimental-prometheus-rw: [0-9]+ samples went to the series labelled name and url "\(other\)" \(more than 2000 series\)'
+expect_eq "many series: every request counted, its own series or (other)" "$(q 'sum(k6_http_reqs_total{testid="prw-3"})')" 600
+expect_cmp "many series: the overflow series holds the rest" "x > 300" "$(q 'k6_http_reqs_total{testid="prw-3",name="(other)",url="(other)"}')"
+expect_cmp "many series: fewer than 250 series of their own (2,000 / 9 metrics a request)" "x < 250" \
+  "$(q 'count(k6_http_reqs_total{testid="prw-3"})')"
+expect_match "many series: the overflow trend has its p99" <(q 'k6_http_req_duration_p99{testid="prw-3",name="(other)"}') '^[0-9.e-]+$'
+
 # a server that does not answer: the run goes on, the error is reported
 K6_PROMETHEUS_RW_SERVER_URL=http://127.0.0.1:$(free_port)/api/v1/write run_ll run "$S2" -q --no-summary \
   -o experimental-prometheus-rw

@@ -96,9 +96,9 @@ static void test_registry(void) {
              "registry: the same selector again -> same id, not added twice to the parent");
     tu_check(ll_registry_find(reg, "http_req_duration{status:200}") == s1, "registry: sub-metric found by name");
 
-    int ch0 = ll_registry_check(reg, "", "status is 200");
-    int ch1 = ll_registry_check(reg, "::g", "status is 200");
-    tu_check(ch0 == 0 && ch1 == 1 && ll_registry_check(reg, "", "status is 200") == 0 && reg->nchecks == 2,
+    int ch0 = ll_registry_check(reg, "", "status is 200", NULL);
+    int ch1 = ll_registry_check(reg, "::g", "status is 200", NULL);
+    tu_check(ch0 == 0 && ch1 == 1 && ll_registry_check(reg, "", "status is 200", NULL) == 0 && reg->nchecks == 2,
              "registry: checks are keyed by (group, name)");
     int g0 = ll_registry_group(reg, "::a"), g1 = ll_registry_group(reg, "::a::b");
     tu_check(g0 == 0 && g1 == 1 && ll_registry_group(reg, "::a") == 0, "registry: group ids in the order first seen");
@@ -367,8 +367,8 @@ static void test_submetrics(void) {
 
 static void test_checks(void) {
     ll_registry *reg = ll_registry_new(3);
-    int c0 = ll_registry_check(reg, "", "status is 200");
-    int c1 = ll_registry_check(reg, "::login", "body has token");
+    int c0 = ll_registry_check(reg, "", "status is 200", NULL);
+    int c1 = ll_registry_check(reg, "::login", "body has token", NULL);
     const char *kc[] = {"check"}, *vc[] = {"body has token"};
     int sub = ll_registry_submetric(reg, LL_M_CHECKS, kc, vc, 1);
     static const char *const t0[] = {"check", "status is 200", "group", ""};
@@ -398,7 +398,7 @@ static void test_checks(void) {
     for (int i = 0; i < 40; i++) {
         char name[32];
         snprintf(name, sizeof(name), "check %d", i);
-        c9 = ll_registry_check(reg, "", name);
+        c9 = ll_registry_check(reg, "", name, NULL);
     }
     ll_shard *d = ll_shard_new(reg);
     ll_shard_check(d, c9, 0, NULL);
@@ -418,7 +418,7 @@ static void test_reset(void) {
     ll_registry *reg = ll_registry_new(3);
     int cnt = ll_registry_metric(reg, "c", LL_COUNTER, LL_CONTAINS_DEFAULT);
     int g = ll_registry_metric(reg, "g", LL_GAUGE, LL_CONTAINS_DEFAULT);
-    int ch = ll_registry_check(reg, "", "ok");
+    int ch = ll_registry_check(reg, "", "ok", NULL);
     ll_shard *w = ll_shard_new(reg), *snap = ll_shard_new(reg);
     ll_shard_add(w, cnt, 3, NULL);
     ll_shard_set(w, g, 7, 10, NULL);

@@ -2,7 +2,10 @@
  * (src/core/metrics/tagset.c): equal tags share an id, different tags do
  * not, the source's order and first-wins duplicates, registry tags
  * (options.tags) added after the sample's own, the per-worker cache, 5,000
- * distinct sets, and several workers interning into one shared table. */
+ * distinct sets, several workers interning into one shared table, and the
+ * bound: past max sets a new one is folded (url and name "(other)", then
+ * the one "other" set), the table and the caches stop growing, the warning
+ * comes once, and the sets admitted before keep their ids. */
 #include "tagset.h"
 #include "test_util.h"
 
@@ -331,11 +334,138 @@ static void test_threads(void) {
     ll_registry_free(reg);
 }
 
+
+/* ---- the bound: folding past max sets ---- */
+
+static int intern_url(ll_tagsets *ts, ll_tagset_cache *c, const ll_registry *reg, const char *method, int i) {
+    char url[64];
+    snprintf(url, sizeof(url), "http://h/item/%d", i);
+    const char *pairs[] = {"method", method, "url", url, "name", url, "status", "200"};
+    return intern_pairs(ts, c, reg, pairs, 4);
+}
+
+static void test_fold(void) {
+    ll_registry *reg = ll_registry_new(3);
+    ll_registry_add_tag(reg, "testid", "t1");
+    ll_tagsets ts;
+    ll_tagsets_init(&ts);
+    tu_check(ts.max == LL_TAGSETS_MAX && ts.max_folded == LL_TAGSETS_MAX_FOLDED && ts.other == -1,
+             "fold: the default bound is %d sets and %d folded ones", ts.max, ts.max_folded);
+    ts.max = 8;
+    ts.max_folded = 3;
+    ll_tagset_cache c = {0};
+    listing l;
+    tu_captured cap = tu_capture_stderr();
+
+    int seq = 1;
+    for (int i = 0; i < 8; i++) seq &= intern_url(&ts, &c, reg, "GET", i) == i;
+    tu_check(seq && ts.n == 8 && c.used == 8, "fold: 8 distinct sets fill the table (ids 0..7, %d sets)", ts.n);
+
+    int f1 = intern_url(&ts, &c, reg, "GET", 100);
+    tu_check(f1 == 8 && strcmp(list_of(&ts, f1, &l), "method=GET;url=(other);name=(other);status=200;testid=t1;") == 0,
+             "fold: the 9th set is folded: url and name \"(other)\", the other tags kept (%d: %s)", f1, l.s);
+    tu_check(intern_url(&ts, &c, reg, "GET", 101) == f1 && intern_url(&ts, &c, reg, "GET", 100) == f1 && ts.n == 9,
+             "fold: other URLs with the same other tags share the folded set (%d sets)", ts.n);
+    tu_check(c.used == 8, "fold: folded sets are not cached by their own tags (cache %d)", c.used);
+    int f2 = intern_url(&ts, &c, reg, "POST", 102);
+    tu_check(f2 == 9 && strcmp(list_of(&ts, f2, &l), "method=POST;url=(other);name=(other);status=200;testid=t1;") == 0,
+             "fold: another method folds to a set of its own (%d: %s)", f2, l.s);
+    tu_check(intern_url(&ts, &c, reg, "GET", 3) == 3, "fold: a set admitted before the bound keeps its id");
+    ll_tagset_cache fresh = {0};
+    tu_check(intern_url(&ts, &fresh, reg, "GET", 5) == 5 && fresh.used == 1,
+             "fold: ... also for another worker's cache, which caches it");
+    ll_tagset_cache_free(&fresh);
+
+    /* the folded sets have a bound too: then the one "other" set */
+    int f3 = intern_url(&ts, &c, reg, "PUT", 103);
+    int o1 = intern_url(&ts, &c, reg, "DELETE", 104);
+    tu_check(f3 == 10 && o1 == 11 && ts.other == 11 && ts.n == 12,
+             "fold: past 3 folded sets, the last-resort set (%d %d, other %d, %d sets)", f3, o1, ts.other, ts.n);
+    tu_check(strcmp(list_of(&ts, o1, &l), "name=(other);url=(other);testid=t1;") == 0,
+             "fold: the last-resort set is name and url \"(other)\" and the registry's tags (%s)", l.s);
+    static const char *const noname[] = {"check", "id 1 ok", "group", ""};
+    tu_check(intern_pairs(&ts, &c, reg, noname, 2) == o1, "fold: a new set without url or name goes there too");
+    tu_check(intern_url(&ts, &c, reg, "PUT", 105) == f3 && intern_url(&ts, &c, reg, "GET", 106) == f1,
+             "fold: the folded sets made before are still used");
+
+    /* many more: nothing grows */
+    int bounded = 1;
+    for (int i = 1000; i < 21000; i++) {
+        int id = intern_url(&ts, &c, reg, i % 2 ? "GET" : "PATCH", i);
+        bounded &= id >= ts.max && id <= 11;
+    }
+    tu_check(bounded && ts.n == 12 && c.used == 8 && ts.index.used == 12,
+             "fold: 20,000 more distinct sets: all folded, still 12 sets, cache 8, index %zu", ts.index.used);
+    tu_check(ts.warned > 0, "fold: the table knows it warned");
+    int warnings = tu_release_stderr(cap, "distinct tag sets");
+    tu_check(warnings == 1, "fold: one warning for all the folding (%d)", warnings);
+
+    ll_tagset_cache_free(&c);
+    ll_tagsets_free(&ts);
+    ll_registry_free(reg);
+}
+
+/* several workers folding at once: every worker gets the same id for a
+ * set, the table stays within its bound */
+enum { FOLD_WORKERS = 4, FOLD_SETS = 600 };
+typedef struct fold_arg {
+    ll_tagsets *ts;
+    const ll_registry *reg;
+    int w;
+    int ids[FOLD_SETS];
+} fold_arg;
+
+static void *fold_worker(void *p) {
+    fold_arg *a = p;
+    ll_tagset_cache c = {0};
+    for (int round = 0; round < 2; round++)
+        for (int k = 0; k < FOLD_SETS; k++) {
+            int i = a->w % 2 ? FOLD_SETS - 1 - k : k; /* half the workers from the other end */
+            int id = intern_url(a->ts, &c, a->reg, i % 3 ? "GET" : "POST", i);
+            if (round == 0) a->ids[i] = id;
+            else if (a->ids[i] != id) a->ids[i] = -2;
+        }
+    ll_tagset_cache_free(&c);
+    return NULL;
+}
+
+static void test_fold_threads(void) {
+    ll_registry *reg = ll_registry_new(3);
+    ll_tagsets ts;
+    ll_tagsets_init(&ts);
+    ts.max = 100;
+    ts.max_folded = 10;
+    tu_captured cap = tu_capture_stderr();
+    pthread_t th[FOLD_WORKERS];
+    fold_arg *args = calloc(FOLD_WORKERS, sizeof(fold_arg));
+    for (int w = 0; w < FOLD_WORKERS; w++) {
+        args[w] = (fold_arg){.ts = &ts, .reg = reg, .w = w};
+        pthread_create(&th[w], NULL, fold_worker, &args[w]);
+    }
+    for (int w = 0; w < FOLD_WORKERS; w++) pthread_join(th[w], NULL);
+    int warnings = tu_release_stderr(cap, "distinct tag sets");
+    int agree = 1, admitted = 0, folded = 0;
+    for (int i = 0; i < FOLD_SETS; i++) {
+        for (int w = 0; w < FOLD_WORKERS; w++) agree &= args[w].ids[i] == args[0].ids[i] && args[w].ids[i] >= 0;
+        admitted += args[0].ids[i] >= 0 && args[0].ids[i] < 100;
+        folded += args[0].ids[i] >= 100;
+    }
+    tu_check(agree, "fold threads: 4 workers agree on every set's id, stable across rounds");
+    tu_check(admitted == 100 && folded == FOLD_SETS - 100 && ts.n == 102,
+             "fold threads: 100 sets admitted, %d folded into 2 sets (GET, POST), table %d", folded, ts.n);
+    tu_check(warnings == 1, "fold threads: one warning (%d)", warnings);
+    free(args);
+    ll_tagsets_free(&ts);
+    ll_registry_free(reg);
+}
+
 int main(void) {
     test_basics();
     test_registry_tags();
     test_cache();
     test_many();
     test_threads();
+    test_fold();
+    test_fold_threads();
     return tu_summary();
 }

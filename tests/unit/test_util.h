@@ -4,7 +4,9 @@
  * tu_summary() prints "N passed, M failed" and returns the exit status.
  * tu_rand() is a seeded xorshift64* generator (deterministic runs; a test
  * may set tu_rng_state first); tu_exact_percentile() is k6's percentile of
- * a sorted array, the reference the histogram tests compare against. */
+ * a sorted array, the reference the histogram tests compare against.
+ * tu_capture_stderr()/tu_release_stderr() send stderr to a file for a while
+ * and count the lines that have a string (warnings printed once). */
 #ifndef LL_TEST_UTIL_H
 #define LL_TEST_UTIL_H
 
@@ -12,6 +14,8 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 static int tu_passed, tu_failed;
 
@@ -49,6 +53,35 @@ static inline int64_t tu_exact_percentile(const int64_t *sorted, int64_t n, doub
     double r = ceil(p / 100.0 * (double)n) - 1;
     int64_t i = r < 0 ? 0 : r > (double)(n - 1) ? n - 1 : (int64_t)r;
     return sorted[i];
+}
+
+typedef struct tu_captured {
+    FILE *f;
+    int saved;
+} tu_captured;
+
+static inline tu_captured tu_capture_stderr(void) {
+    tu_captured c = {tmpfile(), dup(2)};
+    fflush(stderr);
+    dup2(fileno(c.f), 2);
+    return c;
+}
+
+/* Restores stderr; returns how many captured lines contain needle (and
+ * shows them all on stdout, in the test's log). */
+static inline int tu_release_stderr(tu_captured c, const char *needle) {
+    fflush(stderr);
+    dup2(c.saved, 2);
+    close(c.saved);
+    rewind(c.f);
+    char line[2048];
+    int n = 0;
+    while (fgets(line, sizeof(line), c.f)) {
+        n += strstr(line, needle) != NULL;
+        fputs(line, stdout);
+    }
+    fclose(c.f);
+    return n;
 }
 
 static inline int tu_summary(void) {

@@ -5,7 +5,12 @@
  * sub-metrics are registered before the workers start (init code, options,
  * thresholds), so the metric table is read without locks while they run;
  * checks and groups are registered under the registry's mutex when first
- * seen (cold path). Trends are recorded into fixed-size histograms in
+ * seen (cold path), found through hash indexes in O(1). Checks and groups
+ * are bounded: past LL_REGISTRY_MAX_CHECKS checks a new one is counted as
+ * the check "(other)" of its group, past LL_REGISTRY_MAX_GROUPS groups a
+ * new one is the group "::(other)" (an id in a check's or group's name
+ * makes one per iteration); the first fold of each warns on stderr, naming
+ * it, and the end counts what was folded. Trends are recorded into fixed-size histograms in
  * thousandths of the metric's unit: microseconds for time metrics (ms).
  *
  * Every sample has tags, given as a lookup function (ll_tag_source) so that
@@ -18,8 +23,14 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "hashidx.h"
 #include "histogram.h"
+
+#define LL_REGISTRY_MAX_CHECKS 1000
+#define LL_REGISTRY_MAX_GROUPS 1000
+#define LL_REGISTRY_OTHER "(other)" /* the name past the bounds */
 
 typedef enum { LL_COUNTER, LL_GAUGE, LL_RATE, LL_TREND } ll_metric_type;
 typedef enum { LL_CONTAINS_DEFAULT, LL_CONTAINS_TIME, LL_CONTAINS_DATA } ll_contains;
@@ -93,6 +104,9 @@ typedef struct ll_registry {
     int nchecks, checks_cap;
     char **groups; /* group paths, in the order first seen */
     int ngroups, groups_cap;
+    ll_hashidx check_index, group_index; /* (group path, name) -> check id; path -> group id */
+    int max_checks, max_groups; /* LL_REGISTRY_MAX_*; a test may lower them */
+    int64_t checks_folded, groups_folded; /* look-ups answered with "(other)" */
     int sig_digits; /* histogram precision */
     ll_tag *tags;   /* tags of every sample: options.tags, scenario */
     int ntags;
@@ -141,8 +155,16 @@ int ll_registry_submetric(ll_registry *reg, int parent, const char *const *keys,
                           int n);
 /* Adds a tag every sample carries (options.tags); replaces an existing key. */
 int ll_registry_add_tag(ll_registry *reg, const char *key, const char *value);
-int ll_registry_check(ll_registry *reg, const char *group_path, const char *name);
+/* The id of check name in group_path, registering it when new; past the
+ * bound the group's "(other)" check, and *folded (may be NULL) set: a
+ * caller that caches ids must not cache name's. -1 when out of memory. */
+int ll_registry_check(ll_registry *reg, const char *group_path, const char *name, int *folded);
+/* The id of group path, registering it when new; past the bound the group
+ * "::(other)". -1 when out of memory. */
 int ll_registry_group(ll_registry *reg, const char *path);
+/* At the end: how many check results and group runs went to "(other)",
+ * one line each on f (nothing when none). */
+void ll_registry_report_folds(ll_registry *reg, FILE *f);
 /* The path of group id (stable for the registry's life); "" for id < 0. */
 const char *ll_registry_group_path(ll_registry *reg, int id);
 

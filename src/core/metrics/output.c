@@ -29,6 +29,7 @@ typedef struct ring {
     ring_entry *slots;
     _Atomic uint64_t head, tail;
     _Atomic int64_t dropped;
+    _Atomic int64_t folded; /* samples whose tag set was folded (tagset.h) */
     ll_tagset_cache cache; /* the producer's */
     int base_tagset;       /* samples without tags */
     ll_outputs *o;
@@ -48,28 +49,13 @@ struct ll_outputs {
     int64_t mono_to_unix_ns;
 };
 
-void ll_output_json_escape(const char *s, char *out, size_t len) {
-    size_t o = 0;
-    for (; *s && o + 7 < len; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c < 0x20) {
-            o += (size_t)snprintf(out + o, len - o, "\\u%04x", c);
-        } else {
-            out[o++] = (char)c;
-        }
-    }
-    out[o] = 0;
-}
-
 static void emit(void *ud, int id, double value, uint64_t now, ll_tag_source *t) {
     ring *r = ud;
     int tagset = r->base_tagset;
     if (t) {
         if (t->tagset < 0) t->tagset = ll_tagsets_intern(&r->o->tagsets, &r->cache, r->o->reg, t);
         tagset = t->tagset;
+        if (tagset >= r->o->tagsets.max) atomic_fetch_add_explicit(&r->folded, 1, memory_order_relaxed);
     }
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -145,7 +131,6 @@ void ll_outputs_attach(ll_outputs *o, ll_shard *shard) {
 /* Hands every queued sample to the sinks; returns how many. */
 static uint64_t drain(ll_outputs *o) {
     uint64_t n = 0;
-    pthread_mutex_lock(&o->tagsets.mu);
     for (int i = 0; i < o->nrings; i++) {
         ring *r = o->rings[i];
         uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -159,7 +144,6 @@ static uint64_t drain(ll_outputs *o) {
         n += tail - atomic_load_explicit(&r->tail, memory_order_relaxed);
         atomic_store_explicit(&r->tail, tail, memory_order_release);
     }
-    pthread_mutex_unlock(&o->tagsets.mu);
     return n;
 }
 
@@ -197,14 +181,22 @@ int64_t ll_outputs_stop(ll_outputs *o) {
     }
     drain(o);
     flush_all(o);
-    int64_t dropped = 0;
-    for (int i = 0; i < o->nrings; i++) dropped += atomic_load(&o->rings[i]->dropped);
+    int64_t dropped = 0, folded = 0;
+    for (int i = 0; i < o->nrings; i++) {
+        dropped += atomic_load(&o->rings[i]->dropped);
+        folded += atomic_load(&o->rings[i]->folded);
+    }
     if (dropped > 0)
         fprintf(stderr, "luaload: warning: the outputs could not keep up: %lld samples dropped\n", (long long)dropped);
-    for (int s = 0; s < o->nsinks; s++) {
-        if (o->sinks[s]->err[0]) fprintf(stderr, "luaload: output %s: %s\n", o->names[s], o->sinks[s]->err);
-        o->sinks[s]->close(o->sinks[s]);
+    if (folded > 0)
+        fprintf(stderr, "luaload: warning: %lld samples went to the outputs with their url and name tags folded into "
+                        "\"%s\" (more than %d distinct tag sets)\n", (long long)folded, LL_TAGSETS_OTHER,
+                o->tagsets.max);
+    for (int s = 0; s < o->nsinks; s++) { /* closed first: closing can fail too (a full disk) */
+        char err[256];
+        o->sinks[s]->close(o->sinks[s], err, sizeof(err));
         o->sinks[s] = NULL;
+        if (err[0]) fprintf(stderr, "luaload: warning: output %s: %s\n", o->names[s], err);
     }
     return dropped;
 }
@@ -212,8 +204,9 @@ int64_t ll_outputs_stop(ll_outputs *o) {
 void ll_outputs_free(ll_outputs *o) {
     if (!o) return;
     if (o->started) ll_outputs_stop(o);
+    char ignored[256]; /* the run failed before its outputs started */
     for (int s = 0; s < o->nsinks; s++)
-        if (o->sinks[s]) o->sinks[s]->close(o->sinks[s]);
+        if (o->sinks[s]) o->sinks[s]->close(o->sinks[s], ignored, sizeof(ignored));
     for (int s = 0; s < o->nsinks; s++) free(o->names[s]);
     free(o->sinks);
     free(o->names);

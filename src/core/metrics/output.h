@@ -22,7 +22,7 @@ typedef struct ll_out_sample {
     const ll_metric *metric;
     double value;              /* ms for time trends */
     int64_t unix_ns;
-    const ll_tagsets *tagsets; /* locked while the sink runs */
+    const ll_tagsets *tagsets; /* read without a lock: sets never change */
     int tagset;
 } ll_out_sample;
 
@@ -47,7 +47,10 @@ typedef struct ll_output_sink ll_output_sink;
 struct ll_output_sink {
     int (*write)(ll_output_sink *s, const ll_out_sample *x);
     int (*flush)(ll_output_sink *s); /* about once a second, and at the end */
-    void (*close)(ll_output_sink *s);
+    /* Closes and frees s; puts its error in err ("" when none): the first
+     * one of the run, or of the close itself (a full disk often shows
+     * only when the last buffer or gzip's trailer is written). */
+    void (*close)(ll_output_sink *s, char *err, size_t errlen);
     const ll_threshold_set *thresholds;
     char err[256];                    /* the last error, reported once */
 };
@@ -74,8 +77,5 @@ int ll_outputs_start(ll_outputs *o);
  * write errors on stderr. Returns the number of samples dropped. */
 int64_t ll_outputs_stop(ll_outputs *o);
 void ll_outputs_free(ll_outputs *o);
-
-/* Shared helpers of the sinks: s as the inside of a JSON string. */
-void ll_output_json_escape(const char *s, char *out, size_t len);
 
 #endif

@@ -12,7 +12,15 @@ struct ll_outfile {
     FILE *plain;
     gzFile gz;
     int failed;
+    int why; /* errno of the first failure, 0 when unknown */
 };
+
+/* Records a failure (the first one's errno); returns -1. */
+static int failed(ll_outfile *f) {
+    if (!f->failed) f->why = errno;
+    f->failed = 1;
+    return -1;
+}
 
 ll_outfile *ll_output_file_open(const char *path, char *err, size_t errlen) {
     ll_outfile *f = calloc(1, sizeof(*f));
@@ -35,9 +43,9 @@ ll_outfile *ll_output_file_open(const char *path, char *err, size_t errlen) {
 
 int ll_output_file_write(ll_outfile *f, const char *p, size_t n) {
     if (f->failed) return -1;
-    if (f->gz) f->failed = n && gzwrite(f->gz, p, (unsigned)n) != (int)n;
-    else f->failed = fwrite(p, 1, n, f->plain) != n;
-    return f->failed ? -1 : 0;
+    errno = 0;
+    int bad = f->gz ? n && gzwrite(f->gz, p, (unsigned)n) != (int)n : fwrite(p, 1, n, f->plain) != n;
+    return bad ? failed(f) : 0;
 }
 
 int ll_output_file_printf(ll_outfile *f, const char *fmt, ...) {
@@ -52,15 +60,24 @@ int ll_output_file_printf(ll_outfile *f, const char *fmt, ...) {
 
 int ll_output_file_flush(ll_outfile *f) {
     if (f->failed) return -1;
-    if (f->gz) f->failed = gzflush(f->gz, Z_SYNC_FLUSH) != Z_OK;
-    else f->failed = fflush(f->plain) != 0;
-    return f->failed ? -1 : 0;
+    errno = 0;
+    int bad = f->gz ? gzflush(f->gz, Z_SYNC_FLUSH) != Z_OK : fflush(f->plain) != 0;
+    return bad ? failed(f) : 0;
 }
 
-int ll_output_file_close(ll_outfile *f) {
+int ll_output_file_close(ll_outfile *f, char *why, size_t len) {
+    errno = 0;
+    if (f->gz && gzclose(f->gz) != Z_OK) failed(f); /* writes what gzip buffered and its trailer */
+    errno = 0;
+    if (f->plain && fclose(f->plain) != 0) failed(f);
     int rc = f->failed ? -1 : 0;
-    if (f->gz && gzclose(f->gz) != Z_OK) rc = -1;
-    if (f->plain && fclose(f->plain) != 0) rc = -1;
+    if (rc) snprintf(why, len, "%s", ll_output_file_error(f));
     free(f);
     return rc;
+}
+
+const char *ll_output_file_error(const ll_outfile *f) { return f->why ? strerror(f->why) : "unknown error"; }
+
+void ll_output_file_failed(char *err, size_t len, const char *why) {
+    if (!err[0]) snprintf(err, len, "write failed: %s; the samples from then on are lost", why);
 }

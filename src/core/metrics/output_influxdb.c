@@ -82,8 +82,9 @@ static int influx_write(ll_output_sink *s, const ll_out_sample *x) {
     return 0;
 }
 
-static void influx_close(ll_output_sink *s) {
+static void influx_close(ll_output_sink *s, char *err, size_t errlen) {
     influx_sink *f = (influx_sink *)s;
+    snprintf(err, errlen, "%s", s->err);
     if (f->conn) f->http->close(f->conn);
     ll_buf_free(&f->batch);
     free(f);
@@ -117,7 +118,8 @@ ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *h
     long status = http->post(f->conn, &to, "", 0, why, sizeof(why));
     if (status / 100 != 2) {
         snprintf(err, errlen, "influxdb output: cannot create database %s at %s: %s", db, base, why);
-        influx_close(&f->base);
+        char ignored[256];
+        influx_close(&f->base, ignored, sizeof(ignored));
         return NULL;
     }
     snprintf(f->write_url, sizeof(f->write_url), "%s/write?db=%s&precision=ns", base, db);

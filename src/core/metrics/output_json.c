@@ -1,6 +1,7 @@
 /* output_json.c -- `-o json=FILE`: k6's JSON lines, a "Metric" line the
  * first time a metric shows up, then one "Point" per sample with its time,
- * value and tags. */
+ * value and tags. A sample is a few copies: each tag set's JSON is made
+ * once (output_text.h), the time's date and seconds once a second. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "buf.h"
 #include "output.h"
 #include "output_file.h"
+#include "output_text.h"
 
 typedef struct json_sink {
     ll_output_sink base;
@@ -16,15 +18,28 @@ typedef struct json_sink {
     unsigned char *declared; /* by metric id */
     int ndeclared;
     ll_buf line;
+    ll_tagtext tags;         /* ,"tags":{...}}}\n by tag set */
+    int64_t second;          /* of when: "YYYY-MM-DDTHH:MM:SS" */
+    char when[32];
 } json_sink;
 
 static void add(json_sink *j, const char *s) { ll_buf_puts(&j->line, s); }
 
+/* s as a JSON string, whole however long (a URL of any length). */
 static void add_string(json_sink *j, const char *s) {
-    char esc[2048];
-    ll_output_json_escape(s, esc, sizeof(esc));
     add(j, "\"");
-    add(j, esc);
+    const char *run = s;
+    for (const char *p = s;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        ll_buf_append(&j->line, run, (size_t)(p - run));
+        if (!c) break;
+        char esc[8];
+        if (c == '"' || c == '\\') snprintf(esc, sizeof(esc), "\\%c", c);
+        else snprintf(esc, sizeof(esc), "\\u%04x", c);
+        add(j, esc);
+        run = p + 1;
+    }
     add(j, "\"");
 }
 
@@ -75,39 +90,70 @@ static void add_tag(void *ud, const char *key, const char *value) {
     add_string(c->j, value);
 }
 
-static int json_write(ll_output_sink *s, const ll_out_sample *x) {
-    json_sink *j = (json_sink *)s;
-    declare(j, x);
-    char num[64], when[64];
-    time_t secs = (time_t)(x->unix_ns / 1000000000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(when + n, sizeof(when) - n, ".%09lldZ", (long long)(x->unix_ns % 1000000000));
-    j->line.len = 0;
-    add(j, "{\"metric\":");
-    add_string(j, x->metric->name);
-    add(j, ",\"type\":\"Point\",\"data\":{\"time\":\"");
-    add(j, when);
-    add(j, "\",\"value\":");
-    snprintf(num, sizeof(num), "%.17g", x->value);
-    add(j, num);
+/* The end of a Point line, x's tags: made the first time for each set. */
+static void add_tags(json_sink *j, const ll_out_sample *x) {
+    const ll_buf *t = ll_tagtext_get(&j->tags, x->tagset);
+    if (t) {
+        ll_buf_append(&j->line, t->p, t->len);
+        return;
+    }
+    size_t at = j->line.len;
     add(j, ",\"tags\":{");
     tag_ctx c = {j, 0};
     ll_tagset_each(x->tagsets, x->tagset, add_tag, &c);
     add(j, "}}}\n");
-    if (ll_output_file_write(j->f, j->line.p, j->line.len) != 0 && !s->err[0])
-        snprintf(s->err, sizeof(s->err), "write failed (disk full?); later samples are lost");
+    if (x->tagset >= 0) ll_buf_append(ll_tagtext_make(&j->tags, x->tagset), j->line.p + at, j->line.len - at);
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ" of unix_ns: the date part made once a second. */
+static void add_time(json_sink *j, int64_t unix_ns) {
+    int64_t secs = unix_ns / 1000000000, ns = unix_ns % 1000000000;
+    if (!j->when[0] || secs != j->second) {
+        time_t t = (time_t)secs;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(j->when, sizeof(j->when), "%Y-%m-%dT%H:%M:%S", &tm);
+        j->second = secs;
+    }
+    char frac[12] = ".000000000Z";
+    for (int i = 9; i >= 1 && ns > 0; i--, ns /= 10) frac[i] = (char)('0' + ns % 10);
+    add(j, j->when);
+    ll_buf_append(&j->line, frac, 11);
+}
+
+static int json_write(ll_output_sink *s, const ll_out_sample *x) {
+    json_sink *j = (json_sink *)s;
+    declare(j, x);
+    char num[64];
+    j->line.len = 0;
+    add(j, "{\"metric\":");
+    add_string(j, x->metric->name);
+    add(j, ",\"type\":\"Point\",\"data\":{\"time\":\"");
+    add_time(j, x->unix_ns);
+    add(j, "\",\"value\":");
+    if (!ll_text_milli(x->value, 0, num)) snprintf(num, sizeof(num), "%.17g", x->value);
+    add(j, num);
+    add_tags(j, x);
+    if (ll_output_file_write(j->f, j->line.p, j->line.len) != 0)
+        ll_output_file_failed(s->err, sizeof(s->err), ll_output_file_error(j->f));
     return 0;
 }
 
-static int json_flush(ll_output_sink *s) { return ll_output_file_flush(((json_sink *)s)->f); }
-
-static void json_close(ll_output_sink *s) {
+static int json_flush(ll_output_sink *s) {
     json_sink *j = (json_sink *)s;
-    if (ll_output_file_close(j->f) != 0 && !s->err[0]) snprintf(s->err, sizeof(s->err), "write failed");
+    if (ll_output_file_flush(j->f) == 0) return 0;
+    ll_output_file_failed(s->err, sizeof(s->err), ll_output_file_error(j->f));
+    return -1;
+}
+
+static void json_close(ll_output_sink *s, char *err, size_t errlen) {
+    json_sink *j = (json_sink *)s;
+    char why[128];
+    if (ll_output_file_close(j->f, why, sizeof(why)) != 0) ll_output_file_failed(s->err, sizeof(s->err), why);
+    snprintf(err, errlen, "%s", s->err);
     free(j->declared);
     ll_buf_free(&j->line);
+    ll_tagtext_free(&j->tags);
     free(j);
 }
 

@@ -13,7 +13,13 @@
  * k6 divides it as well). Labels are the sample's tags (empty ones left
  * out) and __name__, sorted. A series is sent when it has a sample newer
  * (by the millisecond) than the last push, stamped with its newest
- * sample's time. Trends are kept in 2-digit histograms (1 % error). */
+ * sample's time. Trends are kept in 2-digit histograms (1 % error).
+ *
+ * Series are bounded (each Trend's histogram is about 27 KB): past
+ * LL_PROMRW_MAX_SERIES, the samples of a new series go to its metric's one
+ * overflow series, labelled name and url "(other)" with the registry's
+ * tags (options.tags); the first time says so on stderr, the end counts the
+ * samples that went there. */
 #include <errno.h>
 #include <math.h>
 #include <snappy-c.h>
@@ -36,6 +42,8 @@
 #define ENV "K6_PROMETHEUS_RW_"
 #define MAX_STATS 16
 #define MAX_HEADERS 32
+#define LL_PROMRW_MAX_SERIES 2000
+#define OVERFLOW_TAGSET (-1) /* a metric's overflow series */
 
 typedef struct series {
     int metric_id, tagset;     /* the key; metric_id -1: a free slot */
@@ -63,6 +71,8 @@ typedef struct promrw_sink {
     int nstats;
     series *map;               /* open addressing on (metric, tagset) */
     size_t cap, used;
+    size_t max_series;         /* LL_PROMRW_MAX_SERIES, overflow series aside */
+    int64_t overflowed;        /* samples that went to an overflow series */
     long failures;
 } promrw_sink;
 
@@ -227,20 +237,65 @@ static void grow(promrw_sink *p) {
     p->cap = cap;
 }
 
-/* The series of x's metric and tag set, made (labels copied) when new. */
+/* The slot of series (metric_id, tagset): its own, or the free one where
+ * it would go. */
+static series *slot(promrw_sink *p, int metric_id, int tagset) {
+    size_t i = slot_of(metric_id, tagset, p->cap);
+    while (p->map[i].metric_id >= 0 && (p->map[i].metric_id != metric_id || p->map[i].tagset != tagset))
+        i = (i + 1) & (p->cap - 1);
+    return &p->map[i];
+}
+
+/* An overflow series' labels: name and url "(other)", the registry's tags. */
+static void overflow_labels(promrw_sink *p, series *s) {
+    label_ctx c = {s};
+    add_label(&c, "name", LL_TAGSETS_OTHER);
+    add_label(&c, "url", LL_TAGSETS_OTHER);
+    for (int i = 0; i < p->reg->ntags; i++)
+        if (strcmp(p->reg->tags[i].key, "name") != 0 && strcmp(p->reg->tags[i].key, "url") != 0)
+            add_label(&c, p->reg->tags[i].key, p->reg->tags[i].value);
+}
+
+static void warn_overflow(promrw_sink *p, const ll_out_sample *x) {
+    char first[256] = "";
+    label_ctx c = {&(series){0}};
+    ll_tagset_each(x->tagsets, x->tagset, add_label, &c);
+    for (int i = 0; i < c.s->nlabels; i++) {
+        if (strcmp(c.s->labels[2 * i], "name") == 0) snprintf(first, sizeof(first), "%.200s", c.s->labels[2 * i + 1]);
+        free(c.s->labels[2 * i]);
+        free(c.s->labels[2 * i + 1]);
+    }
+    free(c.s->labels);
+    fprintf(stderr,
+            "luaload: warning: experimental-prometheus-rw: more than %zu series; the samples of a new one go to "
+            "one series per metric labelled name and url \"%s\" (the first: k6_%s, name=%s). Give requests "
+            "whose URL has an id in it a name tag, as http.get(url, { tags = { name = \"item\" } })\n",
+            p->max_series, LL_TAGSETS_OTHER, x->metric->name, first[0] ? first : "(none)");
+}
+
+/* The series of x's metric and tag set, made (labels copied) when new, or
+ * past the bound its metric's overflow series. */
 static series *find(promrw_sink *p, const ll_out_sample *x) {
     if ((p->used + 1) * 2 > p->cap) grow(p);
-    size_t i = slot_of(x->metric_id, x->tagset, p->cap);
-    while (p->map[i].metric_id >= 0 && (p->map[i].metric_id != x->metric_id || p->map[i].tagset != x->tagset))
-        i = (i + 1) & (p->cap - 1);
-    series *s = &p->map[i];
+    int tagset = x->tagset;
+    series *s = slot(p, x->metric_id, tagset);
     if (s->metric_id >= 0) return s;
+    if (p->used >= p->max_series) { /* the overflow series is made past the bound, one per metric */
+        if (p->overflowed++ == 0) warn_overflow(p, x);
+        tagset = OVERFLOW_TAGSET;
+        s = slot(p, x->metric_id, tagset);
+        if (s->metric_id >= 0) return s;
+    }
     memset(s, 0, sizeof(*s));
     s->metric_id = x->metric_id;
-    s->tagset = x->tagset;
+    s->tagset = tagset;
     s->sent_ms = -1;
-    label_ctx c = {s};
-    ll_tagset_each(x->tagsets, x->tagset, add_label, &c);
+    if (tagset == OVERFLOW_TAGSET) {
+        overflow_labels(p, s);
+    } else {
+        label_ctx c = {s};
+        ll_tagset_each(x->tagsets, x->tagset, add_label, &c);
+    }
     qsort(s->labels, (size_t)s->nlabels, 2 * sizeof(*s->labels), label_cmp);
     if (x->metric->type == LL_TREND) s->h = ll_histogram_new(1, LL_SHARD_HIST_HIGHEST, 2);
     p->used++;
@@ -440,11 +495,9 @@ static void promrw_free(promrw_sink *p) {
     free(p);
 }
 
-/* The last push (and the stale markers) come after the outputs printed
- * their errors: one that fails here says so itself. */
-static void promrw_close(ll_output_sink *sk) {
+/* The last push and the stale markers, then the run's error, if any. */
+static void promrw_close(ll_output_sink *sk, char *err, size_t errlen) {
     promrw_sink *p = (promrw_sink *)sk;
-    long before = p->failures;
     push(p, 0, 0); /* what is left, at once */
     if (p->stale_markers) { /* after every stamp sent, whatever the wall clock did */
         struct timespec ts;
@@ -454,9 +507,12 @@ static void promrw_close(ll_output_sink *sk) {
             if (p->map[i].metric_id >= 0 && p->map[i].sent_ms >= at) at = p->map[i].sent_ms;
         push(p, 1, at + 1);
     }
-    if (p->failures > before)
-        fprintf(stderr, "luaload: output experimental-prometheus-rw: %s (%ld of the pushes failed)\n", p->base.err,
-                p->failures);
+    err[0] = 0;
+    if (p->failures) snprintf(err, errlen, "%s (%ld of the pushes failed)", p->base.err, p->failures);
+    if (p->overflowed)
+        fprintf(stderr, "luaload: warning: experimental-prometheus-rw: %lld samples went to the series labelled "
+                        "name and url \"%s\" (more than %zu series)\n", (long long)p->overflowed, LL_TAGSETS_OTHER,
+                p->max_series);
     promrw_free(p);
 }
 
@@ -464,6 +520,7 @@ ll_output_sink *ll_output_promrw_open(const ll_registry *reg, const ll_output_ht
     promrw_sink *p = ll_xcalloc(1, sizeof(*p));
     p->reg = reg;
     p->http = http;
+    p->max_series = LL_PROMRW_MAX_SERIES;
     if (read_settings(p, err, errlen) != 0) {
         promrw_free(p);
         return NULL;

@@ -42,6 +42,8 @@ ll_registry *ll_registry_new(int sig_digits) {
     ll_registry *reg = ll_xcalloc(1, sizeof(*reg));
     pthread_mutex_init(&reg->mu, NULL);
     reg->sig_digits = sig_digits;
+    reg->max_checks = LL_REGISTRY_MAX_CHECKS;
+    reg->max_groups = LL_REGISTRY_MAX_GROUPS;
     for (int i = 0; i < LL_M_BUILTIN_COUNT; i++) {
         if (ll_registry_metric(reg, builtins[i].name, builtins[i].type, builtins[i].contains) != i) {
             ll_registry_free(reg);
@@ -76,6 +78,8 @@ void ll_registry_free(ll_registry *reg) {
     free(reg->metrics);
     free(reg->checks);
     free(reg->groups);
+    ll_hashidx_free(&reg->check_index);
+    ll_hashidx_free(&reg->group_index);
     pthread_mutex_destroy(&reg->mu);
     free(reg);
 }
@@ -175,42 +179,96 @@ int ll_registry_add_tag(ll_registry *reg, const char *key, const char *value) {
     return 0;
 }
 
-int ll_registry_check(ll_registry *reg, const char *group_path, const char *name) {
-    int id = -1;
+/* ---- checks and groups: hash indexes, bounds (called with reg->mu held) ---- */
+
+typedef struct check_key {
+    const ll_registry *reg;
+    const char *group_path, *name;
+} check_key;
+
+static uint64_t check_hash(const char *group_path, const char *name) {
+    return ll_hash_more(ll_hash_bytes(group_path, strlen(group_path) + 1), name, strlen(name));
+}
+
+static int same_check(const void *ud, int id) {
+    const check_key *k = ud;
+    const ll_check *c = &k->reg->checks[id];
+    return strcmp(c->name, k->name) == 0 && strcmp(c->group_path, k->group_path) == 0;
+}
+
+/* The check's id, added when new (past the bound only when force). */
+static int check_id(ll_registry *reg, const char *group_path, const char *name, int force) {
+    check_key k = {reg, group_path, name};
+    uint64_t h = check_hash(group_path, name);
+    int id = ll_hashidx_find(&reg->check_index, h, same_check, &k);
+    if (id >= 0 || (reg->nchecks >= reg->max_checks && !force)) return id;
+    ll_xgrow((void **)&reg->checks, &reg->checks_cap, reg->nchecks + 1, sizeof(ll_check));
+    ll_check *c = &reg->checks[reg->nchecks];
+    c->group_path = ll_xstrdup(group_path);
+    c->name = ll_xstrdup(name);
+    ll_hashidx_add(&reg->check_index, h, reg->nchecks);
+    return reg->nchecks++;
+}
+
+int ll_registry_check(ll_registry *reg, const char *group_path, const char *name, int *folded) {
     pthread_mutex_lock(&reg->mu);
-    for (int i = 0; i < reg->nchecks; i++) {
-        if (strcmp(reg->checks[i].name, name) == 0 && strcmp(reg->checks[i].group_path, group_path) == 0) {
-            id = i;
-            break;
-        }
-    }
-    if (id < 0) {
-        ll_xgrow((void **)&reg->checks, &reg->checks_cap, reg->nchecks + 1, sizeof(ll_check));
-        ll_check *c = &reg->checks[reg->nchecks];
-        c->group_path = strdup(group_path);
-        c->name = strdup(name);
-        if (c->group_path && c->name) id = reg->nchecks++;
+    int id = check_id(reg, group_path, name, 0);
+    if (folded) *folded = id < 0;
+    if (id < 0) { /* past the bound: the group's "(other)", at most one per group */
+        if (reg->checks_folded++ == 0)
+            fprintf(stderr,
+                    "luaload: warning: more than %d distinct checks: the results of the check \"%.200s\"%s%.200s%s "
+                    "and of every later new one are counted as the check \"%s\" of their group. Keep ids and other "
+                    "changing values out of check names\n",
+                    reg->max_checks, name, *group_path ? " (group \"" : "", group_path, *group_path ? "\")" : "",
+                    LL_REGISTRY_OTHER);
+        id = check_id(reg, group_path, LL_REGISTRY_OTHER, 1);
     }
     pthread_mutex_unlock(&reg->mu);
     return id;
 }
 
+static int same_group(const void *ud, int id) {
+    const check_key *k = ud;
+    return strcmp(k->reg->groups[id], k->group_path) == 0;
+}
+
+/* The group's id, added when new (past the bound only when force). */
+static int group_id(ll_registry *reg, const char *path, int force) {
+    check_key k = {reg, path, NULL};
+    uint64_t h = ll_hash_bytes(path, strlen(path));
+    int id = ll_hashidx_find(&reg->group_index, h, same_group, &k);
+    if (id >= 0 || (reg->ngroups >= reg->max_groups && !force)) return id;
+    ll_xgrow((void **)&reg->groups, &reg->groups_cap, reg->ngroups + 1, sizeof(char *));
+    reg->groups[reg->ngroups] = ll_xstrdup(path);
+    ll_hashidx_add(&reg->group_index, h, reg->ngroups);
+    return reg->ngroups++;
+}
+
 int ll_registry_group(ll_registry *reg, const char *path) {
-    int id = -1;
     pthread_mutex_lock(&reg->mu);
-    for (int i = 0; i < reg->ngroups; i++) {
-        if (strcmp(reg->groups[i], path) == 0) {
-            id = i;
-            break;
-        }
-    }
+    int id = group_id(reg, path, 0);
     if (id < 0) {
-        ll_xgrow((void **)&reg->groups, &reg->groups_cap, reg->ngroups + 1, sizeof(char *));
-        reg->groups[reg->ngroups] = strdup(path);
-        if (reg->groups[reg->ngroups]) id = reg->ngroups++;
+        if (reg->groups_folded++ == 0)
+            fprintf(stderr,
+                    "luaload: warning: more than %d distinct groups: the group \"%.200s\" and every later new one "
+                    "are counted as the group \"::%s\". Keep ids and other changing values out of group names\n",
+                    reg->max_groups, path, LL_REGISTRY_OTHER);
+        id = group_id(reg, "::" LL_REGISTRY_OTHER, 1);
     }
     pthread_mutex_unlock(&reg->mu);
     return id;
+}
+
+void ll_registry_report_folds(ll_registry *reg, FILE *f) {
+    pthread_mutex_lock(&reg->mu);
+    if (reg->checks_folded)
+        fprintf(f, "luaload: warning: %lld check results were counted as \"%s\" (more than %d distinct checks)\n",
+                (long long)reg->checks_folded, LL_REGISTRY_OTHER, reg->max_checks);
+    if (reg->groups_folded)
+        fprintf(f, "luaload: warning: %lld group runs were counted as \"::%s\" (more than %d distinct groups)\n",
+                (long long)reg->groups_folded, LL_REGISTRY_OTHER, reg->max_groups);
+    pthread_mutex_unlock(&reg->mu);
 }
 
 const char *ll_registry_group_path(ll_registry *reg, int id) {

@@ -956,6 +956,7 @@ summarize:
     report_fd_refusals();
     if (outputs) ll_outputs_stop(outputs);
     outputs_stopped = 1;
+    ll_registry_report_folds(run.reg, stderr); /* checks and groups past their bounds */
     ll_tally tally = {0}; /* the scenarios', setup's and teardown's */
     for (int i = 0; workers && i < nworkers; i++) ll_worker_read_tally(&workers[i], &tally);
     if (!life_lost) ll_tally_add(&tally, &life.tally);

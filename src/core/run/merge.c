@@ -277,7 +277,7 @@ static int read_values(merge *m, part *p) {
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p->side, "checks")) {
         const char *group = str_at(c, "group"), *name = str_at(c, "name");
         if (!group || !name) return fail(m, "%s: a check without a group or name", p->side_path);
-        int id = ll_registry_check(m->reg, group, name);
+        int id = ll_registry_check(m->reg, group, name, NULL);
         int64_t passes = ll_hdrlog_count(c, "passes"), fails = ll_hdrlog_count(c, "fails");
         if (id < 0) return fail(m, "out of memory");
         if (passes < 0 || fails < 0) return fail(m, "%s: check %s has bad counts", p->side_path, name);
@@ -513,9 +513,10 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
     if (!rc && o.n) out_totals(m, &o, total);
     for (int i = 0; i < o.n; i++) {
         ll_output_sink *s = o.sinks[i];
+        char err[256];
         if (s->flush) s->flush(s);
-        if (s->err[0] && !rc) rc = fail(m, "--out %s: %s", o.names[i], s->err);
-        s->close(s);
+        s->close(s, err, sizeof(err)); /* closing can fail too (a full disk) */
+        if (err[0] && !rc) rc = fail(m, "--out %s: %s", o.names[i], err);
     }
     free(o.sinks);
     free(o.names);

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dashboard.h"
 #include "exit.h"
@@ -73,6 +75,27 @@ static int own_output(const ll_config *cfg, const char *type, const char **path)
         *path = o + n + 1;
     }
     return 0;
+}
+
+/* Whether the report can be written to path at the end (it is written
+ * only then): the file is writable, or its directory is one and is. -1
+ * after a one-line error naming the output (what), as every output that
+ * cannot be opened stops the run before it starts. */
+static int check_writable(const char *what, const char *path) {
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else snprintf(dir, sizeof(dir), ".");
+    if (access(path, W_OK) == 0) return 0;
+    struct stat st;
+    int why = errno;
+    if (why == ENOENT) why = stat(dir, &st) != 0              ? errno
+                             : !S_ISDIR(st.st_mode)           ? ENOTDIR
+                             : access(dir, W_OK | X_OK) != 0 ? errno
+                                                              : 0;
+    if (!why) return 0;
+    fprintf(stderr, "luaload: %s: cannot write %s: %s\n", what, path, strerror(why));
+    return -1;
 }
 
 /* The report's header: script, start and end, scenarios, segment, seed,
@@ -171,6 +194,13 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
     }
     if (ll_dashboard_read_settings(cfg, &r->dash, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: %s\n", err);
+        free(r);
+        return LL_EXIT_CONFIG;
+    }
+    char what[64 + sizeof(r->dash.export_file)];
+    snprintf(what, sizeof(what), "--out html=%s", r->html_file ? r->html_file : "");
+    if ((r->html_file && check_writable(what, r->html_file) != 0) ||
+        (r->dash.export_file[0] && check_writable("web-dashboard export", r->dash.export_file) != 0)) {
         free(r);
         return LL_EXIT_CONFIG;
     }
