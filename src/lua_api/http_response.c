@@ -144,8 +144,13 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
     else lua_pushnil(T);
     resp_extra *x = lua_newuserdata(T, sizeof(*x) + r->headers_len);
     x->t = r->t;
-    if (r->ocsp) x->ocsp = *r->ocsp;
-    else x->ocsp.status = r->tls_version && *r->tls_version ? LL_OCSP_UNKNOWN : LL_OCSP_NONE; /* libcurl does not tell */
+    if (r->ocsp) {
+        x->ocsp = *r->ocsp;
+    } else { /* libcurl does not tell */
+        memset(&x->ocsp, 0, sizeof(x->ocsp));
+        x->ocsp.reason = -1;
+        x->ocsp.status = r->tls_version && *r->tls_version ? LL_OCSP_UNKNOWN : LL_OCSP_NONE;
+    }
     x->headers_len = r->headers_len;
     memcpy(x->headers, r->headers, r->headers_len);
     if (lua_pcall(T, 9, 1, 0) != 0) { /* out of memory: a bare table that says so */

@@ -207,13 +207,18 @@ EOF
 if ocsp_resp V "$T/good.der" && ocsp_resp R "$T/revoked.der"; then
   s_server "$T/good.der"
   run_ll run "$(ocsp_script good)" -q
-  expect_match "res.ocsp: a good stapled response, its times in unix ms" "$OUT" \
-    $'^ocsp\t200\tgood\t\ttrue\ttrue\ttrue\tfalse\ttrue$'
+  if [[ ${LUALOAD_TRANSPORT:-} == curl ]]; then  # libcurl does not hand the staple over
+    expect_match "res.ocsp: unknown on libcurl" "$OUT" $'^ocsp\t200\tunknown\t\tfalse\tfalse\tfalse\tfalse\tfalse$'
+  else
+    expect_match "res.ocsp: a good stapled response, its times in unix ms" "$OUT" \
+      $'^ocsp\t200\tgood\t\ttrue\ttrue\ttrue\tfalse\ttrue$'
+  fi
   expect_match "res.ocsp: status \"\" without TLS" "$OUT" $'^plain\ttrue$'
   s_server "$T/revoked.der"
   run_ll run "$(ocsp_script revoked)" -q
-  expect_match "res.ocsp: revoked, with its reason and time" "$OUT" \
-    $'^ocsp\t200\trevoked\tkey_compromise\ttrue\ttrue\ttrue\ttrue\tfalse$'
+  [[ ${LUALOAD_TRANSPORT:-} == curl ]] ||
+    expect_match "res.ocsp: revoked, with its reason and time" "$OUT" \
+      $'^ocsp\t200\trevoked\tkey_compromise\ttrue\ttrue\ttrue\ttrue\tfalse$'
   s_server ""
   run_ll run "$(ocsp_script none)" -q
   expect_match "res.ocsp: nothing stapled is unknown" "$OUT" $'^ocsp\t200\tunknown\t\tfalse\tfalse'

@@ -233,6 +233,9 @@ static void fill_result(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     } else if (rc != CURLE_OK) {
         curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
         r->error_code = map_error(rc, os_errno, x->t_pre != 0, strncasecmp(x->base.req->url, "https:", 6) == 0);
+        /* libcurl fails a head over its limit as a receive error; k6 (and the
+         * native transport) count an oversized response as 1000 */
+        if (rc == CURLE_RECV_ERROR && strncmp(x->errbuf, "Too large response headers", 26) == 0) r->error_code = 1000;
         r->error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
         const char *common = ll_http_error_text(r->error_code, x->base.req->url, x->errbuf, sizeof(x->errbuf));
         if (common) r->error = common;

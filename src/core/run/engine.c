@@ -733,6 +733,7 @@ int ll_engine_run(ll_config *cfg) {
     }
     rc = ll_cli_parse_env(cfg); /* prints its own error */
     if (rc) goto done;
+    run.transport = cfg->transport; /* LUALOAD_TRANSPORT comes with the environment, after --transport */
     rc = ll_script_read_options(&life, cfg, run.reg, err, sizeof(err));
     if (!rc) rc = ll_config_add_cli_thresholds(cfg, run.reg, err, sizeof(err));
     if (rc) {
