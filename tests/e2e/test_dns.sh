@@ -17,11 +17,12 @@
 #   - --local-ips hands each VU its source address;
 #   - bad values exit 104 naming the flag, variable or option.
 if [[ ${LL_DNS_NETNS:-} != 1 ]]; then
-  if ! unshare -n -m true 2>/dev/null; then
+  source "$(dirname "$0")/unshare_mounts.sh"
+  if ! unshare -n -m "${LL_UNSHARE_PROPAGATION[@]}" true 2>/dev/null; then
     echo "FAIL - unshare -n -m: cannot make a network and mount namespace (this test runs as root)"
     exit 1
   fi
-  LL_DNS_NETNS=1 exec unshare -n -m bash "$0" "$@"
+  LL_DNS_NETNS=1 exec unshare -n -m "${LL_UNSHARE_PROPAGATION[@]}" bash "$0" "$@"
 fi
 source "$(dirname "$0")/lib.sh"
 export LC_ALL=C.UTF-8
@@ -54,6 +55,9 @@ cat >"$T/hosts" <<EOF
 ::1 slow.test
 EOF
 printf 'nameserver 127.0.0.1\noptions timeout:5 attempts:2\n' >"$T/resolv.conf"
+# unmounted at exit: in a chroot the namespace's mounts may propagate
+# (unshare_mounts.sh)
+trap 'umount /etc/resolv.conf /etc/hosts 2>/dev/null; cleanup' EXIT
 mount --bind "$T/hosts" /etc/hosts && mount --bind "$T/resolv.conf" /etc/resolv.conf || exit 1
 start_py "$T/dns.out" "$HELP/dns_server.py" 127.0.0.1 53 "$T/dns.log" cached.test=127.0.0.1 || exit 1
 start_serve

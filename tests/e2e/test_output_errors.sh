@@ -35,12 +35,15 @@ expect_match "disk full, a large json: warned once" "$ERR" "^luaload: warning: o
 expect_eq "disk full, a large json: one line" "$(grep -c 'big.json: write failed' "$ERR")" 1
 
 # a real file system that fills up half way: 64 KiB of tmpfs, its own mount
-# namespace (root; nothing outside sees it)
+# namespace (root; nothing outside sees it; unmounted at the end, for a
+# chroot, where it may propagate: unshare_mounts.sh)
+source "$(dirname "$0")/unshare_mounts.sh"
 mkdir "$T/small"
 for f in x.json x.json.gz x.csv; do
   type=${f#*.} && type=${type%%.*}
-  timeout 60 unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs '$T/small' && \
-    '$LUALOAD' run '$S2' -i 2000 -q --no-summary -o '$type=$T/small/$f'; echo \$? >'$T/rc'; ls -l '$T/small' >'$T/ls'" \
+  timeout 60 unshare -m "${LL_UNSHARE_PROPAGATION[@]}" sh -c "mount -t tmpfs -o size=64k tmpfs '$T/small' && \
+    '$LUALOAD' run '$S2' -i 2000 -q --no-summary -o '$type=$T/small/$f'; echo \$? >'$T/rc'; ls -l '$T/small' >'$T/ls'; \
+    umount '$T/small'" \
     >"$T/out.txt" 2>"$T/err.txt"
   ERR=$T/err.txt
   expect_eq "tmpfs full, $f: the run exits 0" "$(cat "$T/rc")" 0
