@@ -90,7 +90,7 @@ static int l_add(lua_State *L) {
     if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
     ll_vu *vu = ll_luaload_vu(L, "metric:add()");
     custom_sample c = {L, lua_istable(L, 3) ? 3 : 0, vu};
-    ll_tag_source t = {custom_tag, custom_list, &c, -1};
+    ll_tag_source t = {custom_tag, custom_list, &c, -1, 0};
     ll_shard_sample(vu->w->shard, m->id, v, ll_loop_now_ns(), &t);
     lua_pushboolean(L, 1); /* k6's add() returns true */
     return 1;

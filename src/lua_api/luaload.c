@@ -102,7 +102,7 @@ static void check_list(const void *ctx, ll_tag_fn *fn, void *ud) {
 static void record(ll_vu *vu, int id, const char *name, int status, int ok, lua_State *L, int tags) {
     if (id < 0) return;
     check_sample c = {name, status, vu, L, tags};
-    ll_tag_source t = {check_tag, check_list, &c, -1};
+    ll_tag_source t = {check_tag, check_list, &c, -1, 0};
     ll_shard_check(vu->w->shard, id, ok, &t);
 }
 

@@ -37,7 +37,7 @@ static void kv_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     for (int i = 0; i < t->n; i++) fn(ud, t->pairs[2 * i], t->pairs[2 * i + 1]);
 }
 
-static ll_tag_source src_of(kv *t) { return (ll_tag_source){kv_get, kv_list, t, -1}; }
+static ll_tag_source src_of(kv *t) { return (ll_tag_source){kv_get, kv_list, t, -1, 0}; }
 
 /* A status tag formatted into buf, as the http module does. */
 static const char *status_get(const void *ctx, const char *key, char *buf, size_t len) {
@@ -313,7 +313,7 @@ static void test_submetrics(void) {
     for (int i = 0; i < 4; i++) ll_shard_add(b, LL_M_HTTP_REQS, 1, NULL);
     /* a status formatted into the caller's buffer */
     int status = 200;
-    ll_tag_source sf = {status_get, NULL, &status, -1};
+    ll_tag_source sf = {status_get, NULL, &status, -1, 0};
     ll_shard_add(b, LL_M_HTTP_REQS, 1, &sf);
 
     tu_check(hist_count(a, d404) == 0 && hist_count(b, d200) == 0, "sub: each worker only has its own series");

@@ -37,7 +37,7 @@ static void kv_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     for (int i = 0; i < t->n; i++) fn(ud, t->pairs[2 * i], t->pairs[2 * i + 1]);
 }
 
-static ll_tag_source src_of(kv *t) { return (ll_tag_source){kv_get, kv_list, t, -1}; }
+static ll_tag_source src_of(kv *t) { return (ll_tag_source){kv_get, kv_list, t, -1, 0}; }
 
 /* ll_tagset_each's output as "k=v;k=v;" */
 typedef struct listing {
@@ -80,7 +80,7 @@ static void test_basics(void) {
     tu_check(ll_tagsets_intern(&ts, &c, reg, NULL) == empty, "basics: the empty set again -> same id");
     kv none = {NULL, 0, 0};
     ll_tag_source sn = src_of(&none);
-    ll_tag_source nolist = {kv_get, NULL, &none, -1};
+    ll_tag_source nolist = {kv_get, NULL, &none, -1, 0};
     tu_check(ll_tagsets_intern(&ts, &c, reg, &sn) == empty && ll_tagsets_intern(&ts, &c, reg, &nolist) == empty,
              "basics: a source with no tags, or without list(), is the empty set");
 

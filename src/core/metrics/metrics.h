@@ -75,6 +75,7 @@ typedef struct ll_tag_source {
     void (*list)(const void *ctx, ll_tag_fn *fn, void *ud);
     const void *ctx;
     int tagset;
+    uint64_t now; /* the outputs' time of its samples (one request's share it): 0 until the first is emitted */
 } ll_tag_source;
 
 

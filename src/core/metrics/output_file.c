@@ -8,8 +8,13 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "xmalloc.h"
+
+#define PLAIN_BUFFER (1 << 18) /* bytes per write(2): a page at a time costs the kernel 5x as much */
+
 struct ll_outfile {
     FILE *plain;
+    char *buffer; /* plain's: glibc takes only the mode of a setvbuf without one, and writes 4 KiB at a time */
     gzFile gz;
     int failed;
     int why; /* errno of the first failure, 0 when unknown */
@@ -31,7 +36,10 @@ ll_outfile *ll_output_file_open(const char *path, char *err, size_t errlen) {
         if (f->gz) gzbuffer(f->gz, 1 << 17);
     } else {
         f->plain = fopen(path, "w");
-        if (f->plain) setvbuf(f->plain, NULL, _IOFBF, 1 << 17);
+        if (f->plain) {
+            f->buffer = ll_xmalloc(PLAIN_BUFFER);
+            setvbuf(f->plain, f->buffer, _IOFBF, PLAIN_BUFFER);
+        }
     }
     if (!f->gz && !f->plain) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -72,6 +80,7 @@ int ll_output_file_close(ll_outfile *f, char *why, size_t len) {
     if (f->plain && fclose(f->plain) != 0) failed(f);
     int rc = f->failed ? -1 : 0;
     if (rc) snprintf(why, len, "%s", ll_output_file_error(f));
+    free(f->buffer);
     free(f);
     return rc;
 }

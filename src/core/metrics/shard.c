@@ -96,9 +96,13 @@ static int next_sub(const ll_shard *s, int id, ll_tag_source *t, int *k) {
     return -1;
 }
 
-/* Hands the sample to the outputs, if any. */
+/* Hands the sample to the outputs, if any, at now, or else at its tag
+ * source's time: the samples of one request are stamped alike, as in k6, and
+ * read the clock once. */
 static void emit(ll_shard *s, int id, double v, uint64_t now, ll_tag_source *t) {
-    if (s->emit) s->emit(s->emit_ud, id, v, now ? now : ll_loop_now_ns(), t);
+    if (!s->emit) return;
+    if (!now && t) now = t->now ? t->now : (t->now = ll_loop_now_ns());
+    s->emit(s->emit_ud, id, v, now ? now : ll_loop_now_ns(), t);
 }
 
 void ll_shard_add(ll_shard *s, int id, double v, ll_tag_source *t) {

@@ -254,7 +254,7 @@ static void drop_due(ll_executor *s, uint64_t now) {
     int64_t due = arrival_count(s, (now - s->start_ns) / 1000);
     int64_t n = due > s->k_next ? (due - s->k_next + W - 1) / W : 1;
     s->k_next += n * W;
-    ll_tag_source t = {scenario_tag, scenario_tags, s->sc, -1};
+    ll_tag_source t = {scenario_tag, scenario_tags, s->sc, -1, 0};
     ll_shard_add(s->w->shard, LL_M_DROPPED_ITERATIONS, (double)n, &t);
 }
 

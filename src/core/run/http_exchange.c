@@ -93,7 +93,7 @@ void ll_http_exchange_lost(ll_vu *vu, const ll_http_req *req, const char *method
     lost.error_code = error_code;
     http_sample h = {req, method, &lost, vu, 1, j->counted};
     h.failed = http_failed(j->expected, &lost);
-    ll_tag_source t = {http_tag, http_list, &h, -1};
+    ll_tag_source t = {http_tag, http_list, &h, -1, 0};
     const char *name = vu->w->run->tally_names ? ll_http_req_tag(req, "name") : NULL;
     for (int i = 0; i < n; i++) {
         ll_worker_count_response(vu->w, 0, error_code);
@@ -123,7 +123,7 @@ void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *meth
     ll_shard *s = vu->w->shard;
     http_sample h = {req, method, r, vu, 1, j->counted};
     int failed = h.failed = http_failed(j->expected, r);
-    ll_tag_source t = {http_tag, http_list, &h, -1};
+    ll_tag_source t = {http_tag, http_list, &h, -1, 0};
     ll_worker_count_response(vu->w, r->status, r->error_code);
     if (vu->w->run->tally_names) {
         const char *name = ll_http_req_tag(req, "name");

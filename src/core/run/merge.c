@@ -480,7 +480,7 @@ static void out_totals(merge *m, out *o, const ll_shard *total) {
     }
     for (int i = 0; i < reg->nchecks && i < total->nchecks; i++) {
         kv_tags t = {{"check", "group"}, {reg->checks[i].name, reg->checks[i].group_path}, 2};
-        ll_tag_source src = {kv_get, kv_list, &t, -1};
+        ll_tag_source src = {kv_get, kv_list, &t, -1, 0};
         int ts = ll_tagsets_intern(&o->ts, &o->cache, reg, &src);
         out_rate(o, reg, LL_M_CHECKS, total->checks[i][0], total->checks[i][1], ts);
     }

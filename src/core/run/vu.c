@@ -250,6 +250,6 @@ static void source_tags(const void *ctx, ll_tag_fn *fn, void *ud) {
 }
 
 ll_tag_source ll_vu_tag_source(const ll_vu *vu) {
-    ll_tag_source t = {source_tag, source_tags, vu, -1};
+    ll_tag_source t = {source_tag, source_tags, vu, -1, 0};
     return t;
 }
