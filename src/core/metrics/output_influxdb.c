@@ -2,7 +2,9 @@
  * output. Samples become line protocol (measurement = metric name, the
  * sample's tags as tags except url, which is a field as in k6, value =
  * the value, nanosecond timestamps) and are POSTed to /write about once a
- * second through the run's ll_output_http (blocking, on the output thread).
+ * second by a sender thread (output_sender.h), so the output thread goes
+ * on draining while InfluxDB takes a batch. A line is a few copies: each
+ * metric's measurement and each tag set's tags made once (output_text.h).
  * The database is created at start, as k6 does. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,30 +13,32 @@
 #include "xmalloc.h"
 #include "buf.h"
 #include "output.h"
+#include "output_sender.h"
+#include "output_text.h"
 
 #define MAX_BATCH (8u << 20) /* send early past this many bytes */
 
 typedef struct influx_sink {
     ll_output_sink base;
-    const ll_output_http *http;
-    void *conn;
-    char write_url[1024];
+    ll_sender *sender;
     ll_buf batch;
-    long failures;
+    ll_tagtext names; /* measurement by metric id */
+    ll_tagtext tags;  /* ",k=v,... url=\"...\"," by tag set */
+    long failures;    /* reported so far */
 } influx_sink;
 
-static void add(influx_sink *f, const char *s, size_t n) { ll_buf_append(&f->batch, s, n); }
+static void add(ll_buf *b, const char *s, size_t n) { ll_buf_append(b, s, n); }
 
 /* Appends s with a backslash before each character of special. */
-static void add_escaped(influx_sink *f, const char *s, const char *special) {
+static void add_escaped(ll_buf *b, const char *s, const char *special) {
     for (const char *p = s; *p; p++) {
-        if (strchr(special, *p)) add(f, "\\", 1);
-        add(f, p, 1);
+        if (strchr(special, *p)) add(b, "\\", 1);
+        add(b, p, 1);
     }
 }
 
 typedef struct tags_ctx {
-    influx_sink *f;
+    ll_buf *b;
     const char *url;
 } tags_ctx;
 
@@ -45,51 +49,83 @@ static void add_tag(void *ud, const char *key, const char *value) {
         return;
     }
     if (!*value) return; /* line protocol has no empty tag values */
-    add(c->f, ",", 1);
-    add_escaped(c->f, key, ", =");
-    add(c->f, "=", 1);
-    add_escaped(c->f, value, ", =");
+    add(c->b, ",", 1);
+    add_escaped(c->b, key, ", =");
+    add(c->b, "=", 1);
+    add_escaped(c->b, value, ", =");
 }
 
-static int influx_flush(ll_output_sink *s) {
+/* x's measurement, then its tags up to the value field: each made once. */
+static void add_head(influx_sink *f, const ll_out_sample *x) {
+    const ll_buf *name = ll_tagtext_get(&f->names, x->metric_id);
+    if (!name) {
+        ll_buf *made = ll_tagtext_make(&f->names, x->metric_id);
+        add_escaped(made, x->metric->name, ", ");
+        name = made;
+    }
+    add(&f->batch, name->p, name->len);
+    const ll_buf *t = x->tagset >= 0 ? ll_tagtext_get(&f->tags, x->tagset) : NULL;
+    if (t) {
+        add(&f->batch, t->p, t->len);
+        return;
+    }
+    size_t at = f->batch.len;
+    tags_ctx c = {&f->batch, NULL};
+    ll_tagset_each(x->tagsets, x->tagset, add_tag, &c);
+    add(&f->batch, " ", 1);
+    if (c.url) {
+        add(&f->batch, "url=\"", 5);
+        add_escaped(&f->batch, c.url, "\"\\");
+        add(&f->batch, "\",", 2);
+    }
+    if (x->tagset >= 0) add(ll_tagtext_make(&f->tags, x->tagset), f->batch.p + at, f->batch.len - at);
+}
+
+/* Hands the batch to the sender (or keeps it while the sender's queue is
+ * full, waiting only when wait is set), then reports new failures. */
+static int send_batch(ll_output_sink *s, int wait) {
     influx_sink *f = (influx_sink *)s;
-    if (f->batch.len == 0) return 0;
-    char why[200] = "";
-    ll_output_post to = {f->write_url, NULL, NULL, 0};
-    long status = f->http->post(f->conn, &to, f->batch.p, f->batch.len, why, sizeof(why));
-    f->batch.len = 0;
-    if (status / 100 == 2) return 0;
-    f->failures++;
-    snprintf(s->err, sizeof(s->err), "%ld write(s) failed, the last: %s", f->failures, why);
+    ll_sender_post(f->sender, &f->batch, wait);
+    char why[200];
+    long failures = ll_sender_failures(f->sender, why, sizeof(why));
+    if (failures == f->failures) return 0;
+    f->failures = failures;
+    snprintf(s->err, sizeof(s->err), "%ld write(s) failed, the last: %s", failures, why);
     return -1;
 }
+
+static int influx_flush(ll_output_sink *s) { return send_batch(s, 0); }
 
 static int influx_write(ll_output_sink *s, const ll_out_sample *x) {
     influx_sink *f = (influx_sink *)s;
     char num[96];
-    add_escaped(f, x->metric->name, ", ");
-    tags_ctx c = {f, NULL};
-    ll_tagset_each(x->tagsets, x->tagset, add_tag, &c);
-    add(f, " ", 1);
-    if (c.url) {
-        add(f, "url=\"", 5);
-        add_escaped(f, c.url, "\"\\");
-        add(f, "\",", 2);
-    }
-    int n = snprintf(num, sizeof(num), "value=%.17g %lld\n", x->value, (long long)x->unix_ns);
-    add(f, num, (size_t)n);
-    if (f->batch.len > MAX_BATCH) influx_flush(s);
+    add_head(f, x);
+    add(&f->batch, "value=", 6);
+    size_t n = ll_text_milli(x->value, 0, num);
+    if (!n) n = (size_t)snprintf(num, sizeof(num), "%.17g", x->value);
+    add(&f->batch, num, n);
+    add(&f->batch, " ", 1);
+    add(&f->batch, num, ll_text_int(x->unix_ns, num));
+    add(&f->batch, "\n", 1);
+    if (f->batch.len > MAX_BATCH) send_batch(s, 1);
     return 0;
 }
 
 static void influx_close(ll_output_sink *s, char *err, size_t errlen) {
     influx_sink *f = (influx_sink *)s;
+    char why[200];
+    if (f->sender) {
+        long failures = ll_sender_close(f->sender, &f->batch, why, sizeof(why)); /* once what is queued is sent */
+        if (failures != f->failures)
+            snprintf(s->err, sizeof(s->err), "%ld write(s) failed, the last: %s", failures, why);
+        f->sender = NULL;
+    }
     snprintf(err, errlen, "%s", s->err);
-    if (f->conn) f->http->close(f->conn);
     ll_buf_free(&f->batch);
+    ll_tagtext_free(&f->names);
+    ll_tagtext_free(&f->tags);
     free(f);
 }
-
 ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *http, char *err, size_t errlen) {
     /* http(s)://host[:port][/db]; db defaults to k6 */
     const char *hostpart = strstr(url, "://");
@@ -105,24 +141,28 @@ ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *h
         snprintf(err, errlen, "influxdb output: invalid database name '%s'", db);
         return NULL;
     }
-    influx_sink *f = ll_xcalloc(1, sizeof(*f));
-    f->http = http;
-    if (!(f->conn = http->open())) {
-        free(f);
+    void *conn = http->open();
+    if (!conn) {
         snprintf(err, errlen, "influxdb output: cannot make an HTTP client");
         return NULL;
     }
     char q[1024], why[200] = "";
     snprintf(q, sizeof(q), "%s/query?q=CREATE%%20DATABASE%%20%%22%s%%22", base, db);
-    ll_output_post to = {q, NULL, NULL, 0};
-    long status = http->post(f->conn, &to, "", 0, why, sizeof(why));
+    ll_output_post create = {q, NULL, NULL, 0};
+    long status = http->post(conn, &create, "", 0, why, sizeof(why));
+    http->close(conn);
     if (status / 100 != 2) {
         snprintf(err, errlen, "influxdb output: cannot create database %s at %s: %s", db, base, why);
-        char ignored[256];
-        influx_close(&f->base, ignored, sizeof(ignored));
         return NULL;
     }
-    snprintf(f->write_url, sizeof(f->write_url), "%s/write?db=%s&precision=ns", base, db);
+    snprintf(q, sizeof(q), "%s/write?db=%s&precision=ns", base, db);
+    ll_output_post write = {q, NULL, NULL, 0};
+    influx_sink *f = ll_xcalloc(1, sizeof(*f));
+    if (!(f->sender = ll_sender_open(http, &write))) {
+        free(f);
+        snprintf(err, errlen, "influxdb output: cannot make an HTTP client");
+        return NULL;
+    }
     f->base.write = influx_write;
     f->base.flush = influx_flush;
     f->base.close = influx_close;
