@@ -60,6 +60,17 @@ function M.check(value, sets, tags)
       one(pair[1], pair[2])
     end
   else
+    -- { "status is 200", function(r) ... end }: the list form without its
+    -- inner braces would record checks named 1 and 2, the first one always
+    -- passing (a string is true)
+    for key, c in pairs(sets) do
+      if type(key) == "number" then
+        local what = type(c) == "string" and string.format("%q", c) or type(c)
+        error(string.format("check: item %s (%s) has no name: write the list with its inner braces, "
+          .. "{ { \"name\", function(r) ... end } }, or name each check, { [\"name\"] = function(r) ... end }",
+          tostring(key), what), 2)
+      end
+    end
     for name, c in pairs(sets) do one(name, c) end
   end
   return all

@@ -29,6 +29,18 @@ LUA
 )
 run_ll run "$f" -i 1 -q
 expect_match "a bad item of the list form names its place" "$ERR" "badcheck.lua:2: check: item 2 must be { name, function or boolean }"
+# the list form written flat: checks "1" (always passing) and "2" before
+f=$(script flatcheck.lua <<'LUA'
+local ll = require("luaload")
+function default()
+  ll.check(500, { "status is 200", function(r) return r == 200 end })
+end
+LUA
+)
+run_ll run "$f" -i 1 --summary-export "$T/flat.json"
+expect_match "a flat check list: a script error naming the line and the fix" "$ERR" \
+  'flatcheck.lua:3: check: item 1 \("status is 200"\) has no name: write the list with its inner braces, \{ \{ "name", function\(r\) \.\.\. end \} \}, or name each check, \{ \["name"\] = function\(r\) \.\.\. end \}'
+expect_eq "a flat check list: no check recorded" "$(jqv "$T/flat.json" '.root_group.checks | length')" 0
 # console.log/info/warn/error/debug: logfmt lines on stderr, as k6's
 f=$(script console.lua <<'LUA'
 function default()
