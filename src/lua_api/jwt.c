@@ -1,8 +1,8 @@
 /* jwt.c -- luaload.jwt: jwt.Generator{...} and gen:token() (signed live,
  * streamed from the pregenerated cache, or taken from a ring signed ahead
  * by a background thread), jwt.stream(path) over a token file, jwt.sign
- * for one-offs and jwt.decode. The tokens come from http/jwt.h,
- * http/jwt_cache.h and http/token_stream.h; this file reads the options
+ * for one-offs and jwt.decode. The tokens come from token/jwt.h,
+ * token/jwt_cache.h and token/token_stream.h; this file reads the options
  * and raises the errors, each naming its function. */
 #include <lauxlib.h>
 #include <lua.h>

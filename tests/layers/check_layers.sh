@@ -1,48 +1,69 @@
 #!/usr/bin/env bash
 # check_layers.sh SRC_DIR -- the layer rules that include paths cannot enforce.
 #
-# CMake gives each library only the include directories of the layers below
-# it, so a project header from the wrong layer does not compile. System
+# CMake gives each library only the include directories of the rooms below
+# it, so a project header from the wrong room does not compile. System
 # headers are always found, though, so this checks them by name, and checks
 # the project headers once more in case a file is compiled elsewhere:
-#   base     <- nothing            metrics <- base
-#   http     <- metrics, base      run     <- http, metrics, base
-#   serve    <- base               lua_api <- run, http, metrics, base
+#   base    <- nothing               token   <- base
+#   serve   <- base                  metrics <- base
+#   live    <- metrics, base         http    <- metrics, base
+#   run     <- http, live, token, metrics, base
+#   quick, dist, lua_api <- run and all below it (not each other)
+#   app     <- every room
 #   curl headers only in src/core/http/, c-ares's only in http/dns_lookup.c,
-#   Lua headers only in src/lua_api/;
-#   run/main.c and run/commands.c, the command, also start serve.
+#   Lua headers only in src/lua_api/; file names unique across src/.
 set -uo pipefail
 SRC=${1:?usage: check_layers.sh SRC_DIR}
 cd "$SRC" || exit 2
 fail=0
+ROOMS="base token serve metrics live http run quick dist lua_api app"
+below_run="run http live token metrics base"
 allowed() {
   case $1 in
     base) echo "base" ;;
-    metrics) echo "metrics base" ;;
-    http) echo "http metrics base" ;;
-    run) echo "run http metrics base" ;;
+    token) echo "token base" ;;
     serve) echo "serve base" ;;
-    lua_api) echo "lua_api run http metrics base" ;;
+    metrics) echo "metrics base" ;;
+    live) echo "live metrics base" ;;
+    http) echo "http metrics base" ;;
+    run) echo "$below_run" ;;
+    quick) echo "quick $below_run" ;;
+    dist) echo "dist $below_run" ;;
+    lua_api) echo "lua_api $below_run" ;;
+    app) echo "app $ROOMS" ;;
   esac
 }
-dir_of() { # the layer a header lives in, or "" when it is not the project's
-  local h=$1 d
-  for d in base metrics http run serve; do [[ -f src/core/$d/$h ]] && { echo "$d"; return; }; done
-  [[ -f src/lua_api/$h ]] && echo lua_api
+room_dir() { # where a room's files are
+  case $1 in lua_api | app) echo "src/$1" ;; *) echo "src/core/$1" ;; esac
 }
-for f in src/core/*/*.[ch] src/lua_api/*.[ch]; do
-  layer=$(basename "$(dirname "$f")")
-  ok=$(allowed "$layer")
-  [[ $f == src/core/run/main.c || $f == src/core/run/commands.c ]] && ok="$ok serve" # the command: run and serve
+declare -A room_of # a project header's name -> its room
+files=()
+for r in $ROOMS; do
+  for f in "$(room_dir "$r")"/*.[ch]; do
+    [[ -f $f ]] || continue
+    files+=("$f")
+    [[ $f == *.h && -z ${room_of[${f##*/}]:-} ]] && room_of[${f##*/}]=$r
+  done
+done
+for f in "${files[@]}"; do
+  room=${f%/*}
+  room=${room##*/}
+  ok=$(allowed "$room")
+  if [[ -z $ok ]]; then
+    echo "FAIL $f is in src/$room/, which is no room of the layer rules"
+    fail=1
+    continue
+  fi
   while IFS= read -r h; do
-    d=$(dir_of "$h")
+    d=${room_of[$h]:-}
     [[ -z $d ]] && continue
     if [[ " $ok " != *" $d "* ]]; then
-      echo "FAIL $f includes $h from $d/ (a $layer file may include: $ok)"
+      echo "FAIL $f includes $h from $d/ (a $room file may include: $ok)"
       fail=1
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
-  if grep -q '^#include <curl/' "$f" && [[ $layer != http ]]; then
+  if grep -q '^#include <curl/' "$f" && [[ $room != http ]]; then
     echo "FAIL $f includes a curl header (only src/core/http may)"
     fail=1
   fi
@@ -50,11 +71,22 @@ for f in src/core/*/*.[ch] src/lua_api/*.[ch]; do
     echo "FAIL $f includes a c-ares header (only src/core/http/dns_lookup.c may)"
     fail=1
   fi
-  if grep -qE '^#include <(lua|lauxlib|lualib|luajit)\.h>' "$f" && [[ $layer != lua_api ]]; then
+  if grep -qE '^#include <(lua|lauxlib|lualib|luajit)\.h>' "$f" && [[ $room != lua_api ]]; then
     echo "FAIL $f includes a Lua header (only src/lua_api may; run/ goes through script.h)"
     fail=1
   fi
 done
-n=$(ls src/core/*/*.[ch] src/lua_api/*.[ch] | wc -l)
+# a room of src/core that the rules do not know
+for d in src/core/*/; do
+  r=$(basename "$d")
+  [[ " $ROOMS " == *" $r "* ]] || { echo "FAIL src/core/$r/ is no room of the layer rules"; fail=1; }
+done
+# a reader finds a file by its name alone
+dups=$(find src -name '*.[ch]' -printf '%f\n' | sort | uniq -d)
+for d in $dups; do
+  echo "FAIL more than one file named $d:" $(find src -name "$d")
+  fail=1
+done
+n=${#files[@]}
 if ((fail)); then echo "layers: violations found in $n files"; exit 1; fi
-echo "layers: $n files, every include points down the layers"
+echo "layers: $n files, every include points down the layers, file names unique"

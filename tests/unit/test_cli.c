@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "cli.h"
 #include "test_util.h"
 
 static int parse(ll_config *cfg, const char *line) {
@@ -102,14 +102,14 @@ int main(void) {
     setenv("LUALOAD_VUS", "9", 1);
     setenv("LUALOAD_ITERATIONS", "11", 1);
     setenv("LUALOAD_DURATION", "2s", 1);
-    rc = ll_cli_parse_env(&c);
+    rc = ll_config_read_env(&c);
     tu_check(rc == 0 && c.vus == 4 && c.iterations == 11 && c.duration_us == 2000000, "env under CLI");
     ll_config_free(&c);
     parse(&c, "run s.lua");
     setenv("LUALOAD_DURATION", "soon", 1);
     FILE *saved = stderr;
     stderr = fopen("/dev/null", "w");
-    rc = ll_cli_parse_env(&c);
+    rc = ll_config_read_env(&c);
     fclose(stderr);
     stderr = saved;
     tu_check(rc == LL_EXIT_CONFIG, "bad LUALOAD_DURATION -> 104");
@@ -119,7 +119,7 @@ int main(void) {
     setenv("LUALOAD_VUS", "3000000000", 1);
     saved = stderr;
     stderr = fopen("/dev/null", "w");
-    rc = ll_cli_parse_env(&c);
+    rc = ll_config_read_env(&c);
     fclose(stderr);
     stderr = saved;
     tu_check(rc == LL_EXIT_CONFIG, "LUALOAD_VUS past INT_MAX -> 104");
@@ -129,18 +129,18 @@ int main(void) {
     /* LUALOAD_SEED under --seed */
     parse(&c, "run s.lua --seed 5");
     setenv("LUALOAD_SEED", "9", 1);
-    rc = ll_cli_parse_env(&c);
+    rc = ll_config_read_env(&c);
     tu_check(rc == 0 && c.seed == 5, "LUALOAD_SEED under --seed");
     ll_config_free(&c);
     parse(&c, "run s.lua");
-    rc = ll_cli_parse_env(&c);
+    rc = ll_config_read_env(&c);
     tu_check(rc == 0 && c.seed_set && c.seed == 9, "LUALOAD_SEED=9");
     ll_config_free(&c);
     parse(&c, "run s.lua");
     setenv("LUALOAD_SEED", "nine", 1);
     saved = stderr;
     stderr = fopen("/dev/null", "w");
-    rc = ll_cli_parse_env(&c);
+    rc = ll_config_read_env(&c);
     fclose(stderr);
     stderr = saved;
     tu_check(rc == LL_EXIT_CONFIG, "bad LUALOAD_SEED -> 104");

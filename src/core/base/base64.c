@@ -2,12 +2,12 @@
  * strict decoder for text that comes from outside (see base64.h). */
 #include "base64.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "xmalloc.h"
+#include "errmsg.h"
 
 static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -37,16 +37,9 @@ static int digit(char c) {
     return -1;
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 uint8_t *ll_base64_decode(const char *s, size_t len, size_t *outlen, char *err, size_t errlen) {
     if (len == 0 || len % 4 != 0) {
-        seterr(err, errlen, "base64 length %zu is not a positive multiple of 4", len);
+        ll_errmsg(err, errlen, "base64 length %zu is not a positive multiple of 4", len);
         return NULL;
     }
     size_t pad = s[len - 1] == '=' ? (s[len - 2] == '=' ? 2 : 1) : 0;
@@ -56,7 +49,7 @@ uint8_t *ll_base64_decode(const char *s, size_t len, size_t *outlen, char *err, 
         for (size_t j = i; j < i + 4; j++) {
             int d = j >= len - pad ? 0 : digit(s[j]);
             if (d < 0) {
-                seterr(err, errlen, "invalid base64 character at offset %zu", j);
+                ll_errmsg(err, errlen, "invalid base64 character at offset %zu", j);
                 free(out);
                 return NULL;
             }
@@ -67,7 +60,7 @@ uint8_t *ll_base64_decode(const char *s, size_t len, size_t *outlen, char *err, 
         *o++ = (uint8_t)v;
     }
     if (pad && (out[len / 4 * 3 - pad] != 0)) { /* the bits after the last byte must be 0 */
-        seterr(err, errlen, "base64 has stray bits before its padding");
+        ll_errmsg(err, errlen, "base64 has stray bits before its padding");
         free(out);
         return NULL;
     }

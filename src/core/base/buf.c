@@ -1,4 +1,4 @@
-/* buffer.c -- growable byte buffers (see buffer.h). */
+/* buf.c -- growable byte buffers (see buf.h). */
 #include "buf.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
-/* buffer.h -- a growable byte buffer, always NUL-terminated after len. */
-#ifndef LL_BUFFER_H
-#define LL_BUFFER_H
+/* buf.h -- a growable byte buffer, always NUL-terminated after len. */
+#ifndef LL_BUF_H
+#define LL_BUF_H
 
 #include <stddef.h>
 

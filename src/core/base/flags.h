@@ -1,7 +1,7 @@
 /* flags.h -- a command's flags as a table: what parses them (is it a
  * flag, does it take a value), its --help, the nearest flag to a mistyped
  * one, and what shell completion and the command reference are made from
- * (run/commands.c). Each command keeps its table beside its parser. */
+ * (app/commands.c). Each command keeps its table beside its parser. */
 #ifndef LL_FLAGS_H
 #define LL_FLAGS_H
 

@@ -1,5 +1,5 @@
-/* alloc.c -- allocation that cannot fail: out of memory prints one line and
- * aborts (see alloc.h for which allocations use it). */
+/* xmalloc.c -- allocation that cannot fail: out of memory prints one line
+ * and aborts (see xmalloc.h for which allocations use it). */
 #include "xmalloc.h"
 
 #include <stdio.h>
@@ -34,6 +34,14 @@ char *ll_xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
     char *p = ll_xmalloc(n);
     memcpy(p, s, n);
+    return p;
+}
+
+char *ll_xstrndup(const char *s, size_t n) {
+    size_t len = strnlen(s, n);
+    char *p = ll_xmalloc(len + 1);
+    memcpy(p, s, len);
+    p[len] = 0;
     return p;
 }
 

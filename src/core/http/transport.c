@@ -29,3 +29,14 @@ const ll_transport_ops *ll_transport_pick(const ll_client_opts *o, const ll_http
     if (ll_transport_native_lacks(o) || v == LL_HTTP_3 || req->auth == LL_AUTH_NTLM) return &ll_transport_curl;
     return &ll_transport_native;
 }
+
+int ll_transfer_begin(int active, uint64_t applied_id, const char *applied_method, const char *applied_cookie,
+                      const ll_http_req *req, const char *method, const char *cookie, const char **err) {
+    if (active) {
+        *err = "a request is already in flight on this connection";
+        return -1;
+    }
+    if (applied_id != req->id || applied_method != method) return 1;
+    if (!cookie || !applied_cookie) return cookie != applied_cookie;
+    return strcmp(cookie, applied_cookie) != 0;
+}

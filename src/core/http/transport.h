@@ -105,6 +105,13 @@ struct ll_transfer {
     const char *method;
 };
 
+/* The prologue of every transport's start: -1 with err set when a request
+ * is still in flight on the transfer (active); else 1 when req must be
+ * applied again -- another request (applied_id), method or Cookie header
+ * than the transfer applied last -- and 0 when it is applied already. */
+int ll_transfer_begin(int active, uint64_t applied_id, const char *applied_method, const char *applied_cookie,
+                      const ll_http_req *req, const char *method, const char *cookie, const char **err);
+
 /* The transport of a name ("native", "curl"), or NULL. */
 const ll_transport_ops *ll_transport_find(const char *name);
 /* The transport that serves req for a client with options o: the one the

@@ -968,19 +968,11 @@ static int apply_request(curl_transfer *x, const ll_http_req *req, const char *m
 }
 
 /* 1 when the jar's cookie differs from the one in the header list */
-static int cookie_changed(const curl_transfer *x, const char *cookie) {
-    if (!cookie || !x->cookie_applied) return cookie != x->cookie_applied;
-    return strcmp(cookie, x->cookie_applied) != 0;
-}
-
 static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const char *method, const char *cookie,
                                ll_transfer_done_fn *fn, void *ud, const char **err) {
     curl_transfer *x = (curl_transfer *)base;
-    if (x->active) {
-        *err = "a request is already in flight on this connection";
-        return -1;
-    }
-    int changed = x->req_id != req->id || x->applied_method != method || cookie_changed(x, cookie);
+    int changed = ll_transfer_begin(x->active, x->req_id, x->applied_method, x->cookie_applied, req, method, cookie, err);
+    if (changed < 0) return -1;
     if (changed && apply_request(x, req, method, cookie) < 0) {
         x->req_id = 0;
         *err = "out of memory building the request headers";

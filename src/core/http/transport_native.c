@@ -504,19 +504,11 @@ static int apply(native_transfer *x, const ll_http_req *req, const char *method,
     return 0;
 }
 
-static int cookie_changed(const native_transfer *x, const char *cookie) {
-    if (!cookie || !x->cookie_applied) return cookie != x->cookie_applied;
-    return strcmp(cookie, x->cookie_applied) != 0;
-}
-
 static int native_start(ll_transfer *base, const ll_http_req *req, const char *method, const char *cookie,
                         ll_transfer_done_fn *fn, void *ud, const char **err) {
     native_transfer *x = (native_transfer *)base;
-    if (x->active) {
-        *err = "a request is already in flight on this connection";
-        return -1;
-    }
-    int changed = x->req_id != req->id || x->applied_method != method || cookie_changed(x, cookie);
+    int changed = ll_transfer_begin(x->active, x->req_id, x->applied_method, x->cookie_applied, req, method, cookie, err);
+    if (changed < 0) return -1;
     if (changed && apply(x, req, method, cookie, err) < 0) {
         x->req_id = 0;
         return -1;

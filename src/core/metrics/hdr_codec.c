@@ -15,8 +15,8 @@
 #include "hdr_codec.h"
 #include "base64.h"
 #include "xmalloc.h"
+#include "errmsg.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +27,6 @@
 #define COOKIE_ZLIB 0x1c849314u    /* V2 compressed 0x1c849304, word size 1 */
 #define HEADER_LEN 40
 #define VARINT_MAX 9
-
-__attribute__((format(printf, 3, 4)))
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static void put32(uint8_t *p, uint32_t v) {
     for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (24 - 8 * i));
@@ -164,14 +155,14 @@ static int read_counts(ll_histogram *h, const uint8_t *p, size_t n, char *err, s
         uint64_t z;
         size_t len = get_varint(p + pos, n - pos, &z);
         if (len == 0) {
-            seterr(err, errlen, "histogram: count truncated at payload byte %zu", pos);
+            ll_errmsg(err, errlen, "histogram: count truncated at payload byte %zu", pos);
             return -1;
         }
         pos += len;
         if (z & 1) { /* negative: (z >> 1) + 1 empty slots */
             uint64_t run = (z >> 1) + 1;
             if (run > slots - slot) {
-                seterr(err, errlen, "histogram: %llu empty slots from slot %llu run past the %llu slots",
+                ll_errmsg(err, errlen, "histogram: %llu empty slots from slot %llu run past the %llu slots",
                        (unsigned long long)run, (unsigned long long)slot, (unsigned long long)slots);
                 return -1;
             }
@@ -179,12 +170,12 @@ static int read_counts(ll_histogram *h, const uint8_t *p, size_t n, char *err, s
             continue;
         }
         if (slot >= slots) {
-            seterr(err, errlen, "histogram: more counts than its %llu slots", (unsigned long long)slots);
+            ll_errmsg(err, errlen, "histogram: more counts than its %llu slots", (unsigned long long)slots);
             return -1;
         }
         uint64_t count = z >> 1;
         if (count > (uint64_t)INT64_MAX - total) {
-            seterr(err, errlen, "histogram: total count overflows at slot %llu", (unsigned long long)slot);
+            ll_errmsg(err, errlen, "histogram: total count overflows at slot %llu", (unsigned long long)slot);
             return -1;
         }
         total += count;
@@ -199,7 +190,7 @@ ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogra
     char why[160];
     uint8_t *bin = ll_base64_decode(b64, len, &n, why, sizeof(why));
     if (!bin) {
-        seterr(err, errlen, "histogram: %s", why);
+        ll_errmsg(err, errlen, "histogram: %s", why);
         return NULL;
     }
 
@@ -209,22 +200,22 @@ ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogra
     memset(&zs, 0, sizeof(zs)); /* inflateEnd on a zeroed stream is a no-op */
 
     if (n < 8) {
-        seterr(err, errlen, "histogram: %zu bytes, too short", n);
+        ll_errmsg(err, errlen, "histogram: %zu bytes, too short", n);
         goto fail;
     }
     uint32_t cookie = get32(bin);
     if (cookie != COOKIE_ZLIB) {
-        seterr(err, errlen, "histogram: cookie 0x%08x is not HdrHistogram's compressed V2 (0x%08x)",
+        ll_errmsg(err, errlen, "histogram: cookie 0x%08x is not HdrHistogram's compressed V2 (0x%08x)",
                cookie, COOKIE_ZLIB);
         goto fail;
     }
     uint32_t zlen = get32(bin + 4);
     if ((uint64_t)zlen != n - 8) {
-        seterr(err, errlen, "histogram: compressed length %u, but %zu bytes follow", zlen, n - 8);
+        ll_errmsg(err, errlen, "histogram: compressed length %u, but %zu bytes follow", zlen, n - 8);
         goto fail;
     }
     if (inflateInit(&zs) != Z_OK) {
-        seterr(err, errlen, "histogram: zlib inflateInit failed");
+        ll_errmsg(err, errlen, "histogram: zlib inflateInit failed");
         goto fail;
     }
     zs.next_in = bin + 8;
@@ -233,7 +224,7 @@ ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogra
     zs.avail_out = HEADER_LEN;
     int rc = inflate(&zs, Z_SYNC_FLUSH);
     if ((rc != Z_OK && rc != Z_STREAM_END) || zs.avail_out != 0) {
-        seterr(err, errlen, "histogram: zlib: %s", zmsg(rc, &zs, "data truncated in the header"));
+        ll_errmsg(err, errlen, "histogram: zlib: %s", zmsg(rc, &zs, "data truncated in the header"));
         goto fail;
     }
 
@@ -244,30 +235,30 @@ ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogra
     double ratio;
     memcpy(&ratio, &ratio_bits, sizeof(ratio));
     if (get32(hdr) != COOKIE_PAYLOAD) {
-        seterr(err, errlen, "histogram: payload cookie 0x%08x is not V2's (0x%08x)", get32(hdr), COOKIE_PAYLOAD);
+        ll_errmsg(err, errlen, "histogram: payload cookie 0x%08x is not V2's (0x%08x)", get32(hdr), COOKIE_PAYLOAD);
         goto fail;
     }
     if (offset != 0) {
-        seterr(err, errlen, "histogram: normalizing index offset %d is not supported", offset);
+        ll_errmsg(err, errlen, "histogram: normalizing index offset %d is not supported", offset);
         goto fail;
     }
     if (ratio != 1.0) {
-        seterr(err, errlen, "histogram: integer to double conversion ratio %g is not 1", ratio);
+        ll_errmsg(err, errlen, "histogram: integer to double conversion ratio %g is not 1", ratio);
         goto fail;
     }
     if (like && (lowest != like->lowest || highest != like->highest || sig != like->sig_digits)) {
-        seterr(err, errlen, "histogram: layout lowest=%lld highest=%lld significant digits=%d, expected %lld, %lld, %d",
+        ll_errmsg(err, errlen, "histogram: layout lowest=%lld highest=%lld significant digits=%d, expected %lld, %lld, %d",
                (long long)lowest, (long long)highest, sig, (long long)like->lowest, (long long)like->highest,
                like->sig_digits);
         goto fail;
     }
     if (!(h = ll_histogram_new(lowest, highest, sig))) {
-        seterr(err, errlen, "histogram: bad parameters lowest=%lld highest=%lld significant digits=%d",
+        ll_errmsg(err, errlen, "histogram: bad parameters lowest=%lld highest=%lld significant digits=%d",
                (long long)lowest, (long long)highest, sig);
         goto fail;
     }
     if (plen < 0 || (uint64_t)plen > (uint64_t)h->counts_len * VARINT_MAX) {
-        seterr(err, errlen, "histogram: counts length %d is out of range for %d slots", plen, h->counts_len);
+        ll_errmsg(err, errlen, "histogram: counts length %d is out of range for %d slots", plen, h->counts_len);
         goto fail;
     }
 
@@ -280,7 +271,7 @@ ll_histogram *ll_hdr_codec_decode(const char *b64, size_t len, const ll_histogra
                           : rc != Z_STREAM_END ? "data truncated"
                           : zs.avail_out > 1 ? "data shorter than the counts length"
                                              : "bytes after the end of the data";
-        seterr(err, errlen, "histogram: zlib: %s", zmsg(rc, &zs, why));
+        ll_errmsg(err, errlen, "histogram: zlib: %s", zmsg(rc, &zs, why));
         goto fail;
     }
     if (read_counts(h, payload, (size_t)plen, err, errlen) != 0) goto fail;

@@ -1,4 +1,4 @@
-/* thresholds.c -- owns the k6 threshold expression parser ("p(95)<200",
+/* threshold.c -- owns the k6 threshold expression parser ("p(95)<200",
  * "rate < 0.01"), its evaluation, and the parser of metric keys with a
  * sub-metric selector ("http_req_duration{status:200, method:POST}").
  *
@@ -9,10 +9,11 @@
 #include "threshold.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "errmsg.h"
 
 #define AGG_EXPECTED "(expected count, rate, value, avg, min, max, med or p(N))"
 #define OP_EXPECTED "(expected <, <=, >, >=, ==, === or !=)"
@@ -21,17 +22,6 @@
 #define QUOTE_BUF (QUOTE_MAX * 4 + 4)
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Copies s[0..n) into out (QUOTE_BUF bytes) for quoting in a message:
  * control bytes become \xNN so the message stays on one line, and text
@@ -154,26 +144,26 @@ static int parse_percentile(const char *a, double *pct, const char **endp, char 
     int rc = ne == q ? -1 : to_double(q, ne, &v);
     if (rc == -1) {
         if (*q == ')' || *q == '\0') {
-            set_err(err, errlen, "missing number in '%s' (expected p(N) with N from 0 to 100)",
+            ll_errmsg(err, errlen, "missing number in '%s' (expected p(N) with N from 0 to 100)",
                     quote(q1, a, (size_t)(q - a) + (*q == ')')));
             return -1;
         }
         const char *c = q;
         while (*c && *c != ')') c++;
-        set_err(err, errlen, "expected a number in p(...), got '%s'", quote(q1, q, (size_t)(c - q)));
+        ll_errmsg(err, errlen, "expected a number in p(...), got '%s'", quote(q1, q, (size_t)(c - q)));
         return -1;
     }
     if (rc == -2 || v < 0 || v > 100) {
-        set_err(err, errlen, "percentile %s out of range (expected 0 to 100)",
+        ll_errmsg(err, errlen, "percentile %s out of range (expected 0 to 100)",
                 quote(q1, q, (size_t)(ne - q)));
         return -1;
     }
     const char *r = skip_ws(ne);
     if (*r != ')') {
         if (*r == '\0')
-            set_err(err, errlen, "missing ')' after '%s'", quote(q1, a, (size_t)(r - a)));
+            ll_errmsg(err, errlen, "missing ')' after '%s'", quote(q1, a, (size_t)(r - a)));
         else
-            set_err(err, errlen, "expected ')' after '%s', got '%s'", quote(q1, a, (size_t)(ne - a)),
+            ll_errmsg(err, errlen, "expected ')' after '%s', got '%s'", quote(q1, a, (size_t)(ne - a)),
                     quote(q2, r, trimmed_len(r)));
         return -1;
     }
@@ -187,7 +177,7 @@ int ll_threshold_parse(const char *src, ll_threshold_expr *out, char *err, size_
     ll_threshold_expr e = {LL_AGG_COUNT, 0, LL_OP_LT, 0};
     const char *p = skip_ws(src ? src : "");
     if (*p == '\0') {
-        set_err(err, errlen, "empty threshold");
+        ll_errmsg(err, errlen, "empty threshold");
         return -1;
     }
 
@@ -201,7 +191,7 @@ int ll_threshold_parse(const char *src, ll_threshold_expr *out, char *err, size_
         while (*t && !is_space(*t) && !is_op_char(*t)) t++;
         size_t alen = (size_t)(t - a);
         if (alen == 0) {
-            set_err(err, errlen, "missing aggregation before '%s' " AGG_EXPECTED,
+            ll_errmsg(err, errlen, "missing aggregation before '%s' " AGG_EXPECTED,
                     quote(q1, a, trimmed_len(a)));
             return -1;
         }
@@ -209,7 +199,7 @@ int ll_threshold_parse(const char *src, ll_threshold_expr *out, char *err, size_
         for (i = 0; i < n; i++)
             if (strlen(aggs[i].name) == alen && memcmp(aggs[i].name, a, alen) == 0) break;
         if (i == n) {
-            set_err(err, errlen, "unknown aggregation '%s' " AGG_EXPECTED, quote(q1, a, alen));
+            ll_errmsg(err, errlen, "unknown aggregation '%s' " AGG_EXPECTED, quote(q1, a, alen));
             return -1;
         }
         e.agg = aggs[i].agg;
@@ -224,9 +214,9 @@ int ll_threshold_parse(const char *src, ll_threshold_expr *out, char *err, size_
     size_t olen = (size_t)(p - o);
     if (olen == 0) {
         if (*o == '\0')
-            set_err(err, errlen, "missing operator after '%s' " OP_EXPECTED, quote(q1, a, agg_len));
+            ll_errmsg(err, errlen, "missing operator after '%s' " OP_EXPECTED, quote(q1, a, agg_len));
         else
-            set_err(err, errlen, "missing operator after '%s' " OP_EXPECTED ", got '%s'",
+            ll_errmsg(err, errlen, "missing operator after '%s' " OP_EXPECTED ", got '%s'",
                     quote(q1, a, agg_len), quote(q2, o, trimmed_len(o)));
         return -1;
     }
@@ -234,7 +224,7 @@ int ll_threshold_parse(const char *src, ll_threshold_expr *out, char *err, size_
     for (i = 0; i < n; i++)
         if (strlen(ops[i].text) == olen && memcmp(ops[i].text, o, olen) == 0) break;
     if (i == n) {
-        set_err(err, errlen, "unknown operator '%s' after '%s' " OP_EXPECTED, quote(q1, o, olen),
+        ll_errmsg(err, errlen, "unknown operator '%s' after '%s' " OP_EXPECTED, quote(q1, o, olen),
                 quote(q2, a, agg_len));
         return -1;
     }
@@ -243,23 +233,23 @@ int ll_threshold_parse(const char *src, ll_threshold_expr *out, char *err, size_
     /* number */
     p = skip_ws(p);
     if (*p == '\0') {
-        set_err(err, errlen, "missing number after '%s'", quote(q1, o, olen));
+        ll_errmsg(err, errlen, "missing number after '%s'", quote(q1, o, olen));
         return -1;
     }
     const char *ne = scan_number(p);
     int rc = ne == p ? -1 : to_double(p, ne, &e.target);
     if (rc == -1) {
-        set_err(err, errlen, "expected a number after '%s', got '%s'", quote(q1, o, olen),
+        ll_errmsg(err, errlen, "expected a number after '%s', got '%s'", quote(q1, o, olen),
                 quote(q2, p, trimmed_len(p)));
         return -1;
     }
     if (rc == -2) {
-        set_err(err, errlen, "number '%s' out of range", quote(q1, p, (size_t)(ne - p)));
+        ll_errmsg(err, errlen, "number '%s' out of range", quote(q1, p, (size_t)(ne - p)));
         return -1;
     }
     p = skip_ws(ne);
     if (*p != '\0') {
-        set_err(err, errlen, "unexpected '%s' after the number", quote(q1, p, trimmed_len(p)));
+        ll_errmsg(err, errlen, "unexpected '%s' after the number", quote(q1, p, trimmed_len(p)));
         return -1;
     }
     if (out) *out = e;
@@ -358,9 +348,9 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
     size_t nlen = (size_t)(p - nb);
     if (nlen == 0) {
         if (*p == '\0')
-            set_err(err, errlen, "empty metric name");
+            ll_errmsg(err, errlen, "empty metric name");
         else
-            set_err(err, errlen, "empty metric name in '%s'", quote(q1, k, klen_all));
+            ll_errmsg(err, errlen, "empty metric name in '%s'", quote(q1, k, klen_all));
         return -1;
     }
     for (size_t i = 0; i < nlen; i++) {
@@ -370,7 +360,7 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
                 snprintf(q1, sizeof(q1), "\\x%02x", (unsigned char)c);
             else
                 quote(q1, nb + i, 1);
-            set_err(err, errlen,
+            ll_errmsg(err, errlen,
                     "invalid character '%s' in metric name '%s' (expected letters, digits and '_', "
                     "not starting with a digit)",
                     q1, quote(q2, nb, nlen));
@@ -378,7 +368,7 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
         }
     }
     if (nlen > NAME_MAX_LEN) {
-        set_err(err, errlen, "metric name '%s' too long (%zu characters, at most %d)",
+        ll_errmsg(err, errlen, "metric name '%s' too long (%zu characters, at most %d)",
                 quote(q1, nb, nlen), nlen, NAME_MAX_LEN);
         return -1;
     }
@@ -388,13 +378,13 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
     p = skip_ws(p);
     if (*p != '\0') {
         if (*p != '{') {
-            set_err(err, errlen, "unexpected '%s' after metric name '%s' (expected '{' or the end)",
+            ll_errmsg(err, errlen, "unexpected '%s' after metric name '%s' (expected '{' or the end)",
                     quote(q1, p, trimmed_len(p)), quote(q2, nb, nlen));
             return -1;
         }
         const char *sel = p++;
         if (*skip_ws(p) == '}') {
-            set_err(err, errlen, "empty selector '{}' in '%s' (expected {key:value, ...})",
+            ll_errmsg(err, errlen, "empty selector '{}' in '%s' (expected {key:value, ...})",
                     quote(q1, k, klen_all));
             return -1;
         }
@@ -405,7 +395,7 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
             const char *pair = skip_ws(p);
             if (*pair == '\0') goto missing_brace;
             if (*pair == ',' || *pair == '}') {
-                set_err(err, errlen, "empty key:value pair in selector '%s'",
+                ll_errmsg(err, errlen, "empty key:value pair in selector '%s'",
                         quote(q1, sel, trimmed_len(sel)));
                 return -1;
             }
@@ -414,36 +404,36 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
             if (*p != ':') {
                 if (*p == '\0') goto missing_brace;
                 if (kq && *p != ',' && *p != '}') {
-                    set_err(err, errlen, "unexpected '%s' after quoted tag key '%s' (expected ':')",
+                    ll_errmsg(err, errlen, "unexpected '%s' after quoted tag key '%s' (expected ':')",
                             quote(q1, p, trimmed_len(p)), quote(q2, ks, kn));
                     return -1;
                 }
-                set_err(err, errlen, "tag '%s' has no ':' (expected key:value)",
+                ll_errmsg(err, errlen, "tag '%s' has no ':' (expected key:value)",
                         quote(q1, pair, (size_t)(p - pair)));
                 return -1;
             }
             if (kn == 0) {
                 const char *c = p;
                 while (*c && *c != ',' && *c != '}') c++;
-                set_err(err, errlen, "empty tag key in '%s'", quote(q1, pair, (size_t)(c - pair)));
+                ll_errmsg(err, errlen, "empty tag key in '%s'", quote(q1, pair, (size_t)(c - pair)));
                 return -1;
             }
             p++; /* ':' */
             if (read_tok(&p, ",}", &vs, &vn, &vq) != 0) goto unterminated;
             if (vq && *p && *p != ',' && *p != '}') {
-                set_err(err, errlen,
+                ll_errmsg(err, errlen,
                         "unexpected '%s' after quoted value '%s' of tag '%s' (expected ',' or '}')",
                         quote(q1, p, trimmed_len(p)), quote(q2, vs, vn), quote(q3, ks, kn));
                 return -1;
             }
             if (*p == '\0') goto missing_brace;
             if (vn == 0 && !vq) {
-                set_err(err, errlen, "empty value for tag '%s' (write '' to match an empty value)",
+                ll_errmsg(err, errlen, "empty value for tag '%s' (write '' to match an empty value)",
                         quote(q1, ks, kn));
                 return -1;
             }
             if (count >= max_tags) {
-                set_err(err, errlen, "more than %d tag%s in selector '%s'", max_tags < 0 ? 0 : max_tags,
+                ll_errmsg(err, errlen, "more than %d tag%s in selector '%s'", max_tags < 0 ? 0 : max_tags,
                         max_tags == 1 ? "" : "s", quote(q1, sel, trimmed_len(sel)));
                 return -1;
             }
@@ -458,13 +448,13 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
         }
         p = skip_ws(p);
         if (*p != '\0') {
-            set_err(err, errlen, "unexpected '%s' after '}'", quote(q1, p, trimmed_len(p)));
+            ll_errmsg(err, errlen, "unexpected '%s' after '}'", quote(q1, p, trimmed_len(p)));
             return -1;
         }
     }
 
     if (ob.need > ob.cap) {
-        set_err(err, errlen, "buffer too small for metric key '%s' (need %zu bytes, have %zu)",
+        ll_errmsg(err, errlen, "buffer too small for metric key '%s' (need %zu bytes, have %zu)",
                 quote(q1, k, klen_all), ob.need, ob.cap);
         return -1;
     }
@@ -472,10 +462,10 @@ int ll_threshold_metric_key_parse(const char *key, char *buf, size_t buflen, con
     return count;
 
 missing_brace:
-    set_err(err, errlen, "missing '}' at the end of '%s'", quote(q1, k, klen_all));
+    ll_errmsg(err, errlen, "missing '}' at the end of '%s'", quote(q1, k, klen_all));
     return -1;
 unterminated:
-    set_err(err, errlen, "unterminated quote %s in '%s'", *p == '"' ? "(\")" : "(')",
+    ll_errmsg(err, errlen, "unterminated quote %s in '%s'", *p == '"' ? "(\")" : "(')",
             quote(q1, k, klen_all));
     return -1;
 }

@@ -1,12 +1,12 @@
-/* thresholds.h -- k6 threshold expressions: parsing and evaluation.
+/* threshold.h -- k6 threshold expressions: parsing and evaluation.
  *
  * A threshold is "<aggregation> <operator> <number>", e.g. "p(99.9)<300",
  * "avg < 100", "rate<0.01", "count>10", "value==5". Aggregations: count,
  * rate, value, avg, min, max, med, p(N) with 0 <= N <= 100 (fractional N
  * allowed). Operators: < <= > >= == === != (=== is ==). Whitespace around
  * tokens is allowed. Times are compared in milliseconds, as in k6. */
-#ifndef LL_THRESHOLDS_H
-#define LL_THRESHOLDS_H
+#ifndef LL_THRESHOLD_H
+#define LL_THRESHOLD_H
 
 #include <stddef.h>
 

@@ -6,11 +6,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
+#include "transport.h"
 #include "xmalloc.h"
 
 void ll_config_free(ll_config *cfg) {
@@ -27,7 +29,10 @@ void ll_config_free(ll_config *cfg) {
     cfg->ntrend_stats = 0;
     ll_threshold_set_free(&cfg->thresholds);
     ll_segment_seq_free(&cfg->sequence);
-    ll_quick_free(&cfg->quick);
+    free(cfg->quick.urls);
+    free(cfg->quick.urls_text);
+    free(cfg->quick.headers);
+    memset(&cfg->quick, 0, sizeof(cfg->quick));
     for (int i = 0; i < cfg->ncli_thresholds; i++) free(cfg->cli_threshold_keys[i]);
     free(cfg->cli_threshold_keys);
     free(cfg->cli_threshold_exprs);
@@ -90,8 +95,7 @@ static int trend_stat_valid(const char *s) {
 }
 
 int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_t errlen) {
-    char *copy = strdup(list);
-    if (!copy) return -1;
+    char *copy = ll_xstrdup(list);
     for (int i = 0; i < cfg->ntrend_stats; i++) free(cfg->trend_stats[i]);
     cfg->ntrend_stats = 0;
     int rc = 0;
@@ -105,14 +109,8 @@ int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_
             rc = -1;
             break;
         }
-        char **a = realloc(cfg->trend_stats, (size_t)(cfg->ntrend_stats + 1) * sizeof(*a));
-        if (!a || !(a[cfg->ntrend_stats] = strdup(t))) {
-            if (a) cfg->trend_stats = a;
-            rc = -1;
-            break;
-        }
-        cfg->trend_stats = a;
-        cfg->ntrend_stats++;
+        cfg->trend_stats = ll_xrealloc(cfg->trend_stats, (size_t)(cfg->ntrend_stats + 1) * sizeof(*cfg->trend_stats));
+        cfg->trend_stats[cfg->ntrend_stats++] = ll_xstrdup(t);
     }
     free(copy);
     if (rc == 0 && cfg->ntrend_stats == 0) {
@@ -124,10 +122,8 @@ int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_
 }
 
 int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target) {
-    ll_stage *st = realloc(cfg->stages, (size_t)(cfg->nstages + 1) * sizeof(*st));
-    if (!st) return -1;
-    cfg->stages = st;
-    st[cfg->nstages++] = (ll_stage){duration_us, target};
+    cfg->stages = ll_xrealloc(cfg->stages, (size_t)(cfg->nstages + 1) * sizeof(*cfg->stages));
+    cfg->stages[cfg->nstages++] = (ll_stage){duration_us, target};
     return 0;
 }
 
@@ -138,10 +134,6 @@ int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen) {
                   : cfg->iterations_set ? LL_EX_SHARED_ITERATIONS
                   : cfg->duration_set ? LL_EX_CONSTANT_VUS : LL_EX_SHARED_ITERATIONS;
     ll_scenario *s = ll_scenarios_add(&cfg->scenarios, "default", e);
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
     s->vus = cfg->vus_set ? cfg->vus : 1;
     s->iterations = cfg->iterations_set ? cfg->iterations : 1;
     if (e == LL_EX_SHARED_ITERATIONS && s->vus > s->iterations) s->vus = s->iterations;
@@ -149,11 +141,7 @@ int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen) {
     if (cfg->graceful_stop_set) s->graceful_stop_us = cfg->graceful_stop_us;
     if (e == LL_EX_RAMPING_VUS) {
         s->start_vus = cfg->vus_set ? cfg->vus : 1;
-        s->stages = malloc((size_t)cfg->nstages * sizeof(ll_stage));
-        if (!s->stages) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
+        s->stages = ll_xmalloc((size_t)cfg->nstages * sizeof(ll_stage));
         memcpy(s->stages, cfg->stages, (size_t)cfg->nstages * sizeof(ll_stage));
         s->nstages = cfg->nstages;
     }
@@ -225,4 +213,76 @@ ll_summary_opts ll_config_summary_opts(const ll_config *cfg) {
     ll_summary_opts o = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
                          cfg->no_color || (nc && *nc)};
     return o;
+}
+
+int ll_config_bad(const char *flag, const char *value, const char *expected) {
+    fprintf(stderr, "luaload: invalid value for %s: '%s' (expected %s)\n", flag, value, expected);
+    return LL_EXIT_CONFIG;
+}
+
+int ll_config_parse_count(const char *flag, const char *v, int64_t min, int64_t *out) {
+    if (ll_duration_parse_int(v, out) != 0 || *out < min) {
+        char what[64];
+        snprintf(what, sizeof(what), "an integer >= %lld", (long long)min);
+        return ll_config_bad(flag, v, what);
+    }
+    return 0;
+}
+
+/* A VU count: VU ids are ints, so at most INT_MAX. */
+int ll_config_parse_vus(const char *flag, const char *v, int64_t *out) {
+    int rc = ll_config_parse_count(flag, v, 1, out);
+    if (!rc && *out > INT_MAX) rc = ll_config_bad(flag, v, "at most 2147483647 VUs");
+    return rc;
+}
+
+int ll_config_parse_dur(const char *flag, const char *v, uint64_t *out) {
+    if (ll_duration_parse(v, out) != 0)
+        return ll_config_bad(flag, v, "a duration from 0 to about 292 years, such as 10s, 1m30s, 500ms");
+    return 0;
+}
+
+/* What a config.c setter's failure comes to: its one-line reason printed
+ * and LL_EXIT_CONFIG; 0 when it did not fail. */
+int ll_config_failed(int failed, const char *why) {
+    if (!failed) return 0;
+    fprintf(stderr, "luaload: %s\n", why);
+    return LL_EXIT_CONFIG;
+}
+
+int ll_config_read_env(ll_config *cfg) {
+    const char *v;
+    int rc = 0;
+    if (!cfg->vus_set && (v = getenv("LUALOAD_VUS"))) {
+        rc = ll_config_parse_vus("LUALOAD_VUS", v, &cfg->vus);
+        cfg->vus_set = cfg->shortcut_cli = 1;
+    }
+    if (!rc && !cfg->duration_set && (v = getenv("LUALOAD_DURATION"))) {
+        rc = ll_config_parse_dur("LUALOAD_DURATION", v, &cfg->duration_us);
+        if (!rc && cfg->duration_us == 0) rc = ll_config_bad("LUALOAD_DURATION", v, "a duration above 0");
+        cfg->duration_set = cfg->shortcut_cli = 1;
+    }
+    if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
+        rc = ll_config_parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->iterations);
+        cfg->iterations_set = cfg->shortcut_cli = 1;
+    }
+    if (!rc && !cfg->transport && (v = getenv("LUALOAD_TRANSPORT")) && *v) {
+        cfg->transport = ll_transport_find(v);
+        if (!cfg->transport) rc = ll_config_bad("LUALOAD_TRANSPORT", v, "native or curl");
+    }
+    char why[300];
+    if (!rc && (v = getenv("LUALOAD_DNS")) && *v)
+        rc = ll_config_failed(ll_config_set_dns(cfg, "LUALOAD_DNS", v, 0, why, sizeof(why)) != 0, why);
+    if (!rc && (v = getenv("LUALOAD_LOCAL_IPS")) && *v)
+        rc = ll_config_failed(ll_config_set_local_ips(cfg, "LUALOAD_LOCAL_IPS", v, 0, why, sizeof(why)) != 0, why);
+    const char *seg = "LUALOAD_EXECUTION_SEGMENT", *seq = "LUALOAD_EXECUTION_SEGMENT_SEQUENCE";
+    if (!rc && (v = getenv(seg)) && *v)
+        rc = ll_config_failed(ll_config_set_segment(cfg, seg, v, 0, why, sizeof(why)) != 0, why);
+    if (!rc && (v = getenv(seq)) && *v)
+        rc = ll_config_failed(ll_config_set_sequence(cfg, seq, v, 0, why, sizeof(why)) != 0, why);
+    if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
+        if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = ll_config_bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
+        cfg->seed_set = 1;
+    }
+    return rc;
 }

@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "quick.h"
 #include "scenario.h"
 #include "segment.h"
 #include "summary.h"
@@ -15,6 +14,41 @@
 #include "dns_config.h"
 #include "exit.h"
 #include "ip_pool.h"
+
+/* Quick mode's settings (`luaload run URL`): its flags, parsed by
+ * quick/quick.c; the engine reads them only through the mode quick/ hands
+ * it (engine.h), but for the connections each VU may hold. */
+typedef struct ll_quick {
+    char **urls;                /* round-robin targets (from a,b,c or @file) */
+    int nurls;
+    char *urls_text;            /* @file's contents, which urls point into */
+    const char *method;         /* -m; NULL: GET, or POST with a body */
+    const char **headers;       /* -H "Name: value", as given */
+    int nheaders;
+    const char *body;           /* -b */
+    const char *body_file;      /* --body-file: streamed from disk */
+    int disable_keep_alive;     /* -k */
+    const char *http_version;   /* --http / --client: "1.1", "2", "3"; NULL: ALPN */
+    int multiplex;              /* --parallel */
+    int insecure;               /* --skip-verify, --insecure */
+    const char *mtls_cert, *mtls_key;
+    uint64_t read_timeout_us, write_timeout_us;
+    int64_t requests;           /* -r: 0 none */
+    double rate;                /* --rate: requests/s, 0 none */
+    uint64_t think_min_us, think_max_us; /* --think */
+    const char *jwt_key, *jwt_secret, *jwt_alg, *jwt_kid, *jwt_sub, *jwt_aud, *jwt_iss, *jwt_claims;
+    const char *jwt_header;     /* the header it goes in; NULL: Authorization: Bearer */
+    const char *jwt_exp;        /* --jwt-exp: a duration */
+    const char *jwt_cache;      /* --jwt-cache DIR */
+    const char *jwts_file;      /* -f: tokens, one per line */
+    uint64_t ticker_us;         /* --ticker: live line every so often with -v */
+    int verbose;                /* -v seen (the ticker) */
+    double open_rate;           /* set by ll_quick_finish: the open model's */
+    double open_secs;           /* requests/s, length and VUs (-r with -d, */
+    int64_t open_vus;           /* or --rate), 0: a closed model */
+    int any;                    /* a quick-mode-only flag was given */
+    const char *first_flag;     /* the first of them, for the error message */
+} ll_quick;
 
 typedef struct ll_config {
     const char *script_path;    /* a script, or */
@@ -80,19 +114,7 @@ typedef struct ll_config {
     char *local_ips_text;       /* as given; NULL: none */
 } ll_config;
 
-/* Parses `luaload run` arguments (argv[0] is "run"). Returns 0, -1 when
- * help was printed, or LL_EXIT_CONFIG after printing a one-line error. */
-int ll_cli_parse_run(int argc, char **argv, ll_config *cfg);
 void ll_config_free(ll_config *cfg);
-/* Parses `luaload merge` arguments (argv[0] is "merge"): the summary and
- * output flags into cfg, a SCRIPT.lua into cfg->script_path, the parts'
- * paths into *parts (malloc'd, pointing into argv). Returns like
- * ll_cli_parse_run. */
-int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int *nparts);
-/* The flags of luaload run (then quick mode's) and of luaload merge, for
- * help, completion and the command reference (commands.c). */
-extern const ll_flag_group ll_cli_run_groups[2];
-extern const ll_flag_group ll_cli_merge_groups[1];
 
 /* Sets summaryTrendStats from a comma-separated list ("avg,p(99),count").
  * Returns 0, or -1 with a one-line reason in err. */
@@ -139,7 +161,20 @@ int ll_config_parse_seed(const char *s, uint64_t *out);
 int ll_config_time_unit_valid(const char *s);
 
 /* Fills what the CLI left unset from LUALOAD_VUS, LUALOAD_DURATION,
- * LUALOAD_ITERATIONS, LUALOAD_SEED. Returns 0 or LL_EXIT_CONFIG (error printed). */
-int ll_cli_parse_env(ll_config *cfg);
+ * LUALOAD_ITERATIONS, LUALOAD_TRANSPORT, LUALOAD_DNS, LUALOAD_LOCAL_IPS, the
+ * execution segment's and LUALOAD_SEED. Returns 0 or LL_EXIT_CONFIG (error
+ * printed). */
+int ll_config_read_env(ll_config *cfg);
+
+/* The values of flags and variables, named by what (a flag, a variable):
+ * each prints "luaload: invalid value for WHAT: 'V' (expected ...)" and
+ * returns LL_EXIT_CONFIG when v is not one, else 0. */
+int ll_config_bad(const char *what, const char *v, const char *expected); /* prints, LL_EXIT_CONFIG */
+int ll_config_parse_count(const char *what, const char *v, int64_t min, int64_t *out);
+int ll_config_parse_vus(const char *what, const char *v, int64_t *out); /* 1 to INT_MAX (VU ids are ints) */
+int ll_config_parse_dur(const char *what, const char *v, uint64_t *out);
+/* What a setter's failure comes to: its one-line reason printed and
+ * LL_EXIT_CONFIG; 0 when it did not fail. */
+int ll_config_failed(int failed, const char *why);
 
 #endif

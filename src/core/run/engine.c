@@ -28,10 +28,8 @@
 #include "crash.h"
 #include "lifecycle.h"
 #include "options_json.h"
-#include "quick_native.h"
 #include "api.h"
 #include "buf.h"
-#include "quick_report.h"
 #include "scenario_split.h"
 #include "warnings.h"
 #include "worker.h"
@@ -424,7 +422,7 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
  * failed abortOnFail threshold) are asked to stop their Lua code, then
  * given up on (abandoned). */
 static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *life, ll_config *cfg, uint64_t t0,
-                          ll_quick_report *qr, ll_results *results) {
+                          const ll_mode_ops *mode, ll_mode *ms, ll_results *results) {
     ll_shard *snap = cfg->thresholds.n || ll_results_wanted(results) ? ll_shard_new(run->reg) : NULL;
     int progress = !cfg->quiet && isatty(2), asked = 0;
     uint64_t max_grace, due = planned_end_ns(cfg, t0, &max_grace);
@@ -463,11 +461,11 @@ static void watch_workers(ll_run *run, ll_worker *workers, int n, ll_worker *lif
             abandon_stuck(run, workers, n);
             break;
         }
-        if (qr) ll_quick_report_tick(qr, workers, n, t0, now);
+        if (ms) mode->tick(ms, workers, n, t0, now);
         if (now < next) continue;
         while (next <= now) next += 1000000000ull; /* on the grid of whole seconds */
         pthread_mutex_unlock(&run->mu);
-        if (qr) ll_quick_report_second(qr, workers, n, now);
+        if (ms) mode->second(ms, workers, n, now);
         ll_progress_sample(life->shard, &cfg->scenarios, workers, n, now, 0);
         if (progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, now, 0);
         if (snap) {
@@ -645,7 +643,7 @@ static int any_abandoned(const ll_worker *workers, int n, int life_lost) {
     return any;
 }
 
-int ll_engine_run(ll_config *cfg) {
+int ll_engine_run(ll_config *cfg, const ll_mode_ops *mode) {
     char libbuf[4200], err[1024];
     ll_run run;
     ll_segment_tuple tuple;
@@ -671,9 +669,7 @@ int ll_engine_run(ll_config *cfg) {
     run.dns = &cfg->dns;             /* final once the options are read, before */
     run.local_ips = &cfg->local_ips; /* any request or VU */
     run.publish = 1; /* snapshots for thresholds and for workers given up on */
-    char *quick = cfg->quick_url ? ll_quick_script(cfg) : NULL;
-    ll_quick_plan *plan = NULL;
-    run.script_source = quick;
+    ll_mode *ms = NULL; /* the mode's state (quick mode), NULL: the script's iterations */
 
     int rc = 0, nworkers = 0, life_lost = 0, setup_done = 0, outputs_stopped = 0;
     ll_worker life, *workers = NULL;
@@ -685,8 +681,6 @@ int ll_engine_run(ll_config *cfg) {
     cJSON *data = NULL;
     char *teardown_out = NULL;
     double elapsed = 0;
-    ll_quick_report qr;
-    memset(&qr, 0, sizeof(qr));
     life_step step = {&life, &run, NULL, NULL, NULL, 0, 0, NULL};
     ll_fdreserve end_fds;
     ll_fdreserve_take(&end_fds, ENGINE_FD_END);
@@ -696,17 +690,20 @@ int ll_engine_run(ll_config *cfg) {
     signal(SIGTERM, on_signal);
     ll_crash_install();
 
-    if (!run.reg || (cfg->quick_url && !quick)) {
+    if (!run.reg) {
         fprintf(stderr, "luaload: out of memory\n");
         rc = LL_EXIT_FAILURE;
         goto done;
     }
-    if (cfg->quick_url && !(plan = ll_quick_plan_new(cfg, &run.interrupt, err, sizeof(err)))) {
+    if (mode && (rc = mode->open(&ms, cfg, &run.interrupt, err, sizeof(err))) != 0) {
         fprintf(stderr, "luaload: %s\n", err);
-        rc = LL_EXIT_CONFIG;
         goto done;
     }
-    run.quick_plan = plan;
+    if (ms) {
+        run.script_source = mode->script(ms);
+        run.mode = ms;
+        run.iterate = mode->iterate;
+    }
     run.verbose = cfg->verbose;
     if (cfg->console_output && !cfg->inspect && !(run.console = fopen(cfg->console_output, "w"))) {
         fprintf(stderr, "luaload: --console-output: cannot write %s: %s\n", cfg->console_output, strerror(errno));
@@ -731,7 +728,7 @@ int ll_engine_run(ll_config *cfg) {
         if (!atomic_load(&run.aborted) && !life_lost) fprintf(stderr, "luaload: %s\n", life.errmsg);
         goto done;
     }
-    rc = ll_cli_parse_env(cfg); /* prints its own error */
+    rc = ll_config_read_env(cfg); /* prints its own error */
     if (rc) goto done;
     run.transport = cfg->transport; /* LUALOAD_TRANSPORT comes with the environment, after --transport */
     rc = ll_script_read_options(&life, cfg, run.reg, err, sizeof(err));
@@ -776,16 +773,8 @@ int ll_engine_run(ll_config *cfg) {
         run.tuple = &tuple;
     }
     int64_t max_vus = 0;
-    run.vu_id_base = calloc(cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1, sizeof(uint64_t));
-    if (!run.vu_id_base) {
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
-    run.scenario_iters = calloc(cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1, sizeof(*run.scenario_iters));
-    if (!run.scenario_iters) {
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
+    run.vu_id_base = ll_xcalloc(cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1, sizeof(uint64_t));
+    run.scenario_iters = ll_xcalloc(cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1, sizeof(*run.scenario_iters));
     rc = engine_check_vus(cfg, run.vu_id_base, &max_vus);
     if (!rc && !cfg->setup_only && !cfg->inspect) /* no VU made yet */
         rc = engine_check_fd_limit(cfg, &life, max_vus, engine_nworkers(cfg, max_vus));
@@ -806,7 +795,7 @@ int ll_engine_run(ll_config *cfg) {
     if (!cfg->quiet) print_banner(cfg, nworkers);
     if (cfg->paused || cfg->address) {
         const char *addr = cfg->address ? cfg->address : "127.0.0.1:6565";
-        api = ll_api_start(addr, &run, cfg->paused, err, sizeof(err));
+        api = ll_api_start(addr, &run.interrupt, &run.marked_failed, cfg->paused, err, sizeof(err));
         if (!api) {
             fprintf(stderr, "luaload: %s\n", err);
             rc = LL_EXIT_CONFIG;
@@ -872,11 +861,7 @@ int ll_engine_run(ll_config *cfg) {
 
 setup_ran:
     ll_api_set_status(api, LL_API_STATUS_RUNNING);
-    workers = calloc((size_t)nworkers, sizeof(*workers));
-    if (!workers) {
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
+    workers = ll_xcalloc((size_t)nworkers, sizeof(*workers));
     run.workers = workers;
     for (int i = 0; i < nworkers; i++) {
         rc = ll_worker_init(&workers[i], &run, i);
@@ -904,11 +889,8 @@ setup_ran:
             break;
         }
     }
-    if (cfg->quick_url) {
-        uint64_t tick = cfg->quick.ticker_us ? cfg->quick.ticker_us : 1000000;
-        ll_quick_report_start(&qr, t0, cfg->verbose ? tick * 1000 : 0);
-    }
-    watch_workers(&run, workers, nworkers, &life, cfg, t0, cfg->quick_url ? &qr : NULL, results);
+    if (ms) mode->start(ms, t0);
+    watch_workers(&run, workers, nworkers, &life, cfg, t0, mode, ms, results);
     elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) goto done;
     report_errors(workers, nworkers);
@@ -981,9 +963,8 @@ summarize:
         if (life_lost || !life.L) src = bare_summary(&run, data);
         if (src != 0 && !rc) rc = LL_EXIT_FAILURE;
     }
-    if (cfg->quick_url && !cfg->no_summary && workers) { /* gopayloader's table too */
-        ll_quick_report_print(&qr, workers, nworkers, data, stdout);
-        ll_quick_plan_report(plan, stdout);
+    if (ms && !cfg->no_summary && workers) { /* quick mode: gopayloader's table too */
+        mode->report(ms, workers, nworkers, data, stdout);
         fflush(stdout);
     }
     interrupted = atomic_load(&run.interrupt); /* a signal during the summary */
@@ -1031,8 +1012,7 @@ done:
     if (run.console) fclose(run.console);
     pthread_cond_destroy(&run.cv);
     pthread_mutex_destroy(&run.mu);
-    free(quick);
-    ll_quick_plan_free(plan);
+    if (ms) mode->close(ms);
     return rc;
 }
 

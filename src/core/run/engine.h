@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "metrics.h"
+#include "mode.h"
 
 typedef struct cJSON cJSON;
 
@@ -12,8 +13,9 @@ typedef struct cJSON cJSON;
  * in buf when found beside the binary. */
 const char *ll_engine_lib_dir(char *buf, size_t len);
 
-/* Runs the test described by cfg; returns the process exit code. */
-int ll_engine_run(ll_config *cfg);
+/* Runs the test described by cfg, its iterations the script's, or mode's
+ * (quick mode: ll_quick_mode_ops); returns the process exit code. */
+int ll_engine_run(ll_config *cfg, const ll_mode_ops *mode);
 
 /* The end of a test whose metrics were measured elsewhere (luaload merge):
  * evaluates cfg's thresholds on total, prints the summary (the handle_summary

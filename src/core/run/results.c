@@ -192,7 +192,7 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
         free(r);
         return LL_EXIT_CONFIG;
     }
-    if (ll_dashboard_read_settings(cfg, &r->dash, err, sizeof(err)) != 0) {
+    if (ll_dashboard_read_settings(cfg->outputs, cfg->noutputs, &r->dash, err, sizeof(err)) != 0) {
         fprintf(stderr, "luaload: %s\n", err);
         free(r);
         return LL_EXIT_CONFIG;

@@ -16,7 +16,8 @@
 #include "transport.h"
 
 typedef struct ll_worker ll_worker;
-typedef struct ll_quick_plan ll_quick_plan;
+typedef struct ll_mode ll_mode;
+typedef struct ll_vu ll_vu;
 
 typedef struct ll_run {
     const char *script_path;    /* NULL in quick mode */
@@ -43,8 +44,8 @@ typedef struct ll_run {
                                  * NULL: stderr */
     int verbose;                /* -v: console.debug lines show */
     char *options_json;         /* the consolidated options (test.options) */
-    const ll_quick_plan *quick_plan; /* quick mode without Lua per request
-                                 * (quick_native.c), or NULL */
+    const ll_mode *mode;        /* quick mode without Lua per iteration (mode.h), */
+    void (*iterate)(ll_vu *vu); /* and its iteration; NULL: the script's */
     ll_registry *reg;
     int m_worker_busy, m_loop_lag; /* luaload's own metrics (worker.c's probe):
                                  * their ids, 0 when not registered (no probe) */

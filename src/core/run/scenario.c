@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "xmalloc.h"
 
 static const char *const NAMES[] = {
     [LL_EX_SHARED_ITERATIONS] = "shared-iterations",
@@ -29,20 +30,13 @@ const char *ll_scenario_executor_name(ll_executor_type e) { return NAMES[e]; }
 ll_scenario *ll_scenarios_add(ll_scenarios *set, const char *name, ll_executor_type e) {
     if (set->n == set->cap) {
         int cap = set->cap ? set->cap * 2 : 4;
-        ll_scenario *items = realloc(set->items, (size_t)cap * sizeof(*items));
-        if (!items) return NULL;
-        set->items = items;
+        set->items = ll_xrealloc(set->items, (size_t)cap * sizeof(*set->items));
         set->cap = cap;
     }
     ll_scenario *s = &set->items[set->n];
     memset(s, 0, sizeof(*s));
-    s->name = strdup(name);
-    s->exec = strdup("default");
-    if (!s->name || !s->exec) {
-        free(s->name);
-        free(s->exec);
-        return NULL;
-    }
+    s->name = ll_xstrdup(name);
+    s->exec = ll_xstrdup("default");
     s->executor = e;
     s->graceful_stop_us = 30000000;
     s->graceful_ramp_down_us = 30000000;

@@ -2,6 +2,7 @@
  * segment (see scenario_split.h), after k6's executors' GetVUs,
  * GetIterations and GetNewExecutionTupleFromValue. */
 #include "scenario_split.h"
+#include "xmalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,11 +65,7 @@ static int split_one(ll_scenario *s, const ll_segment_tuple *t, ll_segment_tuple
 
 int ll_scenario_split(ll_scenarios *set, const ll_segment_tuple *t, ll_segment_tuple **stripes, char *err,
                       size_t errlen) {
-    *stripes = calloc(set->n > 0 ? (size_t)set->n : 1, sizeof(**stripes));
-    if (!*stripes) {
-        snprintf(err, errlen, "out of memory splitting the scenarios");
-        return -1;
-    }
+    *stripes = ll_xcalloc(set->n > 0 ? (size_t)set->n : 1, sizeof(**stripes));
     for (int i = 0; i < set->n; i++) {
         if (split_one(&set->items[i], t, &(*stripes)[i], err, errlen) == 0) continue;
         ll_scenario_split_free(*stripes, set->n);

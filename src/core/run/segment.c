@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xmalloc.h"
+
 /* Products of two int64 fit; every intermediate value here is one. */
 typedef __int128 wide;
 
@@ -294,11 +296,7 @@ int ll_segment_seq_parse(const char *s, const char *what, ll_segment_seq *out, c
         snprintf(err, errlen, "%s: too many points (%zu; at most %lld)", name, npoints, (long long)MAX_LCD + 1);
         return -1;
     }
-    ll_segment *items = malloc((npoints - 1) * sizeof(*items));
-    if (!items) {
-        snprintf(err, errlen, "%s: out of memory", name);
-        return -1;
-    }
+    ll_segment *items = ll_xmalloc((npoints - 1) * sizeof(*items));
     const char *p = s;
     ll_segment_rat prev = ZERO;
     for (size_t i = 0; i < npoints; i++) {
@@ -370,11 +368,7 @@ int ll_segment_parse_shard(const char *s, const char *what, ll_segment *seg, ll_
                  (long long)i, (long long)n);
         return -1;
     }
-    ll_segment *items = malloc((size_t)n * sizeof(*items));
-    if (!items) {
-        snprintf(err, errlen, "%s \"%s\": out of memory", name, s);
-        return -1;
-    }
+    ll_segment *items = ll_xmalloc((size_t)n * sizeof(*items));
     for (int64_t k = 0; k < n; k++) {
         rat_from_wide(k, n, &items[k].from); /* cannot fail: 0 <= k <= n */
         rat_from_wide(k + 1, n, &items[k].to);
@@ -434,17 +428,16 @@ static int share_cmp(const void *pa, const void *pb) {
  * O(lcd log n) rather than O(lcd n). */
 static int stripe_positions(int64_t lcd, int n, const int64_t *share, const int64_t *first, int64_t *pos,
                             char *err, size_t errlen) {
-    share_rank *order = malloc((size_t)n * sizeof(*order));
-    int64_t *taken = calloc((size_t)n, sizeof(*taken));
-    int64_t *ready = malloc((size_t)n * sizeof(*ready));   /* ranks that qualify */
-    int64_t *waiting = malloc((size_t)n * sizeof(*waiting)); /* when * n + rank */
-    int ok = order && taken && ready && waiting;
-    if (!ok) snprintf(err, errlen, "out of memory");
+    share_rank *order = ll_xmalloc((size_t)n * sizeof(*order));
+    int64_t *taken = ll_xcalloc((size_t)n, sizeof(*taken));
+    int64_t *ready = ll_xmalloc((size_t)n * sizeof(*ready));   /* ranks that qualify */
+    int64_t *waiting = ll_xmalloc((size_t)n * sizeof(*waiting)); /* when * n + rank */
+    int ok = 1;
     int64_t nready = 0, nwaiting = 0;
-    for (int i = 0; ok && i < n; i++) order[i] = (share_rank){share[i], i};
-    if (ok) qsort(order, (size_t)n, sizeof(*order), share_cmp);
-    for (int r = 0; ok && r < n; r++) heap_push(ready, &nready, r); /* taken 0: all qualify at index 0 */
-    for (int64_t i = 0; ok && i < lcd; i++) {
+    for (int i = 0; i < n; i++) order[i] = (share_rank){share[i], i};
+    qsort(order, (size_t)n, sizeof(*order), share_cmp);
+    for (int r = 0; r < n; r++) heap_push(ready, &nready, r); /* taken 0: all qualify at index 0 */
+    for (int64_t i = 0; i < lcd; i++) {
         while (nwaiting > 0 && waiting[0] / n <= i) heap_push(ready, &nready, heap_pop(waiting, &nwaiting) % n);
         if (nready == 0) { /* cannot happen: the shares add up to lcd */
             snprintf(err, errlen, "internal error: striping found no segment for index %lld", (long long)i);
@@ -468,16 +461,11 @@ static int stripe_positions(int64_t lcd, int n, const int64_t *share, const int6
  * frees t on failure. */
 static int tuple_stripe(ll_segment_tuple *t, char *err, size_t errlen) {
     int n = t->seq.n;
-    int64_t *share = malloc((size_t)n * sizeof(*share));
-    t->first = malloc(((size_t)n + 1) * sizeof(*t->first));
-    int ok = share && t->first;
-    if (ok) t->first[0] = 0;
-    else snprintf(err, errlen, "out of memory");
-    ll_segment_rat *lens = ok ? malloc((size_t)n * sizeof(*lens)) : NULL;
-    if (ok && !lens) {
-        snprintf(err, errlen, "out of memory");
-        ok = 0;
-    }
+    int64_t *share = ll_xmalloc((size_t)n * sizeof(*share));
+    t->first = ll_xmalloc(((size_t)n + 1) * sizeof(*t->first));
+    t->first[0] = 0;
+    ll_segment_rat *lens = ll_xmalloc((size_t)n * sizeof(*lens));
+    int ok = 1;
     /* k6's LCD: the least common multiple of the lengths' denominators */
     wide lcd = 1;
     for (int i = 0; ok && i < n; i++) {
@@ -496,18 +484,12 @@ static int tuple_stripe(ll_segment_tuple *t, char *err, size_t errlen) {
         share[i] = lens[i].num * (t->lcd / lens[i].den);
         t->first[i + 1] = t->first[i] + share[i];
     }
-    if (ok) {
-        t->pos = malloc((size_t)t->lcd * sizeof(*t->pos));
-        ok = t->pos != NULL;
-        if (!ok) snprintf(err, errlen, "out of memory");
-    }
+    if (ok) t->pos = ll_xmalloc((size_t)t->lcd * sizeof(*t->pos));
     if (ok) ok = stripe_positions(t->lcd, n, share, t->first, t->pos, err, errlen) == 0;
     if (ok) {
         int64_t f = t->first[t->index], cnt = t->first[t->index + 1] - f;
-        t->offsets = malloc((size_t)cnt * sizeof(*t->offsets));
-        ok = t->offsets != NULL;
-        if (!ok) snprintf(err, errlen, "out of memory");
-        for (int64_t j = 0; ok && j < cnt; j++)
+        t->offsets = ll_xmalloc((size_t)cnt * sizeof(*t->offsets));
+        for (int64_t j = 0; j < cnt; j++)
             t->offsets[j] = j + 1 < cnt ? t->pos[f + j + 1] - t->pos[f + j] : t->pos[f] + t->lcd - t->pos[f + j];
     }
     free(share);
@@ -538,11 +520,7 @@ int ll_segment_tuple_init(ll_segment_tuple *t, const ll_segment *seg, const ll_s
     int before = ll_segment_rat_cmp(src[0].from, ZERO) != 0;
     int after = ll_segment_rat_cmp(src[nsrc - 1].to, ONE) != 0;
     int n = nsrc + before + after;
-    ll_segment *items = malloc((size_t)n * sizeof(*items));
-    if (!items) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    ll_segment *items = ll_xmalloc((size_t)n * sizeof(*items));
     if (before) items[0] = (ll_segment){ZERO, src[0].from};
     memcpy(items + before, src, (size_t)nsrc * sizeof(*items));
     if (after) items[n - 1] = (ll_segment){src[nsrc - 1].to, ONE};
@@ -619,11 +597,7 @@ int ll_segment_tuple_rescale(const ll_segment_tuple *t, int64_t value, ll_segmen
                  (long long)value);
         return -1;
     }
-    ll_segment *items = malloc((size_t)t->seq.n * sizeof(*items));
-    if (!items) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    ll_segment *items = ll_xmalloc((size_t)t->seq.n * sizeof(*items));
     /* When lcd divides value this gives t's own sequence back, as k6's
      * shortcut does. */
     int n = 0, index = -1;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "executor.h"
-#include "quick_native.h"
 #include "script.h"
 #include "worker.h"
 
@@ -123,8 +122,8 @@ void ll_vu_start_iteration(ll_vu *vu) {
     /* numbered in start order when the script may ask (luaload.execution) */
     if (atomic_load_explicit(&w->run->number_iters, memory_order_relaxed)) ll_vu_scenario_iteration(vu);
     ll_http_vu_new_iteration(&vu->http); /* k6 empties the jar at each iteration */
-    if (w->run->quick_plan && vu->executor) { /* quick mode: no Lua per iteration */
-        ll_quick_native_start(vu);
+    if (w->run->iterate && vu->executor) { /* quick mode: no Lua per iteration */
+        w->run->iterate(vu);
         return;
     }
     int nargs = ll_script_vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);

@@ -65,7 +65,7 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
 void ll_vu_free(ll_vu *vu);
 void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
 void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
-/* Ends an iteration that ran in C (quick mode's, run->quick_plan). */
+/* Ends an iteration that ran in C (quick mode's, run->iterate). */
 void ll_vu_native_done(ll_vu *vu);
 
 /* Seeds vu->rng from the run's seed and the VU's id (implemented in

@@ -22,7 +22,8 @@
 
 struct ll_api {
     int fd;
-    ll_run *run;
+    const atomic_int *interrupt; /* the run's: a signal came */
+    const atomic_int *marked_failed; /* the run's: test.fail() was called */
     pthread_t thread;
     atomic_int stop;
     atomic_int paused;
@@ -59,7 +60,7 @@ static void respond_status(ll_api *a, int fd) {
              "\"vus\":%lld,\"vus-max\":%lld,\"stopped\":%s,\"running\":%s,\"tainted\":%s}}}",
              status, paused ? "true" : "false", running ? max : 0, max,
              status >= LL_API_STATUS_ENDED ? "true" : "false", running ? "true" : "false",
-             atomic_load(&a->run->marked_failed) ? "true" : "false");
+             atomic_load(a->marked_failed) ? "true" : "false");
     respond(fd, 200, "OK", json);
 }
 
@@ -113,12 +114,14 @@ static void *api_main(void *ud) {
 
 /* ---- the server ---- */
 
-ll_api *ll_api_start(const char *address, ll_run *run, int paused, char *err, size_t errlen) {
+ll_api *ll_api_start(const char *address, const atomic_int *interrupt, const atomic_int *marked_failed, int paused,
+                     char *err, size_t errlen) {
     int fd = ll_listen_open(address, "127.0.0.1", "--address", err, errlen);
     if (fd < 0) return NULL;
     ll_api *a = ll_xcalloc(1, sizeof(*a));
     a->fd = fd;
-    a->run = run;
+    a->interrupt = interrupt;
+    a->marked_failed = marked_failed;
     atomic_store(&a->paused, paused);
     atomic_store(&a->status, paused ? LL_API_STATUS_PAUSED_BEFORE_RUN : LL_API_STATUS_INIT_DONE);
     if (pthread_create(&a->thread, NULL, api_main, a) != 0) {
@@ -132,7 +135,7 @@ ll_api *ll_api_start(const char *address, ll_run *run, int paused, char *err, si
 
 int ll_api_wait_resume(ll_api *a) {
     while (atomic_load(&a->paused)) {
-        if (atomic_load(&a->run->interrupt)) return -1;
+        if (atomic_load(a->interrupt)) return -1;
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }

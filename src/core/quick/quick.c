@@ -19,6 +19,7 @@
 #include "config.h"
 #include "duration.h"
 #include "http_req.h"
+#include "xmalloc.h"
 
 const ll_flag ll_quick_flags[] = { /* as many as quick.h says, or the two types conflict */
     {"-t", "--time", NULL, "D", NULL, "the same as -d"},
@@ -64,11 +65,6 @@ static int find(const char *flag) {
     return -1;
 }
 
-static int bad(const char *flag, const char *value, const char *expected) {
-    fprintf(stderr, "luaload: invalid value for %s: '%s' (expected %s)\n", flag, value, expected);
-    return LL_EXIT_CONFIG;
-}
-
 static int readable(const char *flag, const char *path) {
     if (access(path, R_OK) == 0) return 0;
     fprintf(stderr, "luaload: %s: cannot read %s: %s\n", flag, path, strerror(errno));
@@ -76,7 +72,7 @@ static int readable(const char *flag, const char *path) {
 }
 
 static int duration(const char *flag, const char *v, uint64_t *us) {
-    if (ll_duration_parse(v, us) != 0) return bad(flag, v, "a duration such as 5s or 250ms");
+    if (ll_duration_parse(v, us) != 0) return ll_config_bad(flag, v, "a duration such as 5s or 250ms");
     return 0;
 }
 
@@ -87,16 +83,16 @@ static int think(ll_quick *q, const char *flag, const char *v) {
     const char *dash = strchr(v, '-');
     char first[80];
     if (!dash) {
-        if (ll_duration_parse(v, &q->think_min_us) != 0) return bad(flag, v, expect);
+        if (ll_duration_parse(v, &q->think_min_us) != 0) return ll_config_bad(flag, v, expect);
         q->think_max_us = q->think_min_us;
         return 0;
     }
-    if (ll_duration_parse(dash + 1, &q->think_max_us) != 0 || dash == v || dash - v > 40) return bad(flag, v, expect);
+    if (ll_duration_parse(dash + 1, &q->think_max_us) != 0 || dash == v || dash - v > 40) return ll_config_bad(flag, v, expect);
     const char *unit = dash + 1 + strspn(dash + 1, "0123456789.");
     int bare = strspn(v, "0123456789.") == (size_t)(dash - v);
     snprintf(first, sizeof(first), "%.*s%s", (int)(dash - v), v, bare ? unit : "");
-    if (ll_duration_parse(first, &q->think_min_us) != 0) return bad(flag, v, expect);
-    if (q->think_max_us < q->think_min_us) return bad(flag, v, "a range whose second value is the larger");
+    if (ll_duration_parse(first, &q->think_min_us) != 0) return ll_config_bad(flag, v, expect);
+    if (q->think_max_us < q->think_min_us) return ll_config_bad(flag, v, "a range whose second value is the larger");
     return 0;
 }
 
@@ -104,14 +100,12 @@ static int think(ll_quick *q, const char *flag, const char *v) {
 static int header(ll_quick *q, const char *flag, const char *v) {
     const char *colon = strchr(v, ':');
     char name[256];
-    if (!colon || colon == v || (size_t)(colon - v) >= sizeof(name)) return bad(flag, v, "\"Name: value\"");
+    if (!colon || colon == v || (size_t)(colon - v) >= sizeof(name)) return ll_config_bad(flag, v, "\"Name: value\"");
     snprintf(name, sizeof(name), "%.*s", (int)(colon - v), v);
     const char *value = colon + 1;
-    if (!ll_http_token_ok(name)) return bad(flag, v, "a header name of token characters before ':'");
-    if (!ll_http_value_ok(value, strlen(value))) return bad(flag, v, "a header value without CR, LF or NUL");
-    const char **h = realloc(q->headers, (size_t)(q->nheaders + 1) * sizeof(*h));
-    if (!h) return LL_EXIT_CONFIG;
-    q->headers = h;
+    if (!ll_http_token_ok(name)) return ll_config_bad(flag, v, "a header name of token characters before ':'");
+    if (!ll_http_value_ok(value, strlen(value))) return ll_config_bad(flag, v, "a header value without CR, LF or NUL");
+    q->headers = ll_xrealloc(q->headers, (size_t)(q->nheaders + 1) * sizeof(*q->headers));
     q->headers[q->nheaders++] = v;
     return 0;
 }
@@ -128,7 +122,7 @@ static int version(ll_quick *q, const char *flag, const char *v) {
         q->http_version = V[i].version;
         return 0;
     }
-    return bad(flag, v, strcmp(flag, "--http") == 0 ? "1.1, 2 or 3"
+    return ll_config_bad(flag, v, strcmp(flag, "--http") == 0 ? "1.1, 2 or 3"
                                                     : "fasthttp-1, fasthttp-2, nethttp, nethttp-2 or nethttp-3");
 }
 
@@ -139,7 +133,7 @@ int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
     const char *n = ll_quick_flags[i].name;
     if (strcmp(n, "--time") == 0) { /* the same as -d, which every run has */
         rc = duration(flag, v, &cfg->duration_us);
-        if (!rc && cfg->duration_us == 0) rc = bad(flag, v, "a duration above 0");
+        if (!rc && cfg->duration_us == 0) rc = ll_config_bad(flag, v, "a duration above 0");
         cfg->duration_set = cfg->shortcut_cli = 1;
         return rc;
     }
@@ -147,13 +141,13 @@ int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
     if (!q->any) q->first_flag = ll_quick_flags[i].name;
     q->any = 1;
     if (strcmp(n, "--requests") == 0) {
-        if (ll_duration_parse_int(v, &q->requests) != 0 || q->requests < 1) rc = bad(flag, v, "an integer >= 1");
+        if (ll_duration_parse_int(v, &q->requests) != 0 || q->requests < 1) rc = ll_config_bad(flag, v, "an integer >= 1");
     } else if (strcmp(n, "--rate") == 0) {
         char *end;
         q->rate = strtod(v, &end);
-        if (end == v || *end || !(q->rate > 0) || !isfinite(q->rate)) rc = bad(flag, v, "requests per second above 0");
+        if (end == v || *end || !(q->rate > 0) || !isfinite(q->rate)) rc = ll_config_bad(flag, v, "requests per second above 0");
     } else if (strcmp(n, "--method") == 0) {
-        if (!ll_http_token_ok(v)) rc = bad(flag, v, "a method such as GET or POST");
+        if (!ll_http_token_ok(v)) rc = ll_config_bad(flag, v, "a method such as GET or POST");
         q->method = v;
     } else if (strcmp(n, "--header") == 0) {
         rc = header(q, flag, v);
@@ -194,8 +188,8 @@ int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
                                 &q->jwt_iss, &q->jwt_claims, &q->jwt_header, &q->jwt_cache};
         for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
             if (strcmp(n, names[k]) == 0) *slots[k] = v;
-        if (strcmp(n, "--jwt-header") == 0 && !ll_http_token_ok(v)) rc = bad(flag, v, "a header name");
-        if (strcmp(n, "--jwt-claims") == 0 && v[strspn(v, " \t")] != '{') rc = bad(flag, v, "a JSON object");
+        if (strcmp(n, "--jwt-header") == 0 && !ll_http_token_ok(v)) rc = ll_config_bad(flag, v, "a header name");
+        if (strcmp(n, "--jwt-claims") == 0 && v[strspn(v, " \t")] != '{') rc = ll_config_bad(flag, v, "a JSON object");
     }
     return rc;
 }
@@ -211,9 +205,7 @@ static int add_url(ll_quick *q, char *u) {
                         "characters)\n", ll_http_printable(shown, sizeof(shown), u, strlen(u)));
         return LL_EXIT_CONFIG;
     }
-    char **urls = realloc(q->urls, (size_t)(q->nurls + 1) * sizeof(*urls));
-    if (!urls) return LL_EXIT_CONFIG;
-    q->urls = urls;
+    q->urls = ll_xrealloc(q->urls, (size_t)(q->nurls + 1) * sizeof(*q->urls));
     q->urls[q->nurls++] = u;
     return 0;
 }
@@ -316,9 +308,3 @@ char *ll_quick_script(const ll_config *cfg) {
     return strdup(s);
 }
 
-void ll_quick_free(ll_quick *q) {
-    free(q->urls);
-    free(q->urls_text);
-    free(q->headers);
-    memset(q, 0, sizeof(*q));
-}

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "run.h"
+#include <stdatomic.h>
 
 /* k6's ExecutionStatus values, as GET /v1/status reports them */
 enum {
@@ -23,10 +23,12 @@ typedef struct ll_api ll_api;
 
 /* Serves the API on address ("host:port", "port" or ":port"; the host 127.0.0.1
  * when left out), in a thread of its own. paused: the run waits in
- * ll_api_wait_resume until a PATCH sets paused to false. run: read for the
- * VU counts and the interrupt flag. NULL with a one-line message in err
+ * ll_api_wait_resume until a PATCH sets paused to false. interrupt and
+ * marked_failed are the run's flags (a signal came, test.fail()), read
+ * while it serves. NULL with a one-line message in err
  * when the address is bad or taken. */
-ll_api *ll_api_start(const char *address, ll_run *run, int paused, char *err, size_t errlen);
+ll_api *ll_api_start(const char *address, const atomic_int *interrupt, const atomic_int *marked_failed, int paused,
+                     char *err, size_t errlen);
 /* Waits until the API is told to resume (at once when not paused). 0, or
  * -1 when the run was interrupted (SIGINT) while it waited. */
 int ll_api_wait_resume(ll_api *a);

@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "duration.h"
 #include "exit.h"
+#include "xmalloc.h"
 
 #define API_PORT 6565
 #define CONFIGMAP_MAX (1000 * 1000) /* Kubernetes refuses ConfigMaps over 1 MiB */
@@ -91,8 +92,7 @@ static int parse_args(int argc, char **argv, k8s_opts *o) {
     o->access_mode = "ReadWriteMany";
     o->storage = "1Gi";
     o->timeout_us = 3600ull * 1000000;
-    o->files = calloc((size_t)argc, sizeof(*o->files));
-    if (!o->files) return LL_EXIT_FAILURE;
+    o->files = ll_xcalloc((size_t)argc, sizeof(*o->files));
     for (int i = 1; i < argc; i++) {
         char flag[64];
         const char *eqv = argv[i][0] == '-' ? ll_flag_split(argv[i], flag, sizeof(flag)) : NULL;

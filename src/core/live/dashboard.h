@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "config.h"
+#include <stddef.h>
 
 typedef struct cJSON cJSON;
 typedef struct ll_dashboard ll_dashboard;
@@ -21,10 +21,11 @@ typedef struct ll_dashboard_settings {
     char export_file[4096];  /* "" for none */
 } ll_dashboard_settings;
 
-/* From cfg's -o web-dashboard[=host=H&port=P&period=D&export=F] and the
+/* From the -o outputs' web-dashboard[=host=H&port=P&period=D&export=F] and the
  * environment. 0 (s->on tells whether it is asked for), or -1 with a
  * one-line reason in err. */
-int ll_dashboard_read_settings(const ll_config *cfg, ll_dashboard_settings *s, char *err, size_t errlen);
+int ll_dashboard_read_settings(char *const *outputs, int noutputs, ll_dashboard_settings *s, char *err,
+                               size_t errlen);
 /* Listens and starts the server thread. NULL with err set. */
 ll_dashboard *ll_dashboard_start(const ll_dashboard_settings *s, char *err, size_t errlen);
 /* The port it listens on (the one picked for port 0). */

@@ -5,7 +5,7 @@
  * merged data, the summary or the script's handle_summary, --summary-export;
  * and --out json/csv with the samples the histograms hold.
  *
- * Owns: reading sidecars and logs back (output_hdrlog.h writes them), the
+ * Owns (the sidecars and logs read back by metrics/hdrlog_read.c): the
  * checks that the parts belong to one test (the same script, options and
  * segment sequence; segments that cover 0 to 1 once), and how each metric
  * type adds up: counters, rates, checks and histograms add; a gauge keeps
@@ -26,6 +26,7 @@
 #include "config.h"
 #include "engine.h"
 #include "hdr_codec.h"
+#include "hdrlog_read.h"
 #include "identity.h"
 #include "report.h"
 #include "tally.h"
@@ -90,27 +91,14 @@ static int bool_at(const cJSON *o, const char *key) { return cJSON_IsTrue(cJSON_
 static int load_sidecar(merge *m, part *p) {
     size_t n = strlen(p->arg);
     if (n > 5 && strcmp(p->arg + n - 5, ".json") == 0) {
-        p->side_path = strdup(p->arg);
-        p->log = strndup(p->arg, n - 5);
+        p->side_path = ll_xstrdup(p->arg);
+        p->log = ll_xstrndup(p->arg, n - 5);
     } else {
-        p->log = strdup(p->arg);
-        p->side_path = malloc(n + 6);
-        if (p->side_path) snprintf(p->side_path, n + 6, "%s.json", p->arg);
+        p->log = ll_xstrdup(p->arg);
+        p->side_path = ll_xmalloc(n + 6);
+        snprintf(p->side_path, n + 6, "%s.json", p->arg);
     }
-    if (!p->log || !p->side_path) return fail(m, "out of memory");
-    ll_buf text = {0};
-    if (ll_buf_read_file(&text, p->side_path) != 0) {
-        snprintf(m->err, sizeof(m->err), "%s: %s (each part is --out hdrlog=FILE and FILE.json beside it)",
-                 p->side_path, strerror(errno));
-        ll_buf_free(&text);
-        return -1;
-    }
-    p->side = cJSON_Parse(text.p ? text.p : "");
-    ll_buf_free(&text);
-    const char *format = str_at(p->side, "format");
-    if (!format || strcmp(format, LL_HDRLOG_FORMAT) != 0)
-        return fail(m, "%s: not a sidecar of luaload's --out hdrlog (expected \"format\": \"%s\")", p->side_path,
-                    LL_HDRLOG_FORMAT);
+    if (!(p->side = ll_hdrlog_read_sidecar(p->side_path, m->err, sizeof(m->err)))) return -1;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(p->side, "run");
     const char *seg = str_at(run, "segment");
     char why[300];
@@ -150,8 +138,7 @@ static int same_test(merge *m, const part *a, const part *b) {
 
 /* The parts' segments must cover 0 to 1, each piece once. */
 static int check_segments(merge *m) {
-    int *order = calloc((size_t)m->n, sizeof(*order));
-    if (!order) return fail(m, "out of memory");
+    int *order = ll_xcalloc((size_t)m->n, sizeof(*order));
     for (int i = 0; i < m->n; i++) order[i] = i;
     for (int i = 1; i < m->n; i++) /* insertion sort by start: a handful of parts */
         for (int j = i; j > 0 && ll_segment_rat_cmp(m->parts[order[j]].seg.from, m->parts[order[j - 1]].seg.from) < 0; j--) {
@@ -235,9 +222,8 @@ static int register_metric(merge *m, const part *p, const cJSON *e) {
 static int read_values(merge *m, part *p) {
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(p->side, "metrics");
     p->nids = cJSON_GetArraySize(ms);
-    p->ids = calloc(p->nids > 0 ? (size_t)p->nids : 1, sizeof(*p->ids));
+    p->ids = ll_xcalloc(p->nids > 0 ? (size_t)p->nids : 1, sizeof(*p->ids));
     p->shard = ll_shard_new(m->reg);
-    if (!p->ids) return fail(m, "out of memory");
     for (int i = 0; i < p->nids; i++) {
         const cJSON *e = cJSON_GetArrayItem(ms, i);
         int id = register_metric(m, p, e);
@@ -301,8 +287,7 @@ static int tag_cmp(const void *a, const void *b) { return strcmp(((const tag_id 
 /* The tags of p's Trends, sorted for tag_metric. */
 static int index_tags(merge *m, part *p) {
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(p->side, "metrics");
-    p->tags = calloc(p->nids > 0 ? (size_t)p->nids : 1, sizeof(*p->tags));
-    if (!p->tags) return fail(m, "out of memory");
+    p->tags = ll_xcalloc(p->nids > 0 ? (size_t)p->nids : 1, sizeof(*p->tags));
     int i = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, ms) {
@@ -325,55 +310,29 @@ static int tag_metric(const part *p, const char *tag, size_t n) {
     return hit ? hit->id : -1;
 }
 
-/* One interval of the log, as read_log hands it on. */
-typedef struct interval {
-    int id;               /* the Trend's registry id */
-    double start_s, len_s; /* from the part's start */
-    const ll_histogram *h;
-    const char *b64;      /* its text */
-} interval;
+/* One interval of the log, as read_log hands it on (hdrlog_read.c reads it). */
+typedef ll_hdrlog_line interval;
 
 typedef int interval_fn(merge *m, part *p, const interval *iv, void *ud);
 
+typedef struct log_reader {
+    merge *m;
+    part *p;
+    interval_fn *fn;
+    void *ud;
+} log_reader;
+
+static int reader_tag(void *ud, const char *tag, size_t n) { return tag_metric(((log_reader *)ud)->p, tag, n); }
+
+static int reader_line(void *ud, const ll_hdrlog_line *line) {
+    log_reader *r = ud;
+    return r->fn(r->m, r->p, line, r->ud);
+}
+
 /* Calls fn for every interval line of p's log. */
 static int read_log(merge *m, part *p, interval_fn *fn, void *ud) {
-    FILE *f = fopen(p->log, "r");
-    if (!f) return fail(m, "%s: %s", p->log, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int rc = 0, lineno = 0;
-    while (!rc && (len = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (len == 0 || line[0] == '#' || line[0] == '"') continue;
-        char *comma = strncmp(line, "Tag=", 4) == 0 ? strchr(line, ',') : NULL;
-        char *b64 = strrchr(line, ',');
-        interval iv = {-1, 0, 0, NULL, NULL};
-        char where[64], why[300];
-        snprintf(where, sizeof(where), ":%d", lineno);
-        if (comma) iv.id = tag_metric(p, line + 4, (size_t)(comma - line - 4));
-        if (!comma || iv.id < 0 || sscanf(comma + 1, "%lf,%lf", &iv.start_s, &iv.len_s) != 2) {
-            snprintf(m->err, sizeof(m->err), "%s%s: expected Tag=TAG,START,LENGTH,MAX,HISTFAAA... with a tag of %s",
-                     p->log, where, p->side_path);
-            rc = -1;
-            break;
-        }
-        ll_histogram *h = ll_hdr_codec_decode(b64 + 1, strlen(b64 + 1), m->like, why, sizeof(why));
-        if (!h) {
-            snprintf(m->err, sizeof(m->err), "%s%s: %s", p->log, where, why);
-            rc = -1;
-            break;
-        }
-        iv.h = h;
-        iv.b64 = b64 + 1;
-        rc = fn(m, p, &iv, ud);
-        ll_histogram_free(h);
-    }
-    if (!rc && ferror(f)) rc = fail(m, "%s: %s", p->log, strerror(errno));
-    free(line);
-    fclose(f);
-    return rc;
+    log_reader r = {m, p, fn, ud};
+    return ll_hdrlog_read(p->log, m->like, p->side_path, reader_tag, reader_line, &r, m->err, sizeof(m->err));
 }
 
 static int add_interval(merge *m, part *p, const interval *iv, void *ud) {
@@ -490,9 +449,9 @@ static int write_outputs(merge *m, const ll_config *cfg, const ll_shard *total, 
     out o;
     memset(&o, 0, sizeof(o));
     ll_tagsets_init(&o.ts);
-    o.sinks = calloc((size_t)cfg->noutputs, sizeof(*o.sinks));
-    o.names = calloc((size_t)cfg->noutputs, sizeof(*o.names));
-    int rc = o.sinks && o.names ? 0 : fail(m, "out of memory");
+    o.sinks = ll_xcalloc((size_t)cfg->noutputs, sizeof(*o.sinks));
+    o.names = ll_xcalloc((size_t)cfg->noutputs, sizeof(*o.names));
+    int rc = 0;
     for (int i = 0; !rc && i < cfg->noutputs; i++) {
         const char *spec = cfg->outputs[i];
         char why[600];
@@ -797,31 +756,21 @@ static void add_vus(merge *m, ll_shard *total) {
     }
 }
 
-int ll_merge_main(int argc, char **argv) {
-    ll_config cfg;
-    char **args = NULL;
+int ll_merge_run(ll_config *cfg, char **args, int nargs) {
     merge m;
     memset(&m, 0, sizeof(m));
-    int nargs = 0, rc = ll_cli_parse_merge(argc, argv, &cfg, &args, &nargs);
+    int rc;
     ll_shard *total = NULL;
     ll_timeline *timeline = NULL;
     cJSON *page = NULL;
     ll_tally names = {0};
-    if (rc) {
-        rc = rc < 0 ? LL_EXIT_OK : rc;
-        goto done;
-    }
-    m.parts = calloc((size_t)nargs, sizeof(*m.parts));
-    if (!m.parts) {
-        rc = LL_EXIT_FAILURE;
-        goto done;
-    }
+    m.parts = ll_xcalloc((size_t)nargs, sizeof(*m.parts));
     m.n = nargs;
     for (int i = 0; i < m.n; i++) m.parts[i].arg = args[i];
     rc = LL_EXIT_CONFIG; /* from here, the parts were refused */
     for (int i = 0; i < m.n; i++)
         if (load_sidecar(&m, &m.parts[i]) != 0 || (i > 0 && same_test(&m, &m.parts[0], &m.parts[i]) != 0)) goto done;
-    if (check_segments(&m) != 0 || check_script(&m, &cfg) != 0) goto done;
+    if (check_segments(&m) != 0 || check_script(&m, cfg) != 0) goto done;
     const cJSON *hp = cJSON_GetObjectItemCaseSensitive(m.parts[0].side, "histogram");
     double sig = num_at(hp, "significant_digits");
     if (num_at(hp, "lowest") != LL_SHARD_HIST_LOWEST || num_at(hp, "highest") != (double)LL_SHARD_HIST_HIGHEST ||
@@ -845,13 +794,13 @@ int ll_merge_main(int argc, char **argv) {
         if (d > elapsed) elapsed = d; /* the parts ran side by side */
     }
     add_vus(&m, total);
-    if (apply_options(&m, &cfg) != 0) goto done;
+    if (apply_options(&m, cfg) != 0) goto done;
     const char *html = NULL;
-    for (int i = 0; i < cfg.noutputs; i++)
-        if (strncmp(cfg.outputs[i], "html=", 5) == 0) html = cfg.outputs[i] + 5;
+    for (int i = 0; i < cfg->noutputs; i++)
+        if (strncmp(cfg->outputs[i], "html=", 5) == 0) html = cfg->outputs[i] + 5;
     if (html) {
         timeline = ll_timeline_new(m.reg);
-        cJSON *head = merged_run(&m, &cfg, elapsed);
+        cJSON *head = merged_run(&m, cfg, elapsed);
         int trc = merged_timeline(&m, timeline), nrc = trc ? -1 : merged_names(&m, &names);
         const ll_value *d = ll_shard_get(total, LL_M_HTTP_REQ_DURATION);
         page = ll_report_data(head, NULL, timeline, d ? d->hist : NULL);
@@ -861,7 +810,7 @@ int ll_merge_main(int argc, char **argv) {
         cJSON_AddItemToObject(page, "names", ll_tally_names_json(&names, elapsed));
     }
     m.err[0] = 0;
-    rc = ll_engine_report(&cfg, m.reg, total, elapsed, html, page);
+    rc = ll_engine_report(cfg, m.reg, total, elapsed, html, page);
     int stopped = 0, marked = 0; /* as one process would: an abortOnFail stop is a failed threshold */
     for (int i = 0; i < m.n; i++) {
         const cJSON *end = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m.parts[i].side, "run"),
@@ -871,7 +820,7 @@ int ll_merge_main(int argc, char **argv) {
     }
     if (rc == 0 && stopped) rc = LL_EXIT_THRESHOLDS;
     if (rc == 0 && marked) rc = LL_EXIT_MARKED_FAILED;
-    if (cfg.noutputs && write_outputs(&m, &cfg, total, elapsed) != 0 && (rc == 0 || rc == LL_EXIT_THRESHOLDS))
+    if (cfg->noutputs && write_outputs(&m, cfg, total, elapsed) != 0 && (rc == 0 || rc == LL_EXIT_THRESHOLDS))
         rc = LL_EXIT_FAILURE;
 
 done:
@@ -891,7 +840,5 @@ done:
     ll_timeline_free(timeline);
     cJSON_Delete(page);
     ll_tally_free(&names);
-    free(args);
-    ll_config_free(&cfg);
     return rc;
 }

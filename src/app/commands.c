@@ -6,7 +6,7 @@
  * (`luaload help --markdown`, docs/commands.md), so none of them can drift
  * from what the parsers accept.
  *
- * Owns: the command table, the run and inspect entry points, help,
+ * Owns: the command table, the run, merge and inspect entry points, help,
  * completion scripts and the Markdown reference. */
 #include "commands.h"
 
@@ -14,21 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "cli.h"
 #include "engine.h"
 #include "exit.h"
 #include "jwt_cache.h"
 #include "k8s.h"
 #include "merge.h"
 #include "new.h"
+#include "quick_mode.h"
 #include "serve.h"
 #include "version.h"
+#include "xmalloc.h"
 
 static int run_main(int argc, char **argv);
 static int inspect_main(int argc, char **argv);
 static int help_main(int argc, char **argv);
 static int completion_main(int argc, char **argv);
 static int clear_cache_main(int argc, char **argv);
+static int merge_main(int argc, char **argv);
 
 static const ll_flag INSPECT_FLAGS[] = {
     {NULL, "--execution-requirements", NULL, NULL, NULL,
@@ -61,7 +64,7 @@ static const command COMMANDS[] = {
      inspect_main, NULL, 3},
     {"new", "[FILE] [--template NAME] [--force]", "write a commented, runnable script (and .luarc.json)", "@file",
      ll_new_main, ll_new_flag_groups, 1},
-    {"merge", "[flags] [SCRIPT.lua] PART.hlog...", "add up the parts of a split test", "@hlog", ll_merge_main, ll_cli_merge_groups, 1},
+    {"merge", "[flags] [SCRIPT.lua] PART.hlog...", "add up the parts of a split test", "@hlog", merge_main, ll_cli_merge_groups, 1},
     {"k8s", "SCRIPT.lua --instances N [flags] [-- RUN FLAGS]", "Kubernetes manifests that run a test in N parts",
      "@lua", ll_k8s_main, ll_k8s_flag_groups, 1},
     {"serve", "[flags]", "start the built-in target server", NULL, ll_serve_main, ll_serve_flag_groups, 1},
@@ -97,13 +100,24 @@ void ll_commands_usage(FILE *f) {
     fputs("luaload help COMMAND (or luaload COMMAND --help) shows a command's flags\n", f);
 }
 
-/* ---- run and inspect ---- */
+/* ---- run, merge and inspect ---- */
 
 static int run_main(int argc, char **argv) {
     ll_config cfg;
     int rc = ll_cli_parse_run(argc, argv, &cfg);
-    if (rc == 0) rc = ll_engine_run(&cfg);
+    if (rc == 0) rc = ll_engine_run(&cfg, cfg.quick_url ? &ll_quick_mode_ops : NULL);
     else if (rc < 0) rc = LL_EXIT_OK;
+    ll_config_free(&cfg);
+    return rc;
+}
+
+static int merge_main(int argc, char **argv) {
+    ll_config cfg;
+    char **parts = NULL;
+    int nparts = 0, rc = ll_cli_parse_merge(argc, argv, &cfg, &parts, &nparts);
+    if (rc == 0) rc = ll_merge_run(&cfg, parts, nparts);
+    else if (rc < 0) rc = LL_EXIT_OK;
+    free(parts);
     ll_config_free(&cfg);
     return rc;
 }
@@ -119,9 +133,8 @@ static int inspect_main(int argc, char **argv) {
         ll_flag_usage(stdout, g, n);
         return LL_EXIT_OK;
     }
-    char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+    char **rest = ll_xcalloc((size_t)argc + 1, sizeof(*rest));
     int n = 0, requirements = 0;
-    if (!rest) return LL_EXIT_FAILURE;
     for (int i = 0; i < argc; i++) {
         if (i > 0 && strcmp(argv[i], "--execution-requirements") == 0) requirements = 1;
         else rest[n++] = argv[i];
@@ -130,7 +143,7 @@ static int inspect_main(int argc, char **argv) {
     int rc = ll_cli_parse_run(n, rest, &cfg);
     if (rc == 0) {
         cfg.inspect = 1 + requirements;
-        rc = ll_engine_run(&cfg);
+        rc = ll_engine_run(&cfg, cfg.quick_url ? &ll_quick_mode_ops : NULL);
     } else if (rc < 0) {
         rc = LL_EXIT_OK;
     }

@@ -71,12 +71,13 @@ static const char *param(const char *params, const char *key, char *out, size_t 
     return NULL;
 }
 
-int ll_dashboard_read_settings(const ll_config *cfg, ll_dashboard_settings *s, char *err, size_t errlen) {
+int ll_dashboard_read_settings(char *const *outputs, int noutputs, ll_dashboard_settings *s, char *err,
+                               size_t errlen) {
     memset(s, 0, sizeof(*s));
     const char *spec = NULL;
-    for (int i = 0; i < cfg->noutputs; i++)
-        if (!strncmp(cfg->outputs[i], "web-dashboard", 13) && (!cfg->outputs[i][13] || cfg->outputs[i][13] == '='))
-            spec = cfg->outputs[i];
+    for (int i = 0; i < noutputs; i++)
+        if (!strncmp(outputs[i], "web-dashboard", 13) && (!outputs[i][13] || outputs[i][13] == '='))
+            spec = outputs[i];
     const char *env = getenv("K6_WEB_DASHBOARD");
     if (!spec && env && *env && ll_flag_bool(env) < 0) {
         snprintf(err, errlen, "K6_WEB_DASHBOARD: '%s' is not a boolean (true or false)", env);

@@ -13,6 +13,7 @@
  * signed ahead by a background thread otherwise, or from the user's
  * file. A file that runs out stops the test, saying so. */
 #include "quick_native.h"
+#include "quick_mode.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,7 @@
 #include "redirect.h"
 #include "token_stream.h"
 #include "worker.h"
+#include "xmalloc.h"
 
 /* the uid of quick mode's one client in every VU's connection slots (the
  * script's Clients count up from 1 and never reach it) */
@@ -112,8 +114,7 @@ static int make_request(ll_http_req *r, const char *url, const ll_quick *q, int 
 
 ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen) {
     const ll_quick *q = &cfg->quick;
-    ll_quick_plan *p = calloc(1, sizeof(*p));
-    if (!p) goto oom;
+    ll_quick_plan *p = ll_xcalloc(1, sizeof(*p));
     p->body_fd = -1;
     uint64_t body_len = 0;
     if (q->body_file) {
@@ -127,8 +128,7 @@ ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, const atomic_int *stop, c
         }
         body_len = (uint64_t)st.st_size;
     }
-    p->reqs = calloc((size_t)q->nurls, sizeof(*p->reqs));
-    if (!p->reqs) goto oom;
+    p->reqs = ll_xcalloc((size_t)q->nurls, sizeof(*p->reqs));
     for (; p->n < q->nurls; p->n++)
         if (make_request(&p->reqs[p->n], q->urls[p->n], q, p->body_fd, body_len) < 0) goto oom;
     ll_client_opts *o = &p->opts;
@@ -141,14 +141,16 @@ ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, const atomic_int *stop, c
     o->disable_keep_alive = q->disable_keep_alive;
     o->insecure_skip_verify = q->insecure;
     o->discard_bodies = LL_RESPONSE_NONE;
-    if (q->mtls_cert && (!(o->certificate = strdup(q->mtls_cert)) || !(o->private_key = strdup(q->mtls_key))))
-        goto oom;
+    if (q->mtls_cert) {
+        o->certificate = ll_xstrdup(q->mtls_cert);
+        o->private_key = ll_xstrdup(q->mtls_key);
+    }
     p->think_min_us = q->think_min_us;
     p->think_max_us = q->think_max_us;
     if (q->jwt_key || q->jwt_secret || q->jwts_file) {
         const char *name = q->jwt_header ? q->jwt_header : "Authorization";
         p->bearer = strcasecmp(name, "Authorization") == 0;
-        if (!(p->token_name = strdup(name))) goto oom;
+        p->token_name = ll_xstrdup(name);
         if (open_tokens(p, cfg, stop, err, errlen) != 0) {
             ll_quick_plan_free(p);
             return NULL;
@@ -223,7 +225,7 @@ static void cancel_request(void *ud) {
 static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_http_call *call = ud;
     ll_vu *vu = call->owner;
-    const ll_quick_plan *p = vu->w->run->quick_plan;
+    const ll_quick_plan *p = ll_quick_mode_plan(vu->w->run->mode);
     call->x = NULL;
     ll_http_exchange_record(vu, x->req, x->method, r, &K6_JUDGE);
     ll_http_vu_store_cookies(&vu->http, x->req->url, r, (int64_t)time(NULL));
@@ -261,7 +263,7 @@ static const ll_http_req *with_token(ll_vu *vu, const ll_quick_plan *p, const ll
     }
     ll_http_req *r = vu->quick_req;
     if (!r || r->url == NULL || strcmp(r->url, req->url) != 0) { /* a new copy when the URL changes */
-        if (!r && !(r = vu->quick_req = calloc(1, sizeof(*r)))) goto oom;
+        if (!r) r = vu->quick_req = ll_xcalloc(1, sizeof(*r));
         ll_http_req_clear(r);
         ll_http_req_init(r);
         if (ll_http_req_copy(r, req) < 0 || ll_http_req_add_header(r, p->token_name, "-") < 0) goto oom;
@@ -284,7 +286,7 @@ oom:
 
 void ll_quick_native_start(ll_vu *vu) {
     ll_worker *w = vu->w;
-    const ll_quick_plan *p = w->run->quick_plan;
+    const ll_quick_plan *p = ll_quick_mode_plan(w->run->mode);
     const ll_http_req *req = &p->reqs[(uint64_t)(vu->id - 1 + vu->iteration) % (uint64_t)p->n]; /* round-robin */
     if (p->tokens) {
         const char *why = NULL;

@@ -1,4 +1,4 @@
-/* jwt.c -- a JWT generator made from settings: its key (jwt_key.c), the
+/* jwt_gen.c -- a JWT generator made from settings: its key (jwt_key.c), the
  * header {"alg","typ":"JWT","kid"} encoded once, the payload's fixed part
  * (the claims given, with sub, aud and iss over them) to which each token
  * adds iat, exp and jti (jwt_signer.c), and the settings' fingerprint that

@@ -1,7 +1,8 @@
-/* cli.c -- `luaload run` flags and the LUALOAD_* environment variables
- * (which sit between the flags and the script's options) -> ll_config,
- * and the choice between a script and a URL (quick mode, URL checked). */
-#include "config.h"
+/* cli.c -- `luaload run` and `luaload merge` flags -> ll_config, and the
+ * choice between a script and a URL (quick mode, URL checked). The
+ * LUALOAD_* environment variables, which sit between the flags and the
+ * script's options, are config.c's (the engine reads them). */
+#include "cli.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -13,7 +14,9 @@
 
 #include "duration.h"
 #include "http_req.h"
+#include "quick.h"
 #include "transport.h"
+#include "xmalloc.h"
 
 /* luaload run's flags (quick mode's are quick.c's). */
 static const ll_flag RUN_FLAGS[] = {
@@ -77,37 +80,19 @@ static int is(const char *flag, const char *short_name, const char *long_name) {
     return strcmp(flag, short_name) == 0 || strcmp(flag, long_name) == 0;
 }
 
-static int bad(const char *flag, const char *value, const char *expected) {
-    fprintf(stderr, "luaload: invalid value for %s: '%s' (expected %s)\n", flag, value, expected);
-    return LL_EXIT_CONFIG;
-}
 
-static int parse_count(const char *flag, const char *v, int64_t min, int64_t *out) {
-    if (ll_duration_parse_int(v, out) != 0 || *out < min) {
-        char what[64];
-        snprintf(what, sizeof(what), "an integer >= %lld", (long long)min);
-        return bad(flag, v, what);
-    }
-    return 0;
-}
 
-/* A VU count: VU ids are ints, so at most INT_MAX. */
-static int parse_vus(const char *flag, const char *v, int64_t *out) {
-    int rc = parse_count(flag, v, 1, out);
-    if (!rc && *out > INT_MAX) rc = bad(flag, v, "at most 2147483647 VUs");
-    return rc;
-}
 
 static int parse_stage(const char *flag, const char *v, ll_config *cfg) {
     const char *colon = strrchr(v, ':');
     char dur[64];
     uint64_t us;
     int64_t target;
-    if (!colon || (size_t)(colon - v) >= sizeof(dur)) return bad(flag, v, "DURATION:TARGET such as 30s:100");
+    if (!colon || (size_t)(colon - v) >= sizeof(dur)) return ll_config_bad(flag, v, "DURATION:TARGET such as 30s:100");
     snprintf(dur, sizeof(dur), "%.*s", (int)(colon - v), v);
     if (ll_duration_parse(dur, &us) != 0 || ll_duration_parse_int(colon + 1, &target) != 0)
-        return bad(flag, v, "DURATION:TARGET such as 30s:100");
-    if (target > INT_MAX) return bad(flag, v, "DURATION:TARGET with a TARGET of at most 2147483647 VUs");
+        return ll_config_bad(flag, v, "DURATION:TARGET such as 30s:100");
+    if (target > INT_MAX) return ll_config_bad(flag, v, "DURATION:TARGET with a TARGET of at most 2147483647 VUs");
     if (ll_config_add_stage(cfg, us, (double)target) != 0) return LL_EXIT_CONFIG;
     return 0;
 }
@@ -144,33 +129,18 @@ static int add_threshold(ll_config *cfg, const char *flag, const char *v) {
         const char *close = strchr(brace, '}');
         eq = close ? strchr(close, '=') : NULL;
     }
-    if (!eq || eq == v || !eq[1]) return bad(flag, v, "METRIC=EXPRESSION such as 'http_req_duration=p(95)<200'");
+    if (!eq || eq == v || !eq[1]) return ll_config_bad(flag, v, "METRIC=EXPRESSION such as 'http_req_duration=p(95)<200'");
     int n = cfg->ncli_thresholds;
-    char **keys = realloc(cfg->cli_threshold_keys, (size_t)(n + 1) * sizeof(*keys));
-    if (keys) cfg->cli_threshold_keys = keys;
-    const char **exprs = keys ? realloc(cfg->cli_threshold_exprs, (size_t)(n + 1) * sizeof(*exprs)) : NULL;
-    if (exprs) cfg->cli_threshold_exprs = exprs;
-    char *key = exprs ? strndup(v, (size_t)(eq - v)) : NULL;
-    if (!key) return LL_EXIT_CONFIG;
-    cfg->cli_threshold_keys[n] = key;
+    cfg->cli_threshold_keys = ll_xrealloc(cfg->cli_threshold_keys, (size_t)(n + 1) * sizeof(*cfg->cli_threshold_keys));
+    cfg->cli_threshold_exprs =
+        ll_xrealloc(cfg->cli_threshold_exprs, (size_t)(n + 1) * sizeof(*cfg->cli_threshold_exprs));
+    cfg->cli_threshold_keys[n] = ll_xstrndup(v, (size_t)(eq - v));
     cfg->cli_threshold_exprs[n] = eq + 1;
     cfg->ncli_thresholds = n + 1;
     return 0;
 }
 
-static int parse_dur(const char *flag, const char *v, uint64_t *out) {
-    if (ll_duration_parse(v, out) != 0)
-        return bad(flag, v, "a duration from 0 to about 292 years, such as 10s, 1m30s, 500ms");
-    return 0;
-}
 
-/* What a config.c setter's failure comes to: its one-line reason printed
- * and LL_EXIT_CONFIG; 0 when it did not fail. */
-static int config_error(int failed, const char *why) {
-    if (!failed) return 0;
-    fprintf(stderr, "luaload: %s\n", why);
-    return LL_EXIT_CONFIG;
-}
 
 /* Whether flag takes a value (the next argument unless --flag=value). */
 static int takes_value(const char *flag) {
@@ -206,16 +176,16 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
             usage(stdout);
             return -1;
         } else if (is(flag, "-u", "--vus") || is(flag, "-c", "--connections")) {
-            rc = parse_vus(flag, v, &cfg->vus);
+            rc = ll_config_parse_vus(flag, v, &cfg->vus);
             cfg->vus_set = 1;
             cfg->shortcut_cli = 1;
         } else if (is(flag, "-d", "--duration")) {
-            rc = parse_dur(flag, v, &cfg->duration_us);
-            if (!rc && cfg->duration_us == 0) rc = bad(flag, v, "a duration above 0");
+            rc = ll_config_parse_dur(flag, v, &cfg->duration_us);
+            if (!rc && cfg->duration_us == 0) rc = ll_config_bad(flag, v, "a duration above 0");
             cfg->duration_set = 1;
             cfg->shortcut_cli = 1;
         } else if (is(flag, "-i", "--iterations")) {
-            rc = parse_count(flag, v, 1, &cfg->iterations);
+            rc = ll_config_parse_count(flag, v, 1, &cfg->iterations);
             cfg->iterations_set = 1;
         } else if (is(flag, "-s", "--stage")) {
             rc = parse_stage(flag, v, cfg);
@@ -223,33 +193,29 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
             cfg->shortcut_cli = 1;
         } else if (is(flag, "-w", "--workers")) {
             int64_t n;
-            rc = parse_count(flag, v, 1, &n);
-            if (!rc && n > 1024) rc = bad(flag, v, "at most 1024 workers");
+            rc = ll_config_parse_count(flag, v, 1, &n);
+            if (!rc && n > 1024) rc = ll_config_bad(flag, v, "at most 1024 workers");
             cfg->workers = (int)n;
         } else if (is(flag, "--graceful-stop", "--graceful-stop")) {
-            rc = parse_dur(flag, v, &cfg->graceful_stop_us);
+            rc = ll_config_parse_dur(flag, v, &cfg->graceful_stop_us);
             cfg->graceful_stop_set = 1;
         } else if (is(flag, "-e", "--env")) {
-            if (!strchr(v, '=') || v[0] == '=') return bad(flag, v, "KEY=VALUE");
-            char **env = realloc(cfg->env, (size_t)(cfg->nenv + 1) * sizeof(*env));
-            if (!env) return LL_EXIT_CONFIG;
-            cfg->env = env;
+            if (!strchr(v, '=') || v[0] == '=') return ll_config_bad(flag, v, "KEY=VALUE");
+            cfg->env = ll_xrealloc(cfg->env, (size_t)(cfg->nenv + 1) * sizeof(*cfg->env));
             cfg->env[cfg->nenv++] = (char *)v;
         } else if (is(flag, "-o", "--out")) {
-            char **o = realloc(cfg->outputs, (size_t)(cfg->noutputs + 1) * sizeof(*o));
-            if (!o) return LL_EXIT_CONFIG;
-            cfg->outputs = o;
+            cfg->outputs = ll_xrealloc(cfg->outputs, (size_t)(cfg->noutputs + 1) * sizeof(*cfg->outputs));
             cfg->outputs[cfg->noutputs++] = (char *)v;
         } else if (is(flag, "--summary-export", "--summary-export")) {
             cfg->summary_export = v;
         } else if (is(flag, "--summary-trend-stats", "--summary-trend-stats")) {
-            if (ll_config_set_trend_stats(cfg, v, why, sizeof(why)) != 0) rc = bad(flag, v, why);
+            if (ll_config_set_trend_stats(cfg, v, why, sizeof(why)) != 0) rc = ll_config_bad(flag, v, why);
         } else if (is(flag, "--summary-time-unit", "--summary-time-unit")) {
-            if (!ll_config_time_unit_valid(v) || !*v) rc = bad(flag, v, "s, ms or us");
+            if (!ll_config_time_unit_valid(v) || !*v) rc = ll_config_bad(flag, v, "s, ms or us");
             cfg->time_unit = v;
             cfg->time_unit_set = 1;
         } else if (is(flag, "--seed", "--seed")) {
-            if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad(flag, v, LL_CONFIG_SEED_RANGE);
+            if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = ll_config_bad(flag, v, LL_CONFIG_SEED_RANGE);
             cfg->seed_set = 1;
         } else if (is(flag, "--no-summary", "--no-summary")) {
             cfg->no_summary = 1;
@@ -262,44 +228,44 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "-v", "--verbose")) {
             cfg->verbose = 1;
         } else if (is(flag, "--console-output", "--console-output")) {
-            if (!*v) rc = bad(flag, v, "a file path");
+            if (!*v) rc = ll_config_bad(flag, v, "a file path");
             cfg->console_output = v;
         } else if (is(flag, "--threshold", "--threshold")) {
             rc = add_threshold(cfg, flag, v);
         } else if (is(flag, "--transport", "--transport")) {
             cfg->transport = ll_transport_find(v);
-            if (!cfg->transport) rc = bad(flag, v, "native or curl");
+            if (!cfg->transport) rc = ll_config_bad(flag, v, "native or curl");
         } else if (is(flag, "--dns", "--dns")) {
-            rc = config_error(ll_config_set_dns(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
+            rc = ll_config_failed(ll_config_set_dns(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--local-ips", "--local-ips")) {
-            rc = config_error(ll_config_set_local_ips(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
+            rc = ll_config_failed(ll_config_set_local_ips(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--execution-segment", "--execution-segment")) {
-            rc = config_error(ll_config_set_segment(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
+            rc = ll_config_failed(ll_config_set_segment(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
-            rc = config_error(ll_config_set_sequence(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
+            rc = ll_config_failed(ll_config_set_sequence(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "-p", "--paused")) {
             cfg->paused = 1;
         } else if (is(flag, "-a", "--address")) {
-            if (!*v) rc = bad(flag, v, "host:port, e.g. 127.0.0.1:6565");
+            if (!*v) rc = ll_config_bad(flag, v, "host:port, e.g. 127.0.0.1:6565");
             cfg->address = v;
         } else if (is(flag, "--start-at", "--start-at")) {
             char *end;
             cfg->start_at = strtod(v, &end);
             if (!*v || *end || !(cfg->start_at >= 0 && cfg->start_at < 1e11))
-                rc = bad(flag, v, "a Unix time in seconds, e.g. 1767225600");
+                rc = ll_config_bad(flag, v, "a Unix time in seconds, e.g. 1767225600");
             cfg->start_at_set = 1;
         } else if (is(flag, "--setup-only", "--setup-only")) {
             cfg->setup_only = 1;
         } else if (is(flag, "--setup-data-out", "--setup-data-out")) {
-            if (!*v) rc = bad(flag, v, "a file path");
+            if (!*v) rc = ll_config_bad(flag, v, "a file path");
             cfg->setup_data_out = v;
         } else if (is(flag, "--setup-data", "--setup-data")) {
-            if (!*v) rc = bad(flag, v, "a file path");
+            if (!*v) rc = ll_config_bad(flag, v, "a file path");
             cfg->setup_data_in = v;
         } else if (is(flag, "--no-teardown", "--no-teardown")) {
             cfg->no_teardown = 1;
         } else if (is(flag, "--shard", "--shard")) {
-            rc = config_error(ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0, why);
+            rc = ll_config_failed(ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0, why);
         } else if (ll_flag_find(&ll_cli_run_groups[1], 1, flag)) {
             rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
@@ -333,42 +299,6 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
     return ll_quick_finish(cfg);
 }
 
-int ll_cli_parse_env(ll_config *cfg) {
-    const char *v;
-    int rc = 0;
-    if (!cfg->vus_set && (v = getenv("LUALOAD_VUS"))) {
-        rc = parse_vus("LUALOAD_VUS", v, &cfg->vus);
-        cfg->vus_set = cfg->shortcut_cli = 1;
-    }
-    if (!rc && !cfg->duration_set && (v = getenv("LUALOAD_DURATION"))) {
-        rc = parse_dur("LUALOAD_DURATION", v, &cfg->duration_us);
-        if (!rc && cfg->duration_us == 0) rc = bad("LUALOAD_DURATION", v, "a duration above 0");
-        cfg->duration_set = cfg->shortcut_cli = 1;
-    }
-    if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
-        rc = parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->iterations);
-        cfg->iterations_set = cfg->shortcut_cli = 1;
-    }
-    if (!rc && !cfg->transport && (v = getenv("LUALOAD_TRANSPORT")) && *v) {
-        cfg->transport = ll_transport_find(v);
-        if (!cfg->transport) rc = bad("LUALOAD_TRANSPORT", v, "native or curl");
-    }
-    char why[300];
-    if (!rc && (v = getenv("LUALOAD_DNS")) && *v)
-        rc = config_error(ll_config_set_dns(cfg, "LUALOAD_DNS", v, 0, why, sizeof(why)) != 0, why);
-    if (!rc && (v = getenv("LUALOAD_LOCAL_IPS")) && *v)
-        rc = config_error(ll_config_set_local_ips(cfg, "LUALOAD_LOCAL_IPS", v, 0, why, sizeof(why)) != 0, why);
-    const char *seg = "LUALOAD_EXECUTION_SEGMENT", *seq = "LUALOAD_EXECUTION_SEGMENT_SEQUENCE";
-    if (!rc && (v = getenv(seg)) && *v)
-        rc = config_error(ll_config_set_segment(cfg, seg, v, 0, why, sizeof(why)) != 0, why);
-    if (!rc && (v = getenv(seq)) && *v)
-        rc = config_error(ll_config_set_sequence(cfg, seq, v, 0, why, sizeof(why)) != 0, why);
-    if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
-        if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
-        cfg->seed_set = 1;
-    }
-    return rc;
-}
 
 /* The flags luaload merge takes (parsed as luaload run's); the others are
  * luaload run's alone. */
@@ -405,14 +335,10 @@ static int ends_with(const char *s, const char *tail) {
 
 int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int *nparts) {
     memset(cfg, 0, sizeof(*cfg));
-    *parts = calloc((size_t)argc + 1, sizeof(**parts));
-    char **rest = calloc((size_t)argc + 1, sizeof(*rest)); /* what parse_args reads */
+    *parts = ll_xcalloc((size_t)argc + 1, sizeof(**parts));
+    char **rest = ll_xcalloc((size_t)argc + 1, sizeof(*rest)); /* what parse_args reads */
     *nparts = 0;
     int nrest = 0, rc = 0;
-    if (!*parts || !rest) {
-        free(rest);
-        return LL_EXIT_FAILURE;
-    }
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i];
@@ -440,7 +366,7 @@ int ll_cli_parse_merge(int argc, char **argv, ll_config *cfg, char ***parts, int
         if ((strncmp(o, "json=", 5) == 0 && o[5]) || (strncmp(o, "csv=", 4) == 0 && o[4]) ||
             (strncmp(o, "html=", 5) == 0 && o[5]))
             continue;
-        rc = bad("--out", o, "json=FILE, csv=FILE or html=FILE");
+        rc = ll_config_bad("--out", o, "json=FILE, csv=FILE or html=FILE");
     }
     if (!rc && *nparts == 0) {
         fprintf(stderr, "luaload: merge: no parts given (luaload merge part1.hlog part2.hlog ...)\n");

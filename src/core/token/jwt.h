@@ -2,7 +2,7 @@
  * read-only once made, shared by threads) holds the key or secret, the
  * algorithm and the fixed parts of every token; a signer (ll_jwt_signer,
  * one per thread) holds the OpenSSL contexts and signs fresh tokens, each
- * with its own iat, exp and jti (jwt.c). Algorithms: HS256/384/512 (a
+ * with its own iat, exp and jti (jwt_gen.c). Algorithms: HS256/384/512 (a
  * secret), RS256/384/512 and PS256/384/512 (RSA), ES256/384/512 (EC P-256,
  * P-384, P-521), EdDSA (Ed25519, Ed448). */
 #ifndef LL_JWT_H

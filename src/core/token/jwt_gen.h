@@ -1,4 +1,4 @@
-/* jwt_gen.h -- the inside of a JWT generator, shared by jwt.c (settings,
+/* jwt_gen.h -- the inside of a JWT generator, shared by jwt_gen.c (settings,
  * header, claims), jwt_key.c (keys and algorithms) and jwt_signer.c
  * (signing). Not for use outside these three files. */
 #ifndef LL_JWT_GEN_H
@@ -53,7 +53,7 @@ int ll_jwt_key_load(ll_jwt_key *k, const ll_jwt_settings *s, char *err, size_t e
 void ll_jwt_key_free(ll_jwt_key *k);
 
 /* base64url without padding of n bytes into out (room for 4*ceil(n/3)+1);
- * returns the length written, NUL-terminated (jwt.c). */
+ * returns the length written, NUL-terminated (jwt_gen.c). */
 size_t ll_jwt_b64url(char *out, const unsigned char *in, size_t n);
 
 #endif

@@ -1,0 +1,70 @@
+/* quick_mode.c -- quick mode's table of operations for the engine
+ * (run/mode.h): the generated script (quick.c), the plan of native
+ * iterations (quick_native.c) and gopayloader's table and ticker
+ * (quick_report.c), held together for one run. */
+#include "quick_mode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "quick.h"
+#include "quick_report.h"
+#include "xmalloc.h"
+
+struct ll_mode {
+    const ll_config *cfg;
+    char *script;         /* the options alone (ll_quick_script) */
+    ll_quick_plan *plan;
+    ll_quick_report report;
+};
+
+static void quick_mode_close(ll_mode *m) {
+    if (!m) return;
+    free(m->script);
+    ll_quick_plan_free(m->plan);
+    free(m);
+}
+
+static int quick_mode_open(ll_mode **out, const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen) {
+    ll_mode *m = ll_xcalloc(1, sizeof(*m));
+    m->cfg = cfg;
+    *out = NULL;
+    if (!(m->script = ll_quick_script(cfg))) {
+        snprintf(err, errlen, "out of memory");
+        quick_mode_close(m);
+        return LL_EXIT_FAILURE;
+    }
+    if (!(m->plan = ll_quick_plan_new(cfg, stop, err, errlen))) {
+        quick_mode_close(m);
+        return LL_EXIT_CONFIG;
+    }
+    *out = m;
+    return 0;
+}
+
+static const char *quick_mode_script(const ll_mode *m) { return m->script; }
+
+static void quick_mode_start(ll_mode *m, uint64_t t0) {
+    uint64_t tick = m->cfg->quick.ticker_us ? m->cfg->quick.ticker_us : 1000000;
+    ll_quick_report_start(&m->report, t0, m->cfg->verbose ? tick * 1000 : 0);
+}
+
+static void quick_mode_tick(ll_mode *m, ll_worker *ws, int n, uint64_t t0, uint64_t now) {
+    ll_quick_report_tick(&m->report, ws, n, t0, now);
+}
+
+static void quick_mode_second(ll_mode *m, ll_worker *ws, int n, uint64_t now) {
+    ll_quick_report_second(&m->report, ws, n, now);
+}
+
+static void quick_mode_report(const ll_mode *m, ll_worker *ws, int n, const cJSON *data, FILE *f) {
+    ll_quick_report_print(&m->report, ws, n, data, f);
+    ll_quick_plan_report(m->plan, f);
+}
+
+const ll_quick_plan *ll_quick_mode_plan(const ll_mode *m) { return m->plan; }
+
+const ll_mode_ops ll_quick_mode_ops = {
+    quick_mode_open, quick_mode_script, ll_quick_native_start, quick_mode_start,
+    quick_mode_tick, quick_mode_second, quick_mode_report, quick_mode_close,
+};

@@ -1,0 +1,39 @@
+/* mode.h -- a way of running iterations other than the script's (quick
+ * mode, src/core/quick/), as a table of operations the app hands to
+ * ll_engine_run: the engine and vu.c call it and include nothing of the
+ * mode, so the rooms above run/ stay above it. */
+#ifndef LL_MODE_H
+#define LL_MODE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+
+typedef struct cJSON cJSON;
+typedef struct ll_vu ll_vu;
+typedef struct ll_worker ll_worker;
+typedef struct ll_mode ll_mode; /* the mode's state for one run (its own) */
+
+typedef struct ll_mode_ops {
+    /* The state for cfg's run (stop interrupts what it does ahead): 0, or
+     * an exit code with a one-line reason in err. */
+    int (*open)(ll_mode **out, const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen);
+    /* The script the run's states load: its options alone. */
+    const char *(*script)(const ll_mode *m);
+    /* Starts vu's iteration in C; it ends with ll_vu_native_done. */
+    void (*iterate)(ll_vu *vu);
+    /* The scenarios start at t0. */
+    void (*start)(ll_mode *m, uint64_t t0);
+    /* The engine's watcher: as often as it wakes (tick), and on each whole
+     * second (second). */
+    void (*tick)(ll_mode *m, ll_worker *ws, int n, uint64_t t0, uint64_t now);
+    void (*second)(ll_mode *m, ll_worker *ws, int n, uint64_t now);
+    /* What it prints after k6's summary (data), the workers done. */
+    void (*report)(const ll_mode *m, ll_worker *ws, int n, const cJSON *data, FILE *f);
+    void (*close)(ll_mode *m); /* NULL is fine */
+} ll_mode_ops;
+
+#endif
