@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hints.h"
 #include "json.h"
 #include "options.h"
 #include "state.h"
@@ -185,6 +186,7 @@ int ll_script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
     if (!msg || !has_position(msg)) error_position(vu->co, at, sizeof(at));
     if (msg) snprintf(err, errlen, "%s%s", msg, at);
     else snprintf(err, errlen, "(error object is a %s value)%s", luaL_typename(vu->co, -1), at);
+    ll_hint_append(err, errlen, 0, NULL);
     return LL_SCRIPT_FAILED;
 }
 

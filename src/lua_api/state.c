@@ -15,6 +15,7 @@
 
 #include "crash.h"
 #include "exit.h"
+#include "hints.h"
 #include "http_response.h"
 #include "json.h"
 #include "modules.h"
@@ -255,6 +256,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
         const char *msg = lua_tostring(L, -1);
         if (msg) snprintf(err, errlen, "%s", msg);
         else snprintf(err, errlen, "(error object is a %s value)", luaL_typename(L, -1));
+        ll_hint_append(err, errlen, 1, run->script_source ? NULL : run->script_path);
         return LL_EXIT_SCRIPT;
     }
     lua_settop(L, 0);
