@@ -55,10 +55,20 @@ cat >"$T/hosts" <<EOF
 ::1 slow.test
 EOF
 printf 'nameserver 127.0.0.1\noptions timeout:5 attempts:2\n' >"$T/resolv.conf"
-# unmounted at exit: in a chroot the namespace's mounts may propagate
-# (unshare_mounts.sh)
-trap 'umount /etc/resolv.conf /etc/hosts 2>/dev/null; cleanup' EXIT
-mount --bind "$T/hosts" /etc/hosts && mount --bind "$T/resolv.conf" /etc/resolv.conf || exit 1
+# The two files bind-mounted over the system's; where /etc has no hosts
+# file to mount over (debootstrap's minbase), an overlay of /etc holds them
+# (written to $T, never to /etc). Unmounted at exit: in a chroot the
+# namespace's mounts may propagate (unshare_mounts.sh).
+# LL_DNS_OVERLAY=1 takes the overlay where /etc/hosts exists (to try it).
+MOUNTED=()
+trap 'for ((m = ${#MOUNTED[@]} - 1; m >= 0; m--)); do umount "${MOUNTED[m]}" 2>/dev/null; done; cleanup' EXIT
+if [[ -f /etc/hosts && -f /etc/resolv.conf && ${LL_DNS_OVERLAY:-} != 1 ]]; then
+  mount --bind "$T/hosts" /etc/hosts && MOUNTED+=(/etc/hosts) || exit 1
+  mount --bind "$T/resolv.conf" /etc/resolv.conf && MOUNTED+=(/etc/resolv.conf) || exit 1
+else
+  mkdir -p "$T/etc.upper" "$T/etc.work" && cp "$T/hosts" "$T/resolv.conf" "$T/etc.upper/" || exit 1
+  mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/etc.upper,workdir=$T/etc.work" /etc && MOUNTED+=(/etc) || exit 1
+fi
 start_py "$T/dns.out" "$HELP/dns_server.py" 127.0.0.1 53 "$T/dns.log" cached.test=127.0.0.1 || exit 1
 start_serve
 P6=18080 PM=18081 PS=18082
