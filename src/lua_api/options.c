@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "duration.h"
+#include "flags.h"
 #include "http_options.h"
 #include "modules.h"
 
@@ -105,16 +107,68 @@ static int read_segment(lua_State *L, ll_config *cfg, const char *k, char *err, 
 
 /* Whether every key of the table on the top of the stack is one of keys;
  * if not, err gets "WHERE: unknown option 'k'HINT". */
+/* The key of keys nearest to k (an edit or two away), or NULL. */
+static const char *nearest_key(const char *const *keys, const char *const *more, const char *k) {
+    const char *best = NULL;
+    int best_d = 9;
+    for (int set = 0; set < 2; set++)
+        for (int i = 0; (set ? more : keys) && (set ? more : keys)[i]; i++) {
+            const char *c = (set ? more : keys)[i];
+            int d = ll_flag_distance(k, c);
+            if (d < best_d) best_d = d, best = c;
+        }
+    size_t len = strlen(k);
+    return best && best_d <= (len <= 6 ? 1 : len <= 10 ? 2 : 3) ? best : NULL;
+}
+
+/* " (did you mean startVUs?)" for k into buf, or "". */
+static const char *did_you_mean(char *buf, size_t len, const char *const *keys, const char *const *more, const char *k) {
+    const char *near = nearest_key(keys, more, k);
+    snprintf(buf, len, "%s%s%s", near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+    return buf;
+}
+
+/* Gives each key of the table on the top of the stack written in another
+ * case ("startVus") the spelling of keys or more ("startVUs"), as k6
+ * reads its options (Go's JSON names ignore case). The table keeps both. */
+static void canonical_keys(lua_State *L, const char *const *keys, const char *const *more) {
+    int t = lua_gettop(L);
+    const char *as[64][2];
+    int n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING || n == 64) continue;
+        const char *k = lua_tostring(L, -1);
+        for (int set = 0; set < 2; set++)
+            for (int i = 0; (set ? more : keys) && (set ? more : keys)[i]; i++) {
+                const char *c = (set ? more : keys)[i];
+                if (strcmp(c, k) != 0 && strcasecmp(c, k) == 0) as[n][0] = k, as[n][1] = c, n++;
+            }
+    }
+    for (int i = 0; i < n; i++) { /* the strings stay alive: they are keys of t */
+        lua_getfield(L, t, as[i][1]);
+        int present = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (present) continue;
+        lua_getfield(L, t, as[i][0]);
+        lua_setfield(L, t, as[i][1]);
+    }
+}
+
 static int check_keys(lua_State *L, const char *const *keys, const char *where, const char *hint, char *err,
                       size_t errlen) {
     int t = lua_gettop(L);
+    canonical_keys(L, keys, NULL);
     lua_pushnil(L);
     while (lua_next(L, t)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
         int known = 0;
-        for (int i = 0; keys[i] && !known; i++) known = strcmp(keys[i], k) == 0;
+        for (int i = 0; keys[i] && !known; i++) known = strcasecmp(keys[i], k) == 0;
         if (!known) {
-            snprintf(err, errlen, "%s: unknown option '%s'%s", where, k, hint);
+            char near[96];
+            did_you_mean(near, sizeof(near), keys, NULL, k);
+            snprintf(err, errlen, "%s: unknown option '%s'%s", where, k, near[0] ? near : hint);
             lua_settop(L, t);
             return -1;
         }
@@ -450,6 +504,50 @@ static int check_http(lua_State *L) {
     return 0;
 }
 
+/* The script options read here; k6's HTTP options (http_options.c) are
+ * the others a script may set. */
+static const char *const OPTION_KEYS[] = {
+    "vus", "iterations", "duration", "gracefulStop", "scenarios", "stages", "setupTimeout", "teardownTimeout",
+    "thresholds", "tags", "summaryTrendStats", "seed", "dns", "localIPs", "executionSegment",
+    "executionSegmentSequence", "summaryTimeUnit", NULL,
+};
+
+/* Whether k is a script option in any case. */
+static int known_key(const char *k) {
+    for (int i = 0; OPTION_KEYS[i]; i++)
+        if (strcasecmp(OPTION_KEYS[i], k) == 0) return 1;
+    for (int i = 0; LL_HTTP_OPTION_KEYS[i]; i++)
+        if (strcasecmp(LL_HTTP_OPTION_KEYS[i], k) == 0) return 1;
+    return 0;
+}
+
+/* k6's rule: one way of saying what runs. iterations, duration and stages
+ * are shortcuts for a scenario; two of them (but iterations with
+ * duration: shared-iterations' maxDuration) or one with scenarios is
+ * exit 104, with k6's words. */
+static int check_shortcuts(lua_State *L, int t, char *err, size_t errlen) {
+    static const char *const names[] = {"iterations", "duration", "stages", "scenarios"};
+    int set[4];
+    for (int i = 0; i < 4; i++) {
+        lua_getfield(L, t, names[i]);
+        set[i] = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+    }
+    for (int i = 0; i < 2; i++)
+        if (set[i] && set[2]) {
+            snprintf(err, errlen, "options: using multiple execution config shortcuts (`%s` and `stages`) "
+                                  "simultaneously is not allowed", names[i]);
+            return LL_EXIT_CONFIG;
+        }
+    for (int i = 0; i < 3; i++)
+        if (set[i] && set[3]) {
+            snprintf(err, errlen, "options: using an execution configuration shortcut (`%s`) and `scenarios` "
+                                  "simultaneously is not allowed", names[i]);
+            return LL_EXIT_CONFIG;
+        }
+    return 0;
+}
+
 static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
     int rc = 0;
     lua_getglobal(L, "options");
@@ -463,6 +561,8 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
         return LL_EXIT_CONFIG;
     }
     int t = lua_gettop(L);
+    canonical_keys(L, OPTION_KEYS, LL_HTTP_OPTION_KEYS);
+    rc = check_shortcuts(L, t, err, errlen);
     lua_pushnil(L);
     while (rc == 0 && lua_next(L, t)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
@@ -525,8 +625,10 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
                 cfg->time_unit = u;
                 cfg->time_unit_set = 1;
             }
-        } else if (!ll_http_option_key(k)) { /* those are checked below */
-            fprintf(stderr, "luaload: warning: script option '%s' is not supported by this version; ignored\n", k);
+        } else if (!ll_http_option_key(k) && !known_key(k)) { /* "Duration": its twin "duration" is read */
+            char near[96];
+            fprintf(stderr, "luaload: warning: script option '%s' is not supported by this version; ignored%s\n", k,
+                    did_you_mean(near, sizeof(near), OPTION_KEYS, LL_HTTP_OPTION_KEYS, k));
         }
         lua_pop(L, 1);
     }
