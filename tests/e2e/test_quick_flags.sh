@@ -18,8 +18,12 @@ expect_eq "-m PUT: serve saw PUT" "$(st '.methods.PUT')" 10
 expect_eq "-H: serve saw the header on each" "$(st '.headers["x-a"].requests')" 10
 expect_eq "-H 'name:value' (gopayloader's form) is accepted" "$(jqv "$T/s.json" .metrics.http_req_failed.passes)" 0
 expect_match "the table: a count per status" "$OUT" '^     status 200\.+: 10$'
-expect_match "the table: requests/s" "$OUT" '^     requests/s\.+: avg=[0-9.]+ min=[0-9]+ max=[0-9]+'
+expect_match "the table: requests/s under 2 whole seconds, the average only" "$OUT" \
+  '^     requests/s\.+: avg=[0-9.]+ \(under 2 whole seconds: no per-second figures\)$'
 expect_match "the table: sizes" "$OUT" '^     request size\.+: [0-9]+ B each'
+run_ll run "$URL/" -c 1 -d 3s --rate 200 -q
+expect_match "the table: requests/s over whole seconds, lowest and highest" "$OUT" \
+  '^     requests/s\.+: avg=[0-9.]+ min=[0-9]+ max=[0-9]+ \([2-9] whole seconds\)$'
 
 # a body alone makes a POST; --body-file streams a file
 head -c 100000 /dev/urandom >"$T/body.bin"

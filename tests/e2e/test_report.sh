@@ -55,7 +55,7 @@ function fa() http.get("$URL/", { tags = { name = "home" } }) end
 function fb() http.get("$URL/status/404") end
 LUA
 )
-run_ll run "$S2" --no-color --out "html=$T/two.html" --summary-export "$T/two.json"
+run_ll run "$S2" --no-color --seed 7608793384989349 --out "html=$T/two.html" --summary-export "$T/two.json"
 expect_eq "two scenarios: exit 0" "$RC" 0
 expect_eq "the summary shows no per-scenario sub-metric" "$(grep -c 'scenario:' "$OUT")" 0
 expect_eq "nor does the export" "$(jq '[.metrics | keys[] | select(test("scenario"))] | length' "$T/two.json")" 0
@@ -65,6 +65,7 @@ expect_match "the scenarios' table: a, 300 requests" "$T/two.dom" '<tr><td>a</td
 expect_match "the scenarios' table: b, 120 requests and iterations" "$T/two.dom" '<tr><td>b</td><td>120</td>.*<td>120</td></tr>'
 expect_match "the scenarios' table: b's requests all failed (404)" "$T/two.dom" '<tr><td>b</td><td>120</td><td>[^<]*</td><td>100.00%</td>'
 data=$(sed -n 's/.*id="data" type="application\/octet-stream">\([^<]*\)<.*/\1/p' "$T/two.html" | base64 -d | gzip -dc)
+expect_eq "the run's seed, all 64 bits of it (a string: a JSON number would round it)" "$(jq -c .run.seed <<<"$data")" '"7608793384989349"'
 expect_eq "responses by status per second: 300 of 200" \
   "$(jq '[.series.t as $t | .series.status["200"] | to_entries[] | .value * ($t[.key] - (if .key == 0 then 0 else $t[.key - 1] end))] | add | round' <<<"$data")" 300
 expect_eq "responses by status per second: 120 of 404" \

@@ -67,8 +67,12 @@ void ll_quick_report_print(const ll_quick_report *r, ll_worker *ws, int n, const
     double reqs = metric_value(data, "http_reqs", "count"), rate = metric_value(data, "http_reqs", "rate");
     double sent = metric_value(data, "data_sent", "count"), got = metric_value(data, "data_received", "count");
     char a[32], b[32];
-    fprintf(f, "     requests/s.....................: avg=%.2f min=%.0f max=%.0f (%d whole second%s)\n", rate,
-            r->seconds ? r->min : rate, r->seconds ? r->max : rate, r->seconds, r->seconds == 1 ? "" : "s");
+    if (r->seconds >= 2)
+        fprintf(f, "     requests/s.....................: avg=%.2f min=%.0f max=%.0f (%d whole seconds)\n", rate,
+                r->min, r->max, r->seconds);
+    else /* one second's count is no lowest and highest, and the run's average takes in its start and end */
+        fprintf(f, "     requests/s.....................: avg=%.2f (under 2 whole seconds: no per-second figures)\n",
+                rate);
     bytes(a, sizeof(a), reqs > 0 ? sent / reqs : 0);
     bytes(b, sizeof(b), sent);
     fprintf(f, "     request size...................: %s each, %s in all\n", a, b);

@@ -116,7 +116,9 @@ static cJSON *run_header(const ll_config *cfg, const ll_run *run, double elapsed
     char seg[256] = "0:1";
     if (cfg->segment_set) ll_segment_format(&cfg->segment, seg, sizeof(seg));
     cJSON_AddStringToObject(r, "segment", seg);
-    cJSON_AddNumberToObject(r, "seed", (double)cfg->seed);
+    char seed[24]; /* a string: a JSON number is a double, which a 64-bit seed does not fit */
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)cfg->seed);
+    cJSON_AddStringToObject(r, "seed", seed);
     cJSON_AddStringToObject(r, "version", LUALOAD_VERSION);
     cJSON *opts = cJSON_Parse(run->options_json ? run->options_json : "{}");
     if (opts) cJSON_AddItemToObject(r, "options", opts);

@@ -165,7 +165,10 @@ function charts(d) {
     [s.t, s.p50, s.p90, s.p95, s.p99], { ylabel: "ms" });
   chart("c-failed", "http_req_failed in each second (%)", [line("failed", 1, { value: (u, v) => (v == null ? "-" : v.toFixed(2) + "%") })],
     [s.t, s.failed.map((v) => (v == null ? null : 100 * v))], { ylabel: "%", scales: { x: { time: false }, y: { range: (u, lo, hi) => [0, Math.max(1, hi)] } } });
-  chart("c-bytes", "bytes per second", [line("sent", 0), line("received", 2)], [s.t, s.sent, s.recv], { ylabel: "B/s" });
+  /* the values in kB/MB/GB (raw byte counts were wider than the axis, their left digits cut) */
+  chart("c-bytes", "bytes per second", [line("sent", 0, { value: (u, v) => (v == null ? "-" : bytes(v) + "/s") }),
+    line("received", 2, { value: (u, v) => (v == null ? "-" : bytes(v) + "/s") })], [s.t, s.sent, s.recv],
+    { axes: [{ label: "s" }, { label: "/s", size: 72, values: (u, vals) => vals.map((v) => bytes(v)) }] });
   const codes = Object.keys(s.status || {});
   if (codes.length) {
     chart("c-status", "responses by status (/s)", codes.map((c, i) => line(c === "0" ? "no response" : c, i)),
