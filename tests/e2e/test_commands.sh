@@ -97,7 +97,7 @@ expect_eq "the ci template's handle_summary wrote its file" "$(jq '.metrics.http
 
 # ---- inspect
 S=$(script insp.lua <<'LUA'
-options = { vus = 3, duration = "20s", thresholds = { http_req_duration = { "p(95)<300" } },
+options = { vus = 3, thresholds = { http_req_duration = { "p(95)<300" } },
   scenarios = {
     a = { executor = "constant-vus", vus = 4, duration = "30s", gracefulStop = "5s" },
     b = { executor = "ramping-vus", startTime = "10s", stages = { { duration = "1m", target = 20 } } } } }
