@@ -106,7 +106,7 @@ void engine_report(ll_engine *e);
 
 /* engine_limits.c: each returns 0 or LL_EXIT_CONFIG after a one-line error. */
 int engine_limits_vus(const ll_config *cfg, uint64_t *id_base, int64_t *max_vus); /* sets both */
-int engine_limits_fds(const ll_config *cfg, ll_worker *life, int64_t vus, int nworkers);
+int engine_limits_fds(ll_engine *e, int nworkers); /* for e->max_vus */
 int engine_limits_workers(const ll_config *cfg, int64_t max_vus); /* how many workers */
 void engine_limits_report_fds(void); /* the connections refused for want of files */
 

@@ -87,6 +87,16 @@ static int engine_check_memory(int64_t vus) {
 /* The modules through which a VU can hold connections. */
 static const char *const ENGINE_NET_MODULES[] = {"luaload.http"};
 
+/* The connections each VU may hold (mode.h's vu_conns): a mode says (quick
+ * mode); a script's VUs may hold some (-1) when it loaded a network
+ * module, else none (0). */
+static int engine_vu_conns(ll_engine *e) {
+    if (e->ms) return e->mode->vu_conns(e->ms);
+    for (size_t i = 0; i < sizeof(ENGINE_NET_MODULES) / sizeof(ENGINE_NET_MODULES[0]); i++)
+        if (ll_script_loaded(&e->life, ENGINE_NET_MODULES[i])) return -1;
+    return 0;
+}
+
 /* Raises the open-file limit to the hard limit and checks what the run
  * needs of it. The workers' own descriptors and the reserve must fit, or
  * the run is refused. A VU holds descriptors only through its Clients'
@@ -96,8 +106,9 @@ static const char *const ENGINE_NET_MODULES[] = {"luaload.http"};
  * one per Client and host (HTTP/1.1, k6's HTTP/2), share a few multiplexed
  * ones, or make no request at all -- unknown until they run, so too many
  * get a warning, and the connections that cannot be made fail (counted at
- * the end: report_fd_refusals). */
-int engine_limits_fds(const ll_config *cfg, ll_worker *life, int64_t vus, int nworkers) {
+ * the end: engine_limits_report_fds). */
+int engine_limits_fds(ll_engine *e, int nworkers) {
+    int64_t vus = e->max_vus;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
     if (rl.rlim_cur < rl.rlim_max) {
@@ -113,16 +124,14 @@ int engine_limits_fds(const ll_config *cfg, ll_worker *life, int64_t vus, int nw
         return LL_EXIT_CONFIG;
     }
     if (vus + own <= limit) return 0;
-    if (cfg->quick_url && !cfg->quick.multiplex) {
+    int conns = engine_vu_conns(e);
+    if (conns == 1) {
         fprintf(stderr, "luaload: %lld VUs need about %lld open files, but the limit is %lld "
                         "(raise it with ulimit -n / LimitNOFILE, or use fewer VUs)\n",
                 (long long)vus, (long long)(vus + own), (long long)limit);
         return LL_EXIT_CONFIG;
     }
-    int net = cfg->quick_url != NULL; /* --parallel: shared HTTP/2 connections, or one each on HTTP/1.1 */
-    for (size_t i = 0; i < sizeof(ENGINE_NET_MODULES) / sizeof(ENGINE_NET_MODULES[0]); i++)
-        net |= ll_script_loaded(life, ENGINE_NET_MODULES[i]);
-    if (!net) return 0;
+    if (!conns) return 0;
     fprintf(stderr, "luaload: warning: %lld VUs may need about %lld open files if each holds a connection "
                     "(HTTP/1.1 keeps one per VU and Client; multiplexed Clients share theirs), but the limit is "
                     "%lld: connections past it will fail (raise it with ulimit -n / LimitNOFILE)\n",

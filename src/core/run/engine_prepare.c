@@ -59,9 +59,9 @@ static int print_inspect(const ll_config *cfg, const char *options_json, int64_t
     return 0;
 }
 
-static void print_banner(const ll_config *cfg, int nworkers) {
+static void print_banner(const ll_config *cfg, const char *target, int nworkers) {
     printf("\n  luaload v%s\n\n", LUALOAD_VERSION);
-    printf("     script: %s (%d worker%s)\n", cfg->script_path ? cfg->script_path : cfg->quick_url, nworkers,
+    printf("     script: %s (%d worker%s)\n", target, nworkers,
            nworkers == 1 ? "" : "s");
     /* which transport serves a Client's requests (ll_transport_pick) */
     if (cfg->transport) printf("  transport: %s for every request (--transport or LUALOAD_TRANSPORT)\n", cfg->transport->name);
@@ -75,10 +75,10 @@ static void print_banner(const ll_config *cfg, int nworkers) {
     if (cfg->seed_set) printf("       seed: %llu\n", (unsigned long long)cfg->seed);
     else printf("       seed: %llu (random; --seed %llu to repeat)\n", (unsigned long long)cfg->seed,
                 (unsigned long long)cfg->seed);
-    if (cfg->segment_set || cfg->sequence_set) {
+    if (cfg->dist.segment_set || cfg->dist.sequence_set) {
         char seg[128], seq[512];
-        ll_segment_format(cfg->segment_set ? &cfg->segment : NULL, seg, sizeof(seg));
-        ll_segment_seq_format(&cfg->sequence, seq, sizeof(seq));
+        ll_segment_format(cfg->dist.segment_set ? &cfg->dist.segment : NULL, seg, sizeof(seg));
+        ll_segment_seq_format(&cfg->dist.sequence, seq, sizeof(seq));
         printf("    segment: %s%s%s (this instance's part of the test)\n", seg, *seq ? " of " : "", seq);
     }
     for (int i = 0; i < cfg->scenarios.n; i++) {
@@ -125,8 +125,10 @@ static engine_next prepare_script(ll_engine *e) {
         fprintf(stderr, "luaload: %s\n", e->err);
         return engine_end(e, rc);
     }
+    run->target = cfg->script_path;
     if (e->ms) {
         run->script_source = e->mode->script(e->ms);
+        run->target = e->mode->target(e->ms);
         run->mode = e->ms;
         run->iterate = e->mode->iterate;
     }
@@ -186,11 +188,11 @@ static engine_next prepare_config(ll_engine *e) {
         return engine_end(e, LL_EXIT_CONFIG);
     }
     rc = check_exec_functions(&e->life, cfg);
-    if (!rc) rc = ll_results_identify(e->results, cfg);
+    if (!rc) rc = ll_results_identify(e->results, cfg, run->target);
     if (rc) return engine_end(e, rc);
-    if (cfg->segment_set || cfg->sequence_set) { /* one part of a test split over instances */
-        if (ll_segment_tuple_init(&e->tuple, cfg->segment_set ? &cfg->segment : NULL,
-                                  cfg->sequence.n ? &cfg->sequence : NULL, e->err, sizeof(e->err)) != 0 ||
+    if (cfg->dist.segment_set || cfg->dist.sequence_set) { /* one part of a test split over instances */
+        if (ll_segment_tuple_init(&e->tuple, cfg->dist.segment_set ? &cfg->dist.segment : NULL,
+                                  cfg->dist.sequence.n ? &cfg->dist.sequence : NULL, e->err, sizeof(e->err)) != 0 ||
             ll_scenario_split(&cfg->scenarios, &e->tuple, &run->stripes, e->err, sizeof(e->err)) != 0) {
             fprintf(stderr, "luaload: %s\n", e->err);
             return engine_end(e, LL_EXIT_CONFIG);
@@ -209,8 +211,8 @@ static engine_next prepare_limits(ll_engine *e) {
     run->vu_id_base = ll_xcalloc(nsc, sizeof(uint64_t));
     run->scenario_iters = ll_xcalloc(nsc, sizeof(*run->scenario_iters));
     int rc = engine_limits_vus(cfg, run->vu_id_base, &e->max_vus);
-    if (!rc && !cfg->setup_only && !cfg->inspect) /* no VU made yet */
-        rc = engine_limits_fds(cfg, &e->life, e->max_vus, engine_limits_workers(cfg, e->max_vus));
+    if (!rc && !cfg->dist.setup_only && !cfg->inspect) /* no VU made yet */
+        rc = engine_limits_fds(e, engine_limits_workers(cfg, e->max_vus));
     if (rc) return engine_end(e, rc);
     if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
     if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
@@ -218,7 +220,7 @@ static engine_next prepare_limits(ll_engine *e) {
     if (!run->options_json) return engine_end(e, LL_EXIT_FAILURE);
     if (cfg->inspect) return engine_end(e, print_inspect(cfg, run->options_json, e->max_vus));
     e->nworkers = run->nworkers = engine_limits_workers(cfg, e->max_vus);
-    if (!cfg->quiet) print_banner(cfg, e->nworkers);
+    if (!cfg->quiet) print_banner(cfg, run->target, e->nworkers);
     return ENGINE_NEXT;
 }
 

@@ -63,21 +63,21 @@ static int write_setup_data(const char *path, const char *json) {
  * the wait for PATCH /v1/status; then --start-at's wait. */
 static engine_next setup_wait(ll_engine *e) {
     ll_config *cfg = e->cfg;
-    if (cfg->paused || cfg->address) {
-        const char *addr = cfg->address ? cfg->address : "127.0.0.1:6565";
-        e->api = ll_api_start(addr, &e->run.interrupt, &e->run.marked_failed, cfg->paused, e->err, sizeof(e->err));
+    if (cfg->start.paused || cfg->start.address) {
+        const char *addr = cfg->start.address ? cfg->start.address : "127.0.0.1:6565";
+        e->api = ll_api_start(addr, &e->run.interrupt, &e->run.marked_failed, cfg->start.paused, e->err, sizeof(e->err));
         if (!e->api) {
             fprintf(stderr, "luaload: %s\n", e->err);
             return engine_end(e, LL_EXIT_CONFIG);
         }
         ll_api_set_vus_max(e->api, e->max_vus);
-        if (cfg->paused) {
+        if (cfg->start.paused) {
             fprintf(stderr, "luaload: paused: waiting for PATCH http://%s/v1/status {\"data\":{\"attributes\":"
                             "{\"paused\":false}}}\n", addr);
             if (ll_api_wait_resume(e->api) != 0) return engine_end(e, LL_EXIT_EXTERNAL_ABORT);
         }
     }
-    if (cfg->start_at_set && wait_until(&e->run, cfg->start_at) != 0) return engine_end(e, LL_EXIT_EXTERNAL_ABORT);
+    if (cfg->start.at_set && wait_until(&e->run, cfg->start.at) != 0) return engine_end(e, LL_EXIT_EXTERNAL_ABORT);
     return ENGINE_NEXT;
 }
 
@@ -113,22 +113,22 @@ engine_next engine_setup(ll_engine *e) {
     engine_next next = setup_wait(e);
     if (next != ENGINE_NEXT) return next;
     ll_api_set_status(e->api, LL_API_STATUS_SETUP);
-    if (cfg->setup_data_in) { /* setup() ran once elsewhere (after this part was started, maybe): its result is here */
-        int rc = read_setup_data(cfg->setup_data_in, &e->run.setup_json);
+    if (cfg->dist.setup_data_in) { /* setup() ran once elsewhere (after this part was started, maybe): its result is here */
+        int rc = read_setup_data(cfg->dist.setup_data_in, &e->run.setup_json);
         if (rc) return engine_end(e, rc);
         e->setup_done = 1;
         return ENGINE_NEXT;
     }
     next = setup_call(e);
     if (next != ENGINE_NEXT) return next;
-    if (cfg->setup_data_out) {
-        int rc = write_setup_data(cfg->setup_data_out, e->run.setup_json);
+    if (cfg->dist.setup_data_out) {
+        int rc = write_setup_data(cfg->dist.setup_data_out, e->run.setup_json);
         if (rc) return engine_end(e, rc);
     }
-    if (cfg->setup_only) {
+    if (cfg->dist.setup_only) {
         if (!cfg->quiet) printf("luaload: setup() ran%s%s; --setup-only: no scenarios run\n",
-                                cfg->setup_data_out ? ", its result is in " : "",
-                                cfg->setup_data_out ? cfg->setup_data_out : "");
+                                cfg->dist.setup_data_out ? ", its result is in " : "",
+                                cfg->dist.setup_data_out ? cfg->dist.setup_data_out : "");
         return engine_end(e, 0);
     }
     return ENGINE_NEXT;

@@ -26,7 +26,7 @@ void engine_teardown(ll_engine *e) {
     ll_run *run = &e->run;
     teardown_sum(e);
     if (!e->setup_done || e->life_lost || atomic_load(&run->aborted) || atomic_load(&run->crashed) ||
-        e->cfg->no_teardown)
+        e->cfg->dist.no_teardown)
         return;
     ll_api_set_status(e->api, LL_API_STATUS_TEARDOWN);
     int rc = engine_life_call(e, "teardown", run->setup_json, &e->teardown_out, e->cfg->teardown_timeout_us,
