@@ -244,26 +244,26 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
         } else if (is(flag, "--execution-segment-sequence", "--execution-segment-sequence")) {
             rc = ll_config_failed(ll_config_set_sequence(cfg, flag, v, 1, why, sizeof(why)) != 0, why);
         } else if (is(flag, "-p", "--paused")) {
-            cfg->paused = 1;
+            cfg->start.paused = 1;
         } else if (is(flag, "-a", "--address")) {
             if (!*v) rc = ll_config_bad(flag, v, "host:port, e.g. 127.0.0.1:6565");
-            cfg->address = v;
+            cfg->start.address = v;
         } else if (is(flag, "--start-at", "--start-at")) {
             char *end;
-            cfg->start_at = strtod(v, &end);
-            if (!*v || *end || !(cfg->start_at >= 0 && cfg->start_at < 1e11))
+            cfg->start.at = strtod(v, &end);
+            if (!*v || *end || !(cfg->start.at >= 0 && cfg->start.at < 1e11))
                 rc = ll_config_bad(flag, v, "a Unix time in seconds, e.g. 1767225600");
-            cfg->start_at_set = 1;
+            cfg->start.at_set = 1;
         } else if (is(flag, "--setup-only", "--setup-only")) {
-            cfg->setup_only = 1;
+            cfg->dist.setup_only = 1;
         } else if (is(flag, "--setup-data-out", "--setup-data-out")) {
             if (!*v) rc = ll_config_bad(flag, v, "a file path");
-            cfg->setup_data_out = v;
+            cfg->dist.setup_data_out = v;
         } else if (is(flag, "--setup-data", "--setup-data")) {
             if (!*v) rc = ll_config_bad(flag, v, "a file path");
-            cfg->setup_data_in = v;
+            cfg->dist.setup_data_in = v;
         } else if (is(flag, "--no-teardown", "--no-teardown")) {
-            cfg->no_teardown = 1;
+            cfg->dist.no_teardown = 1;
         } else if (is(flag, "--shard", "--shard")) {
             rc = ll_config_failed(ll_config_set_shard(cfg, flag, v, why, sizeof(why)) != 0, why);
         } else if (ll_flag_find(&ll_cli_run_groups[1], 1, flag)) {
@@ -292,7 +292,7 @@ int ll_cli_parse_run(int argc, char **argv, ll_config *cfg) {
         fprintf(stderr, "luaload: run needs a script or a URL (luaload run script.lua)\n");
         return LL_EXIT_CONFIG;
     }
-    if (cfg->setup_only && cfg->setup_data_in) {
+    if (cfg->dist.setup_only && cfg->dist.setup_data_in) {
         fprintf(stderr, "luaload: --setup-only runs setup(); --setup-data skips it: give one of them\n");
         return LL_EXIT_CONFIG;
     }

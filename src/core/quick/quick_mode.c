@@ -44,6 +44,12 @@ static int quick_mode_open(ll_mode **out, const ll_config *cfg, const atomic_int
 
 static const char *quick_mode_script(const ll_mode *m) { return m->script; }
 
+static const char *quick_mode_target(const ll_mode *m) { return m->cfg->quick_url; }
+
+/* One connection each, but with --parallel: shared HTTP/2 connections, or
+ * one each on HTTP/1.1. */
+static int quick_mode_vu_conns(const ll_mode *m) { return m->cfg->quick.multiplex ? -1 : 1; }
+
 static void quick_mode_start(ll_mode *m, uint64_t t0) {
     uint64_t tick = m->cfg->quick.ticker_us ? m->cfg->quick.ticker_us : 1000000;
     ll_quick_report_start(&m->report, t0, m->cfg->verbose ? tick * 1000 : 0);
@@ -65,6 +71,6 @@ static void quick_mode_report(const ll_mode *m, ll_worker *ws, int n, const cJSO
 const ll_quick_plan *ll_quick_mode_plan(const ll_mode *m) { return m->plan; }
 
 const ll_mode_ops ll_quick_mode_ops = {
-    quick_mode_open, quick_mode_script, ll_quick_native_start, quick_mode_start,
+    quick_mode_open, quick_mode_script, quick_mode_target, quick_mode_vu_conns, ll_quick_native_start, quick_mode_start,
     quick_mode_tick, quick_mode_second, quick_mode_report, quick_mode_close,
 };

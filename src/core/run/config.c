@@ -28,7 +28,7 @@ void ll_config_free(ll_config *cfg) {
     cfg->trend_stats = NULL;
     cfg->ntrend_stats = 0;
     ll_threshold_set_free(&cfg->thresholds);
-    ll_segment_seq_free(&cfg->sequence);
+    ll_segment_seq_free(&cfg->dist.sequence);
     free(cfg->quick.urls);
     free(cfg->quick.urls_text);
     free(cfg->quick.headers);
@@ -151,13 +151,13 @@ int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen) {
 int ll_config_set_segment(ll_config *cfg, const char *what, const char *value, int force, char *err, size_t errlen) {
     ll_segment seg;
     if (ll_segment_parse(value, what, &seg, err, errlen) != 0) return -1;
-    if (cfg->segment_set && !force) return 0;
-    if (cfg->shard_set) {
+    if (cfg->dist.segment_set && !force) return 0;
+    if (cfg->dist.shard_set) {
         snprintf(err, errlen, "%s: --shard gives the segment already; use one or the other", what);
         return -1;
     }
-    cfg->segment = seg;
-    cfg->segment_set = 1;
+    cfg->dist.segment = seg;
+    cfg->dist.segment_set = 1;
     return 0;
 }
 
@@ -165,15 +165,15 @@ int ll_config_set_sequence(ll_config *cfg, const char *what, const char *value, 
                            size_t errlen) {
     ll_segment_seq seq;
     if (ll_segment_seq_parse(value, what, &seq, err, errlen) != 0) return -1;
-    if ((cfg->sequence_set && !force) || cfg->shard_set) {
+    if ((cfg->dist.sequence_set && !force) || cfg->dist.shard_set) {
         ll_segment_seq_free(&seq);
         if (!force) return 0;
         snprintf(err, errlen, "%s: --shard gives the sequence already; use one or the other", what);
         return -1;
     }
-    ll_segment_seq_free(&cfg->sequence);
-    cfg->sequence = seq;
-    cfg->sequence_set = 1;
+    ll_segment_seq_free(&cfg->dist.sequence);
+    cfg->dist.sequence = seq;
+    cfg->dist.sequence_set = 1;
     return 0;
 }
 
@@ -181,16 +181,16 @@ int ll_config_set_shard(ll_config *cfg, const char *what, const char *value, cha
     ll_segment seg;
     ll_segment_seq seq;
     if (ll_segment_parse_shard(value, what, &seg, &seq, err, errlen) != 0) return -1;
-    if (cfg->segment_set || cfg->sequence_set) {
+    if (cfg->dist.segment_set || cfg->dist.sequence_set) {
         ll_segment_seq_free(&seq);
-        if (cfg->shard_set) snprintf(err, errlen, "%s: given twice (one part per instance)", what);
+        if (cfg->dist.shard_set) snprintf(err, errlen, "%s: given twice (one part per instance)", what);
         else snprintf(err, errlen, "%s: give --shard or --execution-segment (with --execution-segment-sequence), "
                                    "not both", what);
         return -1;
     }
-    cfg->segment = seg;
-    cfg->sequence = seq;
-    cfg->segment_set = cfg->sequence_set = cfg->shard_set = 1;
+    cfg->dist.segment = seg;
+    cfg->dist.sequence = seq;
+    cfg->dist.segment_set = cfg->dist.sequence_set = cfg->dist.shard_set = 1;
     return 0;
 }
 

@@ -50,6 +50,30 @@ typedef struct ll_quick {
     const char *first_flag;     /* the first of them, for the error message */
 } ll_quick;
 
+/* This instance's part of a test split over instances (dist/, k6's
+ * execution segments), and how the parts hand setup()'s data over. */
+typedef struct ll_config_dist {
+    ll_segment segment;         /* --execution-segment / --shard / options.executionSegment */
+    int segment_set;
+    ll_segment_seq sequence;    /* --execution-segment-sequence / --shard; n == 0: none */
+    int sequence_set;
+    int shard_set;              /* --shard gave both */
+    int setup_only;             /* --setup-only: run setup() and stop */
+    const char *setup_data_out; /* --setup-data-out FILE: write setup()'s result there */
+    const char *setup_data_in;  /* --setup-data FILE: take it from there, skip setup() */
+    int no_teardown;            /* --no-teardown: another part runs it */
+} ll_config_dist;
+
+/* What holds a run before setup(): k6's REST status API and its pause,
+ * and a start time. */
+typedef struct ll_config_start {
+    int paused;                 /* --paused: wait for PATCH /v1/status before setup() */
+    const char *address;        /* -a/--address: k6's REST status API there (with
+                                 * --paused: default 127.0.0.1:6565); NULL: none */
+    double at;                  /* --start-at UNIX_TIME: wait until then before setup() */
+    int at_set;
+} ll_config_start;
+
 typedef struct ll_config {
     const char *script_path;    /* a script, or */
     const char *quick_url;      /* a URL to hit with GET (quick mode) */
@@ -95,20 +119,8 @@ typedef struct ll_config {
     int trend_stats_set;
     uint64_t seed;              /* the run's seed: --seed, LUALOAD_SEED, options.seed, */
     int seed_set;               /* else picked by the engine from getrandom(2) */
-    ll_segment segment;         /* --execution-segment / --shard / options.executionSegment */
-    int segment_set;
-    ll_segment_seq sequence;    /* --execution-segment-sequence / --shard; n == 0: none */
-    int sequence_set;
-    int shard_set;              /* --shard gave both */
-    int setup_only;             /* --setup-only: run setup() and stop */
-    const char *setup_data_out; /* --setup-data-out FILE: write setup()'s result there */
-    const char *setup_data_in;  /* --setup-data FILE: take it from there, skip setup() */
-    int no_teardown;            /* --no-teardown: another part runs it */
-    int paused;                 /* --paused: wait for PATCH /v1/status before setup() */
-    const char *address;        /* -a/--address: k6's REST status API there (with
-                                 * --paused: default 127.0.0.1:6565); NULL: none */
-    double start_at;            /* --start-at UNIX_TIME: wait until then before setup() */
-    int start_at_set;
+    ll_config_dist dist;        /* this instance's part of a split test */
+    ll_config_start start;      /* what holds the run before setup() */
     ll_dns_config dns;          /* --dns / LUALOAD_DNS / options.dns, field by field */
     ll_ip_pool local_ips;       /* --local-ips / LUALOAD_LOCAL_IPS / options.localIPs */
     char *local_ips_text;       /* as given; NULL: none */

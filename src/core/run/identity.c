@@ -29,11 +29,12 @@ int ll_identity_sha256_file(const char *path, char hex[65], char *err, size_t er
     return 0;
 }
 
-cJSON *ll_identity_json(const ll_config *cfg, const char *whole_options, char *err, size_t errlen) {
+cJSON *ll_identity_json(const ll_config *cfg, const char *target, const char *whole_options, char *err,
+                        size_t errlen) {
     cJSON *o = cJSON_CreateObject();
     cJSON *script = cJSON_AddObjectToObject(o, "script");
-    if (cfg->quick_url) {
-        cJSON_AddStringToObject(script, "url", cfg->quick_url);
+    if (!cfg->script_path && target) {
+        cJSON_AddStringToObject(script, "url", target);
     } else if (cfg->script_path) {
         char hex[65];
         if (ll_identity_sha256_file(cfg->script_path, hex, err, errlen) != 0) {
@@ -46,10 +47,10 @@ cJSON *ll_identity_json(const ll_config *cfg, const char *whole_options, char *e
     cJSON *opts = cJSON_Parse(whole_options ? whole_options : "{}");
     cJSON_AddItemToObject(o, "options", opts ? opts : cJSON_CreateObject());
     char buf[4096];
-    ll_segment_format(cfg->segment_set ? &cfg->segment : &(ll_segment){{0, 1}, {1, 1}}, buf, sizeof(buf));
+    ll_segment_format(cfg->dist.segment_set ? &cfg->dist.segment : &(ll_segment){{0, 1}, {1, 1}}, buf, sizeof(buf));
     cJSON_AddStringToObject(o, "segment", buf);
     buf[0] = 0;
-    if (cfg->sequence.n) ll_segment_seq_format(&cfg->sequence, buf, sizeof(buf));
+    if (cfg->dist.sequence.n) ll_segment_seq_format(&cfg->dist.sequence, buf, sizeof(buf));
     cJSON_AddStringToObject(o, "sequence", buf);
     if (!cJSON_GetObjectItem(o, "sequence")) {
         snprintf(err, errlen, "out of memory");

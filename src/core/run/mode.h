@@ -23,6 +23,13 @@ typedef struct ll_mode_ops {
     int (*open)(ll_mode **out, const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen);
     /* The script the run's states load: its options alone. */
     const char *(*script)(const ll_mode *m);
+    /* What the test is called where a script's path would be (the banner,
+     * the report's header, a part's identity): quick mode's URL. */
+    const char *(*target)(const ll_mode *m);
+    /* The connections each VU holds: 1 (one each, known at the start, so
+     * that VUs past the open-file limit are refused), or -1 (some, maybe:
+     * VUs past the limit get a warning). */
+    int (*vu_conns)(const ll_mode *m);
     /* Starts vu's iteration in C; it ends with ll_vu_native_done. */
     void (*iterate)(ll_vu *vu);
     /* The scenarios start at t0. */

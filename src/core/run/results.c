@@ -103,7 +103,7 @@ static int check_writable(const char *what, const char *path) {
 static cJSON *run_header(const ll_config *cfg, const ll_run *run, double elapsed) {
     char when[64];
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "script", cfg->script_path ? cfg->script_path : cfg->quick_url ? cfg->quick_url : "");
+    cJSON_AddStringToObject(r, "script", run->target ? run->target : "");
     for (int k = 0; k < 2; k++) {
         int64_t ms = run->t0_unix_ms + (k ? (int64_t)(elapsed * 1000) : 0);
         time_t secs = (time_t)(ms / 1000);
@@ -114,7 +114,7 @@ static cJSON *run_header(const ll_config *cfg, const ll_run *run, double elapsed
     cJSON *scs = cJSON_AddArrayToObject(r, "scenarios");
     for (int i = 0; i < cfg->scenarios.n; i++) cJSON_AddItemToArray(scs, cJSON_CreateString(cfg->scenarios.items[i].name));
     char seg[256] = "0:1";
-    if (cfg->segment_set) ll_segment_format(&cfg->segment, seg, sizeof(seg));
+    if (cfg->dist.segment_set) ll_segment_format(&cfg->dist.segment, seg, sizeof(seg));
     cJSON_AddStringToObject(r, "segment", seg);
     char seed[24]; /* a string: a JSON number is a double, which a 64-bit seed does not fit */
     snprintf(seed, sizeof(seed), "%llu", (unsigned long long)cfg->seed);
@@ -225,11 +225,11 @@ int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, in
     return 0;
 }
 
-int ll_results_identify(ll_results *r, const ll_config *cfg) {
+int ll_results_identify(ll_results *r, const ll_config *cfg, const char *target) {
     if (r) add_scenario_metrics(r, cfg);
     if (!r || !r->hdrlog) return 0;
     char err[1024], *whole = ll_options_json(cfg); /* before the split: what every part shares */
-    r->identity = whole ? ll_identity_json(cfg, whole, err, sizeof(err)) : NULL;
+    r->identity = whole ? ll_identity_json(cfg, target, whole, err, sizeof(err)) : NULL;
     if (!whole) snprintf(err, sizeof(err), "out of memory");
     free(whole);
     if (r->identity) return 0;

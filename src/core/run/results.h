@@ -19,7 +19,7 @@ typedef struct ll_results ll_results;
 int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, int *others);
 /* Once the options are read, before the scenarios are split: what this part
  * of the test is (identity.h). 0, or an exit code after a one-line error. */
-int ll_results_identify(ll_results *r, const ll_config *cfg);
+int ll_results_identify(ll_results *r, const ll_config *cfg, const char *target);
 /* At the scenarios' start (run->t0). */
 int ll_results_start(ll_results *r, const ll_run *run);
 /* Whether the engine must merge snapshots every second for them, and the

@@ -22,6 +22,8 @@ typedef struct ll_vu ll_vu;
 typedef struct ll_run {
     const char *script_path;    /* NULL in quick mode */
     const char *script_source;  /* quick mode: the generated script */
+    const char *target;         /* what the test is called: the script's path,
+                                 * or the mode's target (quick mode's URL) */
     const char *chunkname;      /* "@script.lua" */
     const char *lib_dir;        /* the shipped lib/lua */
     char **env;                 /* KEY=VALUE, from -e */

@@ -1,0 +1,251 @@
+/* engine_scenarios.c -- the phase that runs the scenarios: the workers made
+ * and started, then watched from the main thread until they are done (every
+ * second meanwhile: the vus gauges, the progress lines, the thresholds
+ * evaluated on the workers' snapshots, the outputs of results.c, quick
+ * mode's ticker), stopped when due (signals, abort(), abortOnFail), given up
+ * on when their Lua code does not stop, joined; then their script errors. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crash.h"
+#include "engine_ctx.h"
+#include "lifecycle.h"
+#include "progress.h"
+#include "script.h"
+#include "xmalloc.h"
+
+/* Prints each distinct script error once with how often it happened, in
+ * the order they first appeared, the first ENGINE_SCRIPT_ERRORS_SHOWN of
+ * them (workers that were given up on are skipped: they may still write). */
+#define ENGINE_SCRIPT_ERRORS_SHOWN 20
+
+static void report_errors(ll_worker *workers, int n) {
+    ll_errors all;
+    memset(&all, 0, sizeof(all));
+    for (int i = 0; i < n; i++)
+        if (!workers[i].abandoned) ll_errors_merge(&all, &workers[i].errors);
+    int64_t more = all.other;
+    for (int e = 0; e < all.n; e++) {
+        if (e >= ENGINE_SCRIPT_ERRORS_SHOWN) {
+            more += all.items[e].count;
+            continue;
+        }
+        fprintf(stderr, "luaload: script error in %lld iteration%s: %s\n", (long long)all.items[e].count,
+                all.items[e].count == 1 ? "" : "s", all.items[e].msg);
+    }
+    if (more)
+        fprintf(stderr, "luaload: script errors with other messages in %lld more iteration%s\n", (long long)more,
+                more == 1 ? "" : "s");
+    ll_errors_free(&all);
+}
+
+
+/* When the last scenario ends as planned, its gracefulStop included. */
+static uint64_t planned_end_ns(const ll_config *cfg, uint64_t t0, uint64_t *max_grace_ns) {
+    uint64_t end = 0, grace = 0;
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->scenarios.items[i];
+        uint64_t e = ll_scenario_end_us(sc);
+        if (e > end) end = e;
+        if (sc->graceful_stop_us > grace) grace = sc->graceful_stop_us;
+    }
+    *max_grace_ns = grace * 1000;
+    return t0 + end * 1000;
+}
+
+/* Gives up on the workers whose thread crashed (crash.c), at once: their
+ * metrics are those of their last snapshot. */
+static void abandon_crashed(ll_run *run, ll_worker *workers, int n) {
+    for (int i = 0; i < n; i++) {
+        ll_worker *w = &workers[i];
+        if (w->finished || w->abandoned || !atomic_load(&w->crashed)) continue;
+        w->abandoned = 1;
+        run->finished++;
+        char why[400];
+        fprintf(stderr, "luaload: %s\n", ll_crash_describe(w, why, sizeof(why)));
+    }
+}
+
+/* Gives up on the workers that did not stop by their due time: their Lua
+ * code never yields. Their metrics are those of their last snapshot. */
+static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
+    abandon_crashed(run, workers, n);
+    for (int i = 0; i < n; i++) {
+        ll_worker *w = &workers[i];
+        if (w->finished || w->abandoned) continue;
+        w->abandoned = 1;
+        run->finished++;
+        int64_t busy = 0;
+        for (int e = 0; e < w->nexecutors; e++) busy += atomic_load(&w->executors[e].active_vus);
+        fprintf(stderr,
+                "luaload: worker %d did not stop: its Lua code does not yield (a loop with no request or sleep?); "
+                "%lld iteration%s abandoned, its metrics are from its last snapshot (up to 1 s old)\n",
+                i, (long long)busy, busy == 1 ? "" : "s");
+    }
+}
+
+
+/* The watcher's state between its wake-ups. */
+typedef struct watch {
+    uint64_t t0, due, max_grace, next;
+    ll_shard *snap; /* the workers' snapshots summed, for the thresholds and results.c */
+    int progress, asked, seen_abort, seen_threshold;
+} watch;
+
+/* Each whole second: quick mode's, the vus gauges, the progress lines, and
+ * the thresholds evaluated on the workers' published snapshots, stopping
+ * the run when one with abortOnFail fails. Called without run.mu held. */
+static void watch_second(ll_engine *e, watch *wt, uint64_t now) {
+    ll_config *cfg = e->cfg;
+    ll_worker *workers = e->workers;
+    int n = e->nworkers;
+    if (e->ms) e->mode->second(e->ms, workers, n, now);
+    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, now, 0);
+    if (wt->progress) ll_progress_draw(&cfg->scenarios, workers, n, wt->t0, now, 0);
+    if (!wt->snap) return;
+    ll_shard_reset(wt->snap);
+    uint64_t upto = now; /* the snapshots hold the samples up to the oldest running one's time */
+    ll_tally tally = {0};
+    for (int i = 0; i < n; i++) {
+        uint64_t at = ll_worker_read_published(&workers[i], wt->snap);
+        if (ll_results_wanted(e->results)) ll_worker_read_tally(&workers[i], &tally);
+        if (at != UINT64_MAX && (at ? at : wt->t0) < upto) upto = at ? at : wt->t0;
+    }
+    ll_shard_merge(wt->snap, e->life.shard);
+    int abort = 0;
+    double elapsed = (double)(now - wt->t0) / 1e9;
+    ll_results_tick(e->results, wt->snap, (double)(upto - wt->t0) / 1e9, &tally);
+    ll_tally_free(&tally);
+    ll_threshold_set_evaluate(&cfg->thresholds, e->run.reg, wt->snap, elapsed, &abort);
+    if (abort && !atomic_exchange(&e->run.threshold_abort, 1))
+        fprintf(stderr, "luaload: a threshold with abortOnFail failed after %.1fs: stopping the test\n", elapsed);
+}
+
+/* One wake-up of the watcher, run.mu held: moves the due time up after a
+ * crash, abort() or a failed abortOnFail threshold; asks the workers still
+ * running past it to stop their Lua code, then gives up on them. Returns 0
+ * when the watch is over. */
+static int watch_turn(ll_engine *e, watch *wt, uint64_t now) {
+    ll_run *run = &e->run;
+    int n = e->nworkers;
+    if (atomic_load(&run->crashed)) { /* a crashed worker is parked for good: the others stop now */
+        abandon_crashed(run, e->workers, n);
+        if (now < wt->due) wt->due = now;
+        if (run->finished >= n) return 0;
+    }
+    if (!wt->seen_abort && atomic_load(&run->aborted)) {
+        wt->seen_abort = 1;
+        if (now < wt->due) wt->due = now;
+    }
+    if (!wt->seen_threshold && atomic_load(&run->threshold_abort)) {
+        wt->seen_threshold = 1;
+        if (now + wt->max_grace < wt->due) wt->due = now + wt->max_grace;
+    }
+    uint64_t by = ll_lifecycle_due(run, wt->due, LL_RUN_SIGNAL_GRACE_NS);
+    if (!wt->asked && now >= by + LL_LIFECYCLE_STOP_AFTER_NS) {
+        for (int i = 0; i < n; i++) {
+            if (e->workers[i].finished) continue;
+            atomic_store(&e->workers[i].halted, 1);
+            ll_script_stop(&e->workers[i]);
+        }
+        wt->asked = 1;
+    }
+    if (now >= by + LL_LIFECYCLE_GIVE_UP_AFTER_NS) {
+        abandon_stuck(run, e->workers, n);
+        return 0;
+    }
+    return 1;
+}
+
+/* Waits for the workers started at t0, watching them (watch_turn, each
+ * second watch_second); then joins them, or detaches those given up on. */
+static void watch_workers(ll_engine *e, uint64_t t0) {
+    ll_config *cfg = e->cfg;
+    ll_run *run = &e->run;
+    ll_worker *workers = e->workers;
+    int n = e->nworkers;
+    watch wt = {.t0 = t0, .next = t0 + 1000000000ull, .progress = !cfg->quiet && isatty(2)};
+    wt.snap = cfg->thresholds.n || ll_results_wanted(e->results) ? ll_shard_new(run->reg) : NULL;
+    wt.due = planned_end_ns(cfg, t0, &wt.max_grace);
+    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, t0, 1);
+    pthread_mutex_lock(&run->mu);
+    while (run->finished < n) {
+        struct timespec until = ll_loop_deadline(CLOCK_REALTIME, 100000000ull);
+        pthread_cond_timedwait(&run->cv, &run->mu, &until);
+        if (run->finished >= n) break;
+        uint64_t now = ll_loop_now_ns();
+        if (!watch_turn(e, &wt, now)) break;
+        if (e->ms) e->mode->tick(e->ms, workers, n, t0, now);
+        if (now < wt.next) continue;
+        while (wt.next <= now) wt.next += 1000000000ull; /* on the grid of whole seconds */
+        pthread_mutex_unlock(&run->mu);
+        watch_second(e, &wt, now);
+        pthread_mutex_lock(&run->mu);
+    }
+    pthread_mutex_unlock(&run->mu);
+    ll_shard_free(wt.snap);
+    for (int i = 0; i < n; i++) {
+        if (workers[i].abandoned) {
+            pthread_detach(workers[i].thread);
+        } else {
+            ll_worker_join(&workers[i]);
+            ll_script_collect(&workers[i]);
+        }
+    }
+    if (wt.progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_loop_now_ns(), 1);
+}
+
+/* The workers made, each with its share of the VUs; 0, or the exit code
+ * after a one-line error (the workers made so far are e's to free). */
+static int scenarios_make_workers(ll_engine *e) {
+    int n = e->nworkers;
+    e->workers = ll_xcalloc((size_t)n, sizeof(*e->workers));
+    e->run.workers = e->workers;
+    for (int i = 0; i < n; i++) {
+        int rc = ll_worker_init(&e->workers[i], &e->run, i);
+        if (rc) {
+            if (!atomic_load(&e->run.aborted)) fprintf(stderr, "luaload: worker %d: %s\n", i, e->workers[i].errmsg);
+            e->nworkers = i + 1;
+            return rc;
+        }
+        if (e->outputs) ll_outputs_attach(e->outputs, e->workers[i].shard);
+    }
+    return 0;
+}
+
+engine_next engine_scenarios(ll_engine *e) {
+    ll_run *run = &e->run;
+    ll_api_set_status(e->api, LL_API_STATUS_RUNNING);
+    int rc = scenarios_make_workers(e);
+    if (rc) return engine_end(e, rc);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    run->t0_unix_ms = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000;
+    uint64_t t0 = run->t0 = ll_loop_now_ns();
+    rc = ll_results_start(e->results, run);
+    if (rc) return engine_end(e, rc);
+    for (int i = 0; i < e->nworkers; i++) {
+        if (ll_worker_start_thread(&e->workers[i]) != 0) {
+            fprintf(stderr, "luaload: cannot start worker thread %d\n", i);
+            atomic_store(&run->interrupt_ns, ll_loop_now_ns());
+            atomic_store(&run->interrupt, 1);
+            e->nworkers = i;
+            rc = LL_EXIT_FAILURE;
+            break;
+        }
+    }
+    if (e->ms) e->mode->start(e->ms, t0);
+    watch_workers(e, t0);
+    e->elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
+    if (rc) return engine_end(e, rc);
+    report_errors(e->workers, e->nworkers);
+    int64_t cut = 0;
+    for (int i = 0; i < e->nworkers; i++) cut += e->workers[i].abandoned ? 0 : e->workers[i].interrupted;
+    if (cut > 0)
+        fprintf(stderr, "luaload: %lld iteration%s still running at the end were interrupted (not counted)\n",
+                (long long)cut, cut == 1 ? "" : "s");
+    return ENGINE_NEXT;
+}
