@@ -79,6 +79,8 @@ check_case() { # FAULT ERROR_CODE (0: the fault ends in a success)
 check_case reset 1220
 check_case close-headers 1000
 check_case close-body 1000
+expect_match "close-body: the same message on both transports" "$T/err.txt" \
+  "× the server closed the connection in the middle of the response body \(error_code 1000\)"
 check_case garbage 1000
 check_case stall 1050
 check_case slow-headers 0

@@ -123,6 +123,8 @@ void curl_response_fill(curl_transfer *x, CURLcode rc, uint64_t t_end) {
         r->error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
         const char *common = ll_http_error_text(r->error_code, x->base.req->url, x->errbuf, sizeof(x->errbuf));
         if (common) r->error = common;
+        /* a body cut short in the native transport's words (libcurl: "end of response with N bytes missing") */
+        if (rc == CURLE_PARTIAL_FILE) r->error = "the server closed the connection in the middle of the response body";
     } else if (status >= 400) {
         r->error_code = 1000 + (int)status;
     }
