@@ -148,17 +148,48 @@ static int takes_value(const char *flag) {
     return f && f->arg;
 }
 
+/* Whether a is a short flag that takes a value with the value attached:
+ * "-c50" is "-c 50". */
+static int attached_value(const char *a) {
+    if (a[0] != '-' || !a[1] || a[1] == '-' || !a[2] || ll_flag_find(ll_cli_run_groups, 2, a)) return 0;
+    char f[3] = {a[0], a[1], 0};
+    return takes_value(f);
+}
+
+/* wrk's, hey's and ab's flags that luaload spells otherwise: what to use. */
+static const char *const FOREIGN[][2] = {
+    {"-n", "-r N (hey's and ab's -n: the requests in all)"},
+    {"-z", "-d D (hey's -z: the duration)"},
+    {"--timeout", "--read-timeout D (wrk's --timeout)"},
+    {"-T", "-H 'Content-Type: ...' (hey's and ab's -T)"},
+    {"-D", "--body-file F (hey's -D)"},
+    {"--latency", "nothing: the summary always has the latency percentiles (wrk's --latency)"},
+};
+
+/* An unknown flag: the luaload flag for a wrk/hey/ab one, else the nearest. */
+static int unknown_flag(const char *cmd, const char *flag) {
+    for (size_t i = 0; i < sizeof(FOREIGN) / sizeof(FOREIGN[0]); i++) {
+        if (strcmp(flag, FOREIGN[i][0]) != 0) continue;
+        fprintf(stderr, "luaload: %s: unknown flag %s: use %s (see luaload %s --help)\n", cmd, flag, FOREIGN[i][1], cmd);
+        return LL_EXIT_CONFIG;
+    }
+    return ll_flag_unknown(cmd, "flag", flag, ll_cli_run_groups, 2);
+}
+
 /* The flags and the script or URL of argv[1..argc-1] into cfg. */
 static int parse_args(int argc, char **argv, ll_config *cfg) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
         char flag[64];
-        /* --flag=value */
+        /* --flag=value, or a short flag with its value attached (-c50), as getopt reads it */
         const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
         if (eq) {
             snprintf(flag, sizeof(flag), "%.*s", (int)(eq - a), a);
             v = eq + 1;
+        } else if (attached_value(a)) {
+            snprintf(flag, sizeof(flag), "%.2s", a);
+            v = a + 2;
         } else {
             snprintf(flag, sizeof(flag), "%s", a);
         }
@@ -269,7 +300,7 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
         } else if (ll_flag_find(&ll_cli_run_groups[1], 1, flag)) {
             rc = ll_quick_flag(cfg, flag, v);
         } else if (a[0] == '-' && a[1] != 0) {
-            return ll_flag_unknown(argv[0], "flag", flag, ll_cli_run_groups, 2);
+            return unknown_flag(argv[0], flag);
         } else if (cfg->script_path || cfg->quick_url) {
             fprintf(stderr, "luaload: more than one script or URL given: '%s'\n", a);
             return LL_EXIT_CONFIG;

@@ -21,6 +21,25 @@ expect_match "the table: a count per status" "$OUT" '^     status 200\.+: 10$'
 expect_match "the table: requests/s under 2 whole seconds, the average only" "$OUT" \
   '^     requests/s\.+: avg=[0-9.]+ \(under 2 whole seconds: no per-second figures\)$'
 expect_match "the table: sizes" "$OUT" '^     request size\.+: [0-9]+ B each'
+# getopt's, wrk's and hey's habits: attached values; their flags named
+run_ll run "$URL/" -c2 -r6 -q --summary-export "$T/att.json"
+expect_eq "-c2 -r6 (values attached, as getopt reads them): exit 0" "$RC" 0
+expect_eq "-c2 -r6: 6 requests" "$(jqv "$T/att.json" .metrics.http_reqs.count)" 6
+expect_eq "-c2: 2 VUs" "$(jqv "$T/att.json" .metrics.vus_max.max)" 2
+run_ll run "$URL/" -n 10 -q
+expect_eq "-n 10 (hey, ab): exit 104" "$RC" 104
+expect_eq "-n 10 (hey, ab): names -r" "$(cat "$ERR")" \
+  "luaload: run: unknown flag -n: use -r N (hey's and ab's -n: the requests in all) (see luaload run --help)"
+run_ll run "$URL/" -z 2s -q
+expect_match "-z (hey): names -d" "$ERR" "unknown flag -z: use -d D \(hey's -z: the duration\)"
+run_ll run "$URL/" --timeout 2s -q
+expect_match "--timeout (wrk): names --read-timeout" "$ERR" "unknown flag --timeout: use --read-timeout D \(wrk's --timeout\)"
+run_ll run "$URL/" -t 4 -q
+expect_eq "-t 4 (wrk's threads): exit 104" "$RC" 104
+expect_match "-t 4 (wrk's threads): says -t is a duration and threads are -w" "$ERR" \
+  "invalid value for -t: '4' \(expected a duration such as 5s \(-t is --time, as gopayloader's; wrk's -t threads is -w N\)\)"
+run_ll run "$URL/" -t4 -q
+expect_match "-t4: the same" "$ERR" "invalid value for -t: '4'"
 run_ll run "$URL/" -c 1 -d 3s --rate 200 -q
 expect_match "the table: requests/s over whole seconds, lowest and highest" "$OUT" \
   '^     requests/s\.+: avg=[0-9.]+ min=[0-9]+ max=[0-9]+ \([2-9] whole seconds\)$'

@@ -132,6 +132,9 @@ int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
     if (i < 0) return LL_EXIT_CONFIG;
     const char *n = ll_quick_flags[i].name;
     if (strcmp(n, "--time") == 0) { /* the same as -d, which every run has */
+        if (v[0] && strspn(v, "0123456789") == strlen(v)) /* -t 4: wrk's threads */
+            return ll_config_bad(flag, v, "a duration such as 5s (-t is --time, as gopayloader's; wrk's -t threads "
+                                          "is -w N)");
         rc = duration(flag, v, &cfg->duration_us);
         if (!rc && cfg->duration_us == 0) rc = ll_config_bad(flag, v, "a duration above 0");
         cfg->duration_set = cfg->shortcut_cli = 1;
