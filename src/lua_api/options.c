@@ -117,8 +117,7 @@ static const char *nearest_key(const char *const *keys, const char *const *more,
             int d = ll_flag_distance(k, c);
             if (d < best_d) best_d = d, best = c;
         }
-    size_t len = strlen(k);
-    return best && best_d <= (len <= 6 ? 1 : len <= 10 ? 2 : 3) ? best : NULL;
+    return best && ll_flag_near(k, best_d) ? best : NULL;
 }
 
 /* " (did you mean startVUs?)" for k into buf, or "". */

@@ -57,8 +57,12 @@ const char *ll_flag_nearest(const ll_flag_group *groups, int ngroups, const char
             }
         }
     }
-    size_t allowed = len <= 6 ? 1 : len <= 10 ? 2 : 3;
-    return best && (size_t)best_d <= allowed ? best : NULL;
+    return best && ll_flag_near(name, best_d) ? best : NULL;
+}
+
+int ll_flag_near(const char *name, int d) {
+    size_t len = strlen(name);
+    return d <= (len <= 6 ? 1 : len <= 10 ? 2 : 3);
 }
 
 int ll_flag_bool(const char *v) {

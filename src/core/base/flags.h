@@ -47,6 +47,9 @@ void ll_flag_usage(FILE *f, const ll_flag_group *groups, int ngroups);
  * strconv.ParseBool): 1, t, T, TRUE, true, True are 1; 0, f, F, FALSE,
  * false, False are 0; anything else (NULL too) is -1. */
 int ll_flag_bool(const char *v);
+/* Whether a name d edits away from name is near enough to suggest (one
+ * edit for a short name, up to three for a long one). */
+int ll_flag_near(const char *name, int d);
 /* The edit distance of a and b (insertions, deletions, substitutions),
  * counted up to 9. */
 int ll_flag_distance(const char *a, const char *b);
