@@ -1,6 +1,7 @@
 /* poster.c -- blocking POSTs with one reused libcurl easy handle (so the
- * connection is kept alive between writes), 10 s timeout, no proxy; the
- * caller's headers and basic auth per request. */
+ * connection is kept alive between writes), 10 s timeout unless the
+ * request says less, no proxy; the caller's headers and basic auth per
+ * request. */
 #include "poster.h"
 
 #include <curl/curl.h>
@@ -22,7 +23,6 @@ static void *poster_open(void) {
     CURL *c = curl_easy_init();
     if (!c) return NULL;
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
     curl_easy_setopt(c, CURLOPT_PROXY, "");
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
     return c;
@@ -41,6 +41,7 @@ static long poster_post(void *conn, const ll_output_post *to, const char *body, 
         hs = more;
     }
     curl_easy_setopt(c, CURLOPT_URL, to->url);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, to->timeout_ms > 0 && to->timeout_ms < 10000 ? to->timeout_ms : 10000L);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
     curl_easy_setopt(c, CURLOPT_USERPWD, to->userpwd);
     curl_easy_setopt(c, CURLOPT_HTTPAUTH, to->userpwd ? (long)CURLAUTH_BASIC : (long)CURLAUTH_NONE);

@@ -174,6 +174,8 @@ int ll_outputs_start(ll_outputs *o) {
 }
 
 int64_t ll_outputs_stop(ll_outputs *o) {
+    for (int s = 0; s < o->nsinks; s++)
+        if (o->sinks[s]->end) o->sinks[s]->end(o->sinks[s]);
     if (o->started) {
         atomic_store(&o->stop, 1);
         pthread_join(o->thread, NULL);

@@ -35,6 +35,7 @@ typedef struct ll_output_post {
     const char *const *headers; /* "Name: value", NULL-terminated; NULL for none */
     const char *userpwd;        /* "user:password" for basic auth, or NULL */
     int insecure;               /* do not verify the server's certificate */
+    long timeout_ms;            /* 0: the poster's own (10 s) */
 } ll_output_post;
 
 typedef struct ll_output_http {
@@ -47,6 +48,9 @@ typedef struct ll_output_sink ll_output_sink;
 struct ll_output_sink {
     int (*write)(ll_output_sink *s, const ll_out_sample *x);
     int (*flush)(ll_output_sink *s); /* about once a second, and at the end */
+    /* The run is over (from another thread, while write may run): what
+     * is left must not keep the end waiting long. NULL when nothing waits. */
+    void (*end)(ll_output_sink *s);
     /* Closes and frees s; puts its error in err ("" when none): the first
      * one of the run, or of the close itself (a full disk often shows
      * only when the last buffer or gzip's trailer is written). */

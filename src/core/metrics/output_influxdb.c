@@ -96,6 +96,8 @@ static int send_batch(ll_output_sink *s, int wait) {
 
 static int influx_flush(ll_output_sink *s) { return send_batch(s, 0); }
 
+static void influx_end(ll_output_sink *s) { ll_sender_end(((influx_sink *)s)->sender); }
+
 static int influx_write(ll_output_sink *s, const ll_out_sample *x) {
     influx_sink *f = (influx_sink *)s;
     char num[96];
@@ -148,7 +150,7 @@ ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *h
     }
     char q[1024], why[200] = "";
     snprintf(q, sizeof(q), "%s/query?q=CREATE%%20DATABASE%%20%%22%s%%22", base, db);
-    ll_output_post create = {q, NULL, NULL, 0};
+    ll_output_post create = {q, NULL, NULL, 0, 0};
     long status = http->post(conn, &create, "", 0, why, sizeof(why));
     http->close(conn);
     if (status / 100 != 2) {
@@ -156,7 +158,7 @@ ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *h
         return NULL;
     }
     snprintf(q, sizeof(q), "%s/write?db=%s&precision=ns", base, db);
-    ll_output_post write = {q, NULL, NULL, 0};
+    ll_output_post write = {q, NULL, NULL, 0, 0};
     influx_sink *f = ll_xcalloc(1, sizeof(*f));
     if (!(f->sender = ll_sender_open(http, &write))) {
         free(f);
@@ -165,6 +167,7 @@ ll_output_sink *ll_output_influxdb_open(const char *url, const ll_output_http *h
     }
     f->base.write = influx_write;
     f->base.flush = influx_flush;
+    f->base.end = influx_end;
     f->base.close = influx_close;
     return &f->base;
 }

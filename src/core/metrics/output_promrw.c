@@ -447,7 +447,7 @@ static int push(promrw_sink *p, int stale, int64_t stale_ms) {
     char why[256] = "snappy failed";
     if (rc == 0) {
         ll_output_post to = {p->url, (const char *const *)p->headers, p->userpwd[0] ? p->userpwd : NULL,
-                             p->insecure};
+                             p->insecure, 0};
         long status = p->http->post(p->conn, &to, z, zlen, why, sizeof(why));
         rc = status / 100 == 2 ? 0 : -1;
     }

@@ -4,7 +4,8 @@
  * the background. At most LL_SENDER_QUEUE bodies wait; past that the sink
  * keeps its batch, or once that is full waits too (the sample rings then fill, and what they drop is counted:
  * output.c). At the end of a run what is queued is sent for up to
- * LL_SENDER_DRAIN_S seconds more; what is left then counts as failed. */
+ * LL_SENDER_DRAIN_S seconds more, counted from the moment
+ * the run ended (ll_sender_end); what is left then counts as failed. */
 #ifndef LL_OUTPUT_SENDER_H
 #define LL_OUTPUT_SENDER_H
 
@@ -23,12 +24,17 @@ ll_sender *ll_sender_open(const ll_output_http *http, const ll_output_post *to);
  * now). While LL_SENDER_QUEUE bodies are queued it waits when wait is set,
  * else returns -1 and leaves body to the caller; 0 when queued. */
 int ll_sender_post(ll_sender *s, ll_buf *body, int wait);
+/* The run is over: from now on LL_SENDER_DRAIN_S seconds at most are
+ * spent waiting, in ll_sender_post and ll_sender_close together; a body
+ * that would wait past that is given up (and counted failed by close). */
+void ll_sender_end(ll_sender *s);
 /* The posts that failed so far (a status other than 2xx, or no answer),
  * and the last one's reason in why. */
 long ll_sender_failures(ll_sender *s, char *why, size_t len);
 /* Queues last (when not empty, whatever the queue holds), sends what is
- * queued for up to LL_SENDER_DRAIN_S seconds (then the post under way ends
- * and the rest count as failed), stops the thread and frees s. Returns
+ * queued until LL_SENDER_DRAIN_S seconds after ll_sender_end (or now, when
+ * it was not called; then the post under way ends and the rest count as
+ * failed), stops the thread and frees s. Returns
  * the failures of the whole run, the last one's reason in why. */
 long ll_sender_close(ll_sender *s, ll_buf *last, char *why, size_t len);
 
