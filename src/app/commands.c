@@ -19,6 +19,7 @@
 #include "exit.h"
 #include "jwt_cache.h"
 #include "k8s.h"
+#include "lua_api.h"
 #include "merge.h"
 #include "new.h"
 #include "quick_mode.h"
@@ -105,7 +106,7 @@ void ll_commands_usage(FILE *f) {
 static int run_main(int argc, char **argv) {
     ll_config cfg;
     int rc = ll_cli_parse_run(argc, argv, &cfg);
-    if (rc == 0) rc = ll_engine_run(&cfg, cfg.quick_url ? &ll_quick_mode_ops : NULL);
+    if (rc == 0) rc = ll_engine_run(&cfg, &ll_lua_script, cfg.quick_url ? &ll_quick_mode_ops : NULL);
     else if (rc < 0) rc = LL_EXIT_OK;
     ll_config_free(&cfg);
     return rc;
@@ -115,7 +116,7 @@ static int merge_main(int argc, char **argv) {
     ll_config cfg;
     char **parts = NULL;
     int nparts = 0, rc = ll_cli_parse_merge(argc, argv, &cfg, &parts, &nparts);
-    if (rc == 0) rc = ll_merge_run(&cfg, parts, nparts);
+    if (rc == 0) rc = ll_merge_run(&cfg, &ll_lua_script, parts, nparts);
     else if (rc < 0) rc = LL_EXIT_OK;
     free(parts);
     ll_config_free(&cfg);
@@ -143,7 +144,7 @@ static int inspect_main(int argc, char **argv) {
     int rc = ll_cli_parse_run(n, rest, &cfg);
     if (rc == 0) {
         cfg.inspect = 1 + requirements;
-        rc = ll_engine_run(&cfg, cfg.quick_url ? &ll_quick_mode_ops : NULL);
+        rc = ll_engine_run(&cfg, &ll_lua_script, cfg.quick_url ? &ll_quick_mode_ops : NULL);
     } else if (rc < 0) {
         rc = LL_EXIT_OK;
     }

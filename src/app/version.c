@@ -14,7 +14,7 @@
 #include "commit.h"
 #include "exit.h"
 #include "http_versions.h"
-#include "script.h"
+#include "lua_api.h"
 
 static const ll_flag VERSION_FLAGS[] = {
     {NULL, "--json", NULL, NULL, NULL, "print it as one JSON object"},
@@ -28,7 +28,7 @@ static cJSON *versions(void) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "luaload", LUALOAD_VERSION);
     cJSON_AddStringToObject(o, "commit", LUALOAD_COMMIT);
-    const char *jit = ll_script_luajit_version();
+    const char *jit = ll_lua_luajit_version();
     cJSON_AddStringToObject(o, "luajit", strncmp(jit, "LuaJIT ", 7) == 0 ? jit + 7 : jit);
     ll_http_versions(o);
     return o;

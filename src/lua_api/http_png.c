@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "http_png.h"
+#include "rng.h"
 #include "size.h"
 
 #define LL_PNG_MAX_SIDE 16384
@@ -70,21 +71,14 @@ static void ll_png_free(png_structp png, png_voidp p) {
     free(p);
 }
 
-static uint64_t ll_png_splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static void ll_png_noise(uint64_t *x, unsigned char *p, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint64_t r = ll_png_splitmix64(x);
+        uint64_t r = ll_rng_splitmix64(x);
         memcpy(p + i, &r, 8);
     }
     if (i < n) {
-        uint64_t r = ll_png_splitmix64(x);
+        uint64_t r = ll_rng_splitmix64(x);
         memcpy(p + i, &r, n - i);
     }
 }

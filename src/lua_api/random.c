@@ -1,22 +1,18 @@
-/* random.c -- math.random and math.randomseed: xoshiro256** generators
- * seeded through splitmix64. Each VU has its own (ll_vu.rng), seeded from
- * the run's seed and its id, so VUs never share or perturb a sequence; the
- * code that runs outside a VU's iterations (init code, setup(), teardown(),
- * handle_summary) uses its state's generator, a userdata owned by this
- * file, seeded from the run's seed and the worker's index. Also the OS
- * entropy a run's seed comes from when none is given (getrandom(2)). The
- * Lua side keeps Lua 5.1's contract: random() in [0,1), random(m) in
- * [1,m], random(m,n) in [m,n]. */
-#include <errno.h>
+/* random.c -- math.random and math.randomseed on base/rng.h's xoshiro256**
+ * generators. Each VU has its own (ll_vu.rng, seeded by vu.c from the
+ * run's seed and its id, stream = id), so VUs never share or perturb a
+ * sequence; the code that runs outside a VU's iterations (init code,
+ * setup(), teardown(), handle_summary) uses its state's generator, a
+ * userdata owned by this file, seeded from the run's seed and the
+ * worker's index. The Lua side keeps Lua 5.1's contract: random() in
+ * [0,1), random(m) in [1,m], random(m,n) in [m,n]. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <math.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "modules.h"
+#include "rng.h"
 #include "worker.h"
 
 /* Seed streams: VU id k uses stream k, math.randomseed stream 0, and the
@@ -34,77 +30,14 @@ typedef struct ll_random_state {
 
 static char ll_random_key; /* registry[&ll_random_key] = the state's ll_random_state */
 
-static uint64_t ll_random_splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* s from (seed, stream): splitmix64 started at the seed mixed with the
- * stream, so each stream of one seed gets its own state. */
-static void ll_random_seed(uint64_t s[4], uint64_t seed, uint64_t stream) {
-    uint64_t x = stream;
-    x = seed ^ ll_random_splitmix64(&x);
-    for (int i = 0; i < 4; i++) s[i] = ll_random_splitmix64(&x);
-}
-
-static uint64_t ll_random_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-/* xoshiro256** (Blackman and Vigna) */
-static uint64_t ll_random_next(uint64_t s[4]) {
-    uint64_t result = ll_random_rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = ll_random_rotl(s[3], 45);
-    return result;
-}
-
-/* Uniform in [0, n), n >= 1: the smallest mask covering n - 1, redrawn
- * while above it (fewer than two draws on average, no bias). */
-static uint64_t ll_random_below(uint64_t s[4], uint64_t n) {
-    uint64_t mask = n - 1;
-    mask |= mask >> 1;
-    mask |= mask >> 2;
-    mask |= mask >> 4;
-    mask |= mask >> 8;
-    mask |= mask >> 16;
-    mask |= mask >> 32;
-    uint64_t x = ll_random_next(s) & mask;
-    while (x > n - 1) x = ll_random_next(s) & mask;
-    return x;
-}
-
-uint64_t ll_random_entropy_seed(void) {
-    uint64_t x = 0;
-    ssize_t n = -1;
-    do n = getrandom(&x, sizeof(x), 0);
-    while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof(x)) { /* no getrandom: the clock and the pid */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t y = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ((uint64_t)getpid() << 32);
-        x = ll_random_splitmix64(&y);
-    }
-    return x >> 11; /* 53 bits: exact as a Lua number, so options.seed can take it */
-}
-
 /* The run's seed, or a fresh one when the run has none (tests' states). */
 static uint64_t ll_random_run_seed(const ll_run *run) {
     if (run && run->seed) return *run->seed;
-    return ll_random_entropy_seed();
+    return ll_rng_entropy_seed();
 }
 
 static uint64_t ll_random_state_stream(const ll_worker *w) {
     return LL_RANDOM_STREAM_STATE + (uint64_t)((int64_t)w->index + 1);
-}
-
-void ll_random_seed_vu(ll_vu *vu) {
-    ll_random_seed(vu->rng, ll_random_run_seed(vu->w->run), (uint64_t)vu->id);
 }
 
 /* The generator of the code calling: its VU's, or the state's outside a
@@ -127,7 +60,7 @@ static int ll_random_random(lua_State *L) {
     uint64_t *s = ll_random_pick(L);
     int n = lua_gettop(L);
     if (n == 0) {
-        lua_pushnumber(L, (double)(ll_random_next(s) >> 11) * (1.0 / 9007199254740992.0));
+        lua_pushnumber(L, (double)(ll_rng_next(s) >> 11) * (1.0 / 9007199254740992.0));
         return 1;
     }
     if (n > 2) return luaL_error(L, "wrong number of arguments");
@@ -139,7 +72,7 @@ static int ll_random_random(lua_State *L) {
         hi = ll_random_check_int(L, 2);
     }
     luaL_argcheck(L, lo <= hi, n, "interval is empty");
-    uint64_t r = ll_random_below(s, (uint64_t)(hi - lo) + 1);
+    uint64_t r = ll_rng_below(s, (uint64_t)(hi - lo) + 1);
     lua_pushnumber(L, (double)(lo + (int64_t)r));
     return 1;
 }
@@ -154,14 +87,14 @@ static int ll_random_randomseed(lua_State *L) {
     } else {
         memcpy(&seed, &d, sizeof(seed));
     }
-    ll_random_seed(ll_random_pick(L), seed, LL_RANDOM_STREAM_RESEED);
+    ll_rng_seed(ll_random_pick(L), seed, LL_RANDOM_STREAM_RESEED);
     return 0;
 }
 
 void ll_random_open(lua_State *L, ll_worker *w) {
     ll_random_state *st = lua_newuserdata(L, sizeof(*st));
     st->w = w;
-    ll_random_seed(st->s, ll_random_run_seed(w->run), ll_random_state_stream(w));
+    ll_rng_seed(st->s, ll_random_run_seed(w->run), ll_random_state_stream(w));
     lua_pushlightuserdata(L, &ll_random_key);
     lua_pushvalue(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);
@@ -180,5 +113,5 @@ void ll_random_seed_state(lua_State *L, uint64_t seed) {
     lua_rawget(L, LUA_REGISTRYINDEX);
     ll_random_state *st = lua_touserdata(L, -1);
     lua_pop(L, 1);
-    if (st) ll_random_seed(st->s, seed, ll_random_state_stream(st->w));
+    if (st) ll_rng_seed(st->s, seed, ll_random_state_stream(st->w));
 }

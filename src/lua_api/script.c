@@ -2,7 +2,7 @@
  * engine, the workers, the executors and the VUs reach a worker's Lua
  * state (opening it, options, functions, __ENV tables, JSON values,
  * coroutines and the summary). */
-#include "script.h"
+#include "lua_api.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -21,11 +21,11 @@
 
 _Static_assert(LL_SCRIPT_NOREF == LUA_NOREF, "run/ passes LL_SCRIPT_NOREF for LUA_NOREF");
 
-int ll_script_open(ll_worker *w) { return ll_state_open(w, 0, w->errmsg, sizeof(w->errmsg)); }
+static int script_open(ll_worker *w) { return ll_state_open(w, 0, w->errmsg, sizeof(w->errmsg)); }
 
-int ll_script_open_bare(ll_worker *w) { return ll_state_open(w, 1, w->errmsg, sizeof(w->errmsg)); }
+static int script_open_bare(ll_worker *w) { return ll_state_open(w, 1, w->errmsg, sizeof(w->errmsg)); }
 
-void ll_script_close(ll_worker *w) {
+static void script_close(ll_worker *w) {
     free(w->lua_cache); /* first: the __gc metamethods find no cache and read the registry */
     w->lua_cache = NULL;
     if (!w->L) return;
@@ -44,24 +44,24 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
     lua_error(L);
 }
 
-void ll_script_stop(ll_worker *w) {
+static void script_stop(ll_worker *w) {
     lua_State *L = w->L; /* NULL while the state is being made */
     if (L) lua_sethook(L, stop_hook, LUA_MASKCOUNT, 1000);
 }
 
-void ll_script_stop_clear(ll_worker *w) {
+static void script_stop_clear(ll_worker *w) {
     if (w->L) lua_sethook(w->L, NULL, 0, 0);
 }
 
-void ll_script_collect(ll_worker *w) {
+static void script_collect(ll_worker *w) {
     if (w->L) lua_gc(w->L, LUA_GCCOLLECT, 0);
 }
 
-int ll_script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
+static int script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
     return ll_options_read(w->L, cfg, reg, err, errlen);
 }
 
-int ll_script_loaded(ll_worker *w, const char *name) {
+static int script_loaded(ll_worker *w, const char *name) {
     lua_State *L = w->L;
     lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED"); /* package.loaded, whatever the script did to package */
     int loaded = 0;
@@ -74,7 +74,7 @@ int ll_script_loaded(ll_worker *w, const char *name) {
     return loaded;
 }
 
-int ll_script_function(ll_worker *w, const char *name, int *ref, const char **type) {
+static int script_function(ll_worker *w, const char *name, int *ref, const char **type) {
     lua_State *L = w->L;
     lua_getglobal(L, name);
     int ok = lua_isfunction(L, -1);
@@ -87,7 +87,7 @@ int ll_script_function(ll_worker *w, const char *name, int *ref, const char **ty
     return ok;
 }
 
-int ll_script_scenario_env(ll_worker *w, const ll_scenario *sc) {
+static int script_scenario_env(ll_worker *w, const ll_scenario *sc) {
     lua_State *L = w->L;
     lua_newtable(L);
     lua_getglobal(L, "__ENV");
@@ -105,19 +105,19 @@ int ll_script_scenario_env(ll_worker *w, const ll_scenario *sc) {
     return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-void ll_script_use_env(ll_worker *w, int env_ref) {
+static void script_use_env(ll_worker *w, int env_ref) {
     lua_rawgeti(w->L, LUA_REGISTRYINDEX, env_ref);
     lua_setglobal(w->L, "__ENV");
     w->env_ref = env_ref;
 }
 
-int ll_script_decode(ll_worker *w, const char *json, int *ref, char *err, size_t errlen) {
+static int script_decode(ll_worker *w, const char *json, int *ref, char *err, size_t errlen) {
     if (ll_json_push(w->L, json, strlen(json), err, errlen) != 0) return -1;
     *ref = luaL_ref(w->L, LUA_REGISTRYINDEX);
     return 0;
 }
 
-char *ll_script_encode(ll_worker *w, int ref, char *err, size_t errlen) {
+static char *script_encode(ll_worker *w, int ref, char *err, size_t errlen) {
     lua_State *L = w->L;
     char *out = NULL;
     if (errlen) err[0] = 0;
@@ -127,26 +127,26 @@ char *ll_script_encode(ll_worker *w, int ref, char *err, size_t errlen) {
     return out;
 }
 
-void ll_script_unref(ll_worker *w, int ref) {
+static void script_unref(ll_worker *w, int ref) {
     if (w->L && ref != LUA_NOREF && ref != LUA_REFNIL) luaL_unref(w->L, LUA_REGISTRYINDEX, ref);
 }
 
 /* ---- VU coroutines ---- */
 
-void ll_script_vu_open(ll_vu *vu) {
+static void script_vu_open(ll_vu *vu) {
     lua_State *L = vu->w->L;
     vu->co = lua_newthread(L);
     vu->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-void ll_script_vu_close(ll_vu *vu) {
+static void script_vu_close(ll_vu *vu) {
     if (!vu->co) return;
-    ll_script_unref(vu->w, vu->co_ref);
+    script_unref(vu->w, vu->co_ref);
     vu->co = NULL;
     vu->co_ref = LUA_NOREF;
 }
 
-int ll_script_vu_call(ll_vu *vu, int fn_ref, int arg_ref) {
+static int script_vu_call(ll_vu *vu, int fn_ref, int arg_ref) {
     lua_State *co = vu->co;
     lua_settop(co, 0);
     lua_rawgeti(co, LUA_REGISTRYINDEX, fn_ref);
@@ -176,7 +176,7 @@ static void error_position(lua_State *co, char *buf, size_t len) {
     }
 }
 
-int ll_script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
+static int script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
     int rc = lua_resume(vu->co, nargs);
     if (rc == LUA_YIELD) return LL_SCRIPT_YIELDED;
     if (rc == 0) return LL_SCRIPT_RETURNED;
@@ -190,7 +190,7 @@ int ll_script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
     return LL_SCRIPT_FAILED;
 }
 
-int ll_script_vu_result(ll_vu *vu, int keep) {
+static int script_vu_result(ll_vu *vu, int keep) {
     lua_State *co = vu->co;
     int ref = LUA_NOREF;
     if (keep && lua_gettop(co) > 0) {
@@ -227,7 +227,7 @@ static int write_output(const char *dest, const char *text, size_t len) {
  * summary of luaload.summary. A handle_summary that fails or returns
  * something else than a table (or nil: nothing to write) falls back to the
  * text summary, as k6. Returns 0, or -1 when an output could not be written. */
-int ll_script_summary(ll_worker *w, const cJSON *data) {
+static int script_summary(ll_worker *w, const cJSON *data) {
     lua_State *L = w->L;
     int rc = 0;
     lua_getglobal(L, "handle_summary");
@@ -283,7 +283,7 @@ int ll_script_summary(ll_worker *w, const cJSON *data) {
 }
 
 
-const char *ll_script_luajit_version(void) {
+const char *ll_lua_luajit_version(void) {
     static char v[64];
     lua_State *L = luaL_newstate(); /* the library's own jit.version, not the header's */
     snprintf(v, sizeof(v), "%s", LUAJIT_VERSION);
@@ -297,3 +297,26 @@ const char *ll_script_luajit_version(void) {
     ll_state_close(L);
     return v;
 }
+
+const ll_script_ops ll_lua_script = {
+    .open = script_open,
+    .open_bare = script_open_bare,
+    .close = script_close,
+    .stop = script_stop,
+    .stop_clear = script_stop_clear,
+    .collect = script_collect,
+    .read_options = script_read_options,
+    .loaded = script_loaded,
+    .function = script_function,
+    .scenario_env = script_scenario_env,
+    .use_env = script_use_env,
+    .decode = script_decode,
+    .encode = script_encode,
+    .unref = script_unref,
+    .vu_open = script_vu_open,
+    .vu_close = script_vu_close,
+    .vu_call = script_vu_call,
+    .vu_resume = script_vu_resume,
+    .vu_result = script_vu_result,
+    .summary = script_summary,
+};

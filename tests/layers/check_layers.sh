@@ -12,7 +12,8 @@
 #   quick, dist, lua_api <- run and all below it (not each other)
 #   app     <- every room
 #   curl headers only in src/core/http/, c-ares's only in http/dns_lookup.c,
-#   Lua headers only in src/lua_api/; file names unique across src/.
+#   Lua headers only in src/lua_api/; file names unique across src/;
+#   and the libraries of CMakeLists.txt link by the same rules.
 set -uo pipefail
 SRC=${1:?usage: check_layers.sh SRC_DIR}
 cd "$SRC" || exit 2
@@ -81,6 +82,22 @@ for d in src/core/*/; do
   r=$(basename "$d")
   [[ " $ROOMS " == *" $r "* ]] || { echo "FAIL src/core/$r/ is no room of the layer rules"; fail=1; }
 done
+# the libraries link down the layers too (CMakeLists.txt): run links no
+# Lua, the rooms above it hand it what it needs (script.h, mode.h)
+if [[ -f CMakeLists.txt ]]; then
+  while read -r lib deps; do
+    room=${lib#ll_}
+    ok=$(allowed "$room")
+    [[ -z $ok ]] && continue
+    for d in $deps; do
+      [[ $d == ll_* ]] || continue
+      [[ " $ok " == *" ${d#ll_} "* ]] && continue
+      echo "FAIL CMakeLists.txt links $lib with $d (${room} may use: $ok)"
+      fail=1
+    done
+  done < <(tr '\n' ' ' <CMakeLists.txt | grep -o 'target_link_libraries( *ll_[a-z_]*[^)]*)' |
+    sed 's/target_link_libraries( *\(ll_[a-z_]*\)\([^)]*\))/\1 \2/')
+fi
 # a reader finds a file by its name alone
 dups=$(find src -name '*.[ch]' -printf '%f\n' | sort | uniq -d)
 for d in $dups; do

@@ -3,6 +3,7 @@
  * challenge picked among several WWW-Authenticate headers, what is refused;
  * and the credentials taken out of a URL (url.c) and sent as Basic
  * (http_req.c). */
+/* links: ll_http */
 #include <stdlib.h>
 #include <string.h>
 

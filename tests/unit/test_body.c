@@ -1,5 +1,6 @@
 /* test_body.c -- body sources (memory, file region read with pread,
  * generator) and the prepared-request helpers of http_req.c. */
+/* links: ll_http */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
  * (both libraries come with ll_http); brotli's decoder is not linked into
  * the tests, so it is loaded with dlopen (libbrotlidec.so.1, installed
  * with the encoder), or else the `brotli -d` command decodes a temp file. */
+/* links: ll_http */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

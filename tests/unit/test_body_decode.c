@@ -4,6 +4,7 @@
  * random pieces; raw deflate, gzip members and zstd frames one after
  * another, and trailing bytes (made with zlib and zstd directly); the size
  * limit; corrupt, truncated and empty bodies. */
+/* links: ll_http */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* test_cli.c -- `luaload run` flag parsing and LUALOAD_* env (src/core/cli.c). */
+/* links: ll_app */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

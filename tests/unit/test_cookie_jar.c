@@ -2,6 +2,7 @@
  * (src/core/http/cookie_jar.c): k6's (Go's cookiejar) rules for domains,
  * paths, Secure, expiry, replacement and order, jar.set / delete / clear,
  * the size bounds, and garbage input. */
+/* links: ll_http */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

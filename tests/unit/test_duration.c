@@ -1,4 +1,5 @@
 /* test_duration.c -- duration and integer parsing (src/core/duration.c). */
+/* links: ll_base */
 #include <stdint.h>
 #include <string.h>
 

@@ -3,6 +3,7 @@
  * memory file part with a type, a file region without one, a generator, and
  * names that need escaping; read whole in steps, from any position, for an
  * empty form and one of many parts; and the errors of a part's source. */
+/* links: ll_http */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,7 @@
  * clamped values and 9-byte counts, other parameters), a vector written by
  * Java's HdrHistogram 2.1.11, one refusal per class of bad input, every
  * prefix and random mutations of valid input, and subtract. */
+/* links: ll_metrics */
 #include "hdr_codec.h"
 #include "histogram.h"
 #include "test_util.h"

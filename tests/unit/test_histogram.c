@@ -1,6 +1,7 @@
 /* test_histogram.c -- checks ll_histogram against exact statistics of sorted
  * samples (percentiles within 1%, exact min/max/count, mean), merging,
  * parameter validation, empty/clamp behaviour and fixed memory size. */
+/* links: ll_metrics */
 #include <stddef.h> /* histogram.h uses size_t without including it */
 #include "histogram.h"
 #include "test_util.h"

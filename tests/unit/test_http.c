@@ -4,6 +4,7 @@
  * the fake transport: no sockets. Each case is a function of the script
  * below, run once on a lifecycle worker; it returns a table that comes back
  * as JSON. */
+/* links: ll_lua_api */
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "fake_transport.h"
+#include "lua_api.h"
 #include "test_util.h"
 #include "worker.h"
 
@@ -228,6 +230,7 @@ static void test_no_http3(void) {
 int main(void) {
     ll_scenarios none = {0};
     run.script_source = SCRIPT;
+    run.script = &ll_lua_script;
     run.chunkname = "=test";
     run.lib_dir = LUALOAD_SOURCE_LUA_DIR;
     run.scenarios = &none;

@@ -4,6 +4,7 @@
  * and ragged lengths: each token exactly once; a too-long line; the same
  * file shared), the live ring (unique tokens, fell-behind counted), and
  * the cache (generate, reuse, grow, clear) in a temporary directory. */
+/* links: ll_token */
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>

@@ -4,6 +4,7 @@
  * re-arming from callbacks, restarts, a 10,000-timer run checked against a
  * reference model, and fd watching on pipes. No sockets; every timer is
  * 0-2 ms, so the whole test waits a few milliseconds at most. */
+/* links: ll_base */
 #include "loop.h"
 #include "test_util.h"
 

@@ -3,6 +3,7 @@
  * prints as "%.6f" does and its short form reads back as the same double;
  * anything else (and NaN, infinities, 1e8 and more) is left to printf;
  * integers as "%lld"; a tag set's text is kept by id until freed. */
+/* links: ll_metrics */
 #include "output_text.h"
 #include "test_util.h"
 

@@ -5,6 +5,7 @@
  * one per group, never more), past max groups a new one is "::(other)"; the
  * warning comes once and names the first folded, the end counts every
  * folded look-up; several threads agree on ids while folding. */
+/* links: ll_metrics */
 #include "metrics.h"
 #include "test_util.h"
 

@@ -3,6 +3,7 @@
  * addresses in: policy, select, RFC 8305's interleaving; literals,
  * localhost and options.hosts answered at once. Lookups over the network
  * are test_dns.sh's. */
+/* links: ll_http */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* test_scenario.c -- per-worker shares and the executors' schedule math
  * (src/core/scenario.c). */
+/* links: ll_run */
 #include <stdint.h>
 #include <string.h>
 

@@ -2,6 +2,7 @@
  * the golden values of k6's lib/execution_segment_test.go (and the global
  * iteration lists of lib/executor's *GlobalIters tests), then properties:
  * the segments of a sequence share every global index exactly once. */
+/* links: ll_run */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

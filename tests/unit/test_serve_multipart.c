@@ -2,6 +2,7 @@
  * (src/core/serve/multipart.c): the same bodies fed whole, in 1-byte and
  * 7-byte pieces and split at every offset (so delimiters and header lines
  * span feeds) give the same parts; the boundary parameter; bad bodies. */
+/* links: ll_serve */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

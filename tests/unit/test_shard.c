@@ -5,6 +5,7 @@
  * keyed by sample tags and by registry tags, checks, resetting and merging
  * into a reset shard (the engine's snapshot pattern), the emit hook, and the
  * registry's name/id rules. */
+/* links: ll_metrics */
 #include "metrics.h"
 #include "test_util.h"
 

@@ -1,4 +1,5 @@
 /* test_size.c -- byte sizes (src/core/base/size.c). */
+/* links: ll_base */
 #include <stdint.h>
 
 #include "size.h"

@@ -6,6 +6,7 @@
  * bound: past max sets a new one is folded (url and name "(other)", then
  * the one "other" set), the table and the caches stop growing, the warning
  * comes once, and the sets admitted before keep their ids. */
+/* links: ll_metrics */
 #include "tagset.h"
 #include "test_util.h"
 

@@ -1,5 +1,6 @@
 /* test_thresholds.c -- threshold expressions and metric keys
  * (src/core/thresholds.c). */
+/* links: ll_metrics */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -2,6 +2,7 @@
  * timeline.c): rates and percentiles per point from cumulative snapshots,
  * and the bound: a day of one-second ticks keeps at most
  * LL_TIMELINE_MAX_POINTS points, with no request lost when neighbours merge. */
+/* links: ll_metrics */
 #include <cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* test_url.c -- URLs taken apart and references resolved
  * (src/core/http/url.c). */
+/* links: ll_http */
 #include <stdlib.h>
 #include <string.h>
 

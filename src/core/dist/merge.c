@@ -756,7 +756,7 @@ static void add_vus(merge *m, ll_shard *total) {
     }
 }
 
-int ll_merge_run(ll_config *cfg, char **args, int nargs) {
+int ll_merge_run(ll_config *cfg, const ll_script_ops *script, char **args, int nargs) {
     merge m;
     memset(&m, 0, sizeof(m));
     int rc;
@@ -810,7 +810,7 @@ int ll_merge_run(ll_config *cfg, char **args, int nargs) {
         cJSON_AddItemToObject(page, "names", ll_tally_names_json(&names, elapsed));
     }
     m.err[0] = 0;
-    rc = ll_engine_report(cfg, m.reg, total, elapsed, html, page);
+    rc = ll_engine_report(cfg, script, m.reg, total, elapsed, html, page);
     int stopped = 0, marked = 0; /* as one process would: an abortOnFail stop is a failed threshold */
     for (int i = 0; i < m.n; i++) {
         const cJSON *end = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m.parts[i].side, "run"),

@@ -30,6 +30,7 @@
 #include "http_exchange.h"
 #include "jwt_cache.h"
 #include "redirect.h"
+#include "rng.h"
 #include "token_stream.h"
 #include "worker.h"
 #include "xmalloc.h"
@@ -198,12 +199,7 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud);
 
 /* splitmix64 on the VU's generator state (seeded from the run's seed; no
  * Lua draws from it in quick mode) */
-static uint64_t next_draw(ll_vu *vu) {
-    uint64_t z = (vu->rng[0] += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t next_draw(ll_vu *vu) { return ll_rng_splitmix64(&vu->rng[0]); }
 
 static void think_over(ll_loop *loop, void *ud) {
     ll_vu *vu = ud;

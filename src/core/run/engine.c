@@ -15,6 +15,7 @@
 
 #include "crash.h"
 #include "engine_ctx.h"
+#include "rng.h"
 #include "scenario_split.h"
 
 static ll_run *g_run; /* for the signal handler */
@@ -64,10 +65,11 @@ const char *ll_engine_lib_dir(char *buf, size_t len) {
     return LUALOAD_SOURCE_LUA_DIR;
 }
 
-void engine_init(ll_engine *e, ll_config *cfg) {
+void engine_init(ll_engine *e, ll_config *cfg, const ll_script_ops *script) {
     memset(e, 0, sizeof(*e));
     e->cfg = cfg;
     ll_run *run = &e->run;
+    run->script = script;
     pthread_mutex_init(&run->mu, NULL);
     pthread_cond_init(&run->cv, NULL);
     run->script_path = cfg->script_path;
@@ -75,7 +77,7 @@ void engine_init(ll_engine *e, ll_config *cfg) {
     run->env = cfg->env;
     run->nenv = cfg->nenv;
     run->scenarios = &cfg->scenarios;
-    if (!cfg->seed_set) cfg->seed = ll_random_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
+    if (!cfg->seed_set) cfg->seed = ll_rng_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
     run->seed = &cfg->seed;
     g_run = run;
     signal(SIGINT, on_signal);
@@ -120,8 +122,8 @@ void engine_free(ll_engine *e) {
 /* The run's own parts of the context: its registry with luaload's own
  * metrics, the transport, DNS and source addresses the VUs use, the open
  * files kept for the end, the crash guard. */
-static void engine_open(ll_engine *e, ll_config *cfg, const ll_mode_ops *mode) {
-    engine_init(e, cfg);
+static void engine_open(ll_engine *e, ll_config *cfg, const ll_script_ops *script, const ll_mode_ops *mode) {
+    engine_init(e, cfg, script);
     e->mode = mode;
     ll_run *run = &e->run;
     run->chunkname = "=quick";
@@ -161,9 +163,9 @@ static int engine_close(ll_engine *e) {
     return rc;
 }
 
-int ll_engine_run(ll_config *cfg, const ll_mode_ops *mode) {
+int ll_engine_run(ll_config *cfg, const ll_script_ops *script, const ll_mode_ops *mode) {
     ll_engine e;
-    engine_open(&e, cfg, mode);
+    engine_open(&e, cfg, script, mode);
     engine_next next = engine_prepare(&e);
     if (next == ENGINE_NEXT) next = engine_setup(&e);
     if (next == ENGINE_NEXT) next = engine_scenarios(&e);

@@ -92,7 +92,7 @@ static inline engine_next engine_sum_up(ll_engine *e, int rc) {
 /* engine.c: the parts of the context every use shares (a run, or merge's
  * report), the signal handlers installed; and the one cleanup, after which
  * e holds nothing. */
-void engine_init(ll_engine *e, ll_config *cfg);
+void engine_init(ll_engine *e, ll_config *cfg, const ll_script_ops *script);
 void engine_free(ll_engine *e);
 /* Whether a thread was given up on: a worker, or the lifecycle worker. */
 int engine_abandoned(const ll_engine *e);

@@ -33,7 +33,7 @@ static int step_call(void *p) {
 
 static int step_summary(void *p) {
     life_step *a = p;
-    return ll_script_summary(a->w, a->summary);
+    return a->w->run->script->summary(a->w, a->summary);
 }
 
 /* Runs fn(a) on the lifecycle worker with a's timeout and the signal budget

@@ -93,7 +93,7 @@ static const char *const ENGINE_NET_MODULES[] = {"luaload.http"};
 static int engine_vu_conns(ll_engine *e) {
     if (e->ms) return e->mode->vu_conns(e->ms);
     for (size_t i = 0; i < sizeof(ENGINE_NET_MODULES) / sizeof(ENGINE_NET_MODULES[0]); i++)
-        if (ll_script_loaded(&e->life, ENGINE_NET_MODULES[i])) return -1;
+        if (e->run.script->loaded(&e->life, ENGINE_NET_MODULES[i])) return -1;
     return 0;
 }
 

@@ -99,7 +99,7 @@ static void print_banner(const ll_config *cfg, const char *target, int nworkers)
 static int check_exec_functions(ll_worker *life, const ll_config *cfg) {
     for (int i = 0; i < cfg->scenarios.n; i++) {
         const ll_scenario *sc = &cfg->scenarios.items[i];
-        if (ll_script_function(life, sc->exec, NULL, NULL)) continue;
+        if (life->run->script->function(life, sc->exec, NULL, NULL)) continue;
         if (strcmp(sc->name, "default") == 0 && cfg->scenarios.n == 1)
             fprintf(stderr, "luaload: %s defines no function %s() to run as the iteration\n",
                     cfg->script_path ? cfg->script_path : "the script", sc->exec);
@@ -164,7 +164,7 @@ static engine_next prepare_config(ll_engine *e) {
     int rc = ll_config_read_env(cfg); /* prints its own error */
     if (rc) return engine_end(e, rc);
     run->transport = cfg->transport; /* LUALOAD_TRANSPORT comes with the environment, after --transport */
-    rc = ll_script_read_options(&e->life, cfg, run->reg, e->err, sizeof(e->err));
+    rc = run->script->read_options(&e->life, cfg, run->reg, e->err, sizeof(e->err));
     if (!rc) rc = ll_config_add_cli_thresholds(cfg, run->reg, e->err, sizeof(e->err));
     if (rc) {
         fprintf(stderr, "luaload: %s\n", e->err);

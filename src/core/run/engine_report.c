@@ -56,9 +56,9 @@ static int bare_summary(ll_run *run, const cJSON *data) {
     ll_worker w;
     memset(&w, 0, sizeof(w));
     w.run = run;
-    int rc = ll_script_open_bare(&w) == 0 ? ll_script_summary(&w, data) : -1;
+    int rc = run->script->open_bare(&w) == 0 ? run->script->summary(&w, data) : -1;
     if (rc) fprintf(stderr, "luaload: cannot print the summary: %s\n", w.errmsg);
-    ll_script_close(&w);
+    run->script->close(&w);
     return rc;
 }
 
@@ -157,10 +157,10 @@ static int report_merged_summary(ll_engine *e) {
     return script_rc;
 }
 
-int ll_engine_report(ll_config *cfg, ll_registry *reg, const ll_shard *total, double elapsed_s, const char *html,
-                     cJSON *page) {
+int ll_engine_report(ll_config *cfg, const ll_script_ops *script, ll_registry *reg, const ll_shard *total,
+                     double elapsed_s, const char *html, cJSON *page) {
     ll_engine e;
-    engine_init(&e, cfg);
+    engine_init(&e, cfg, script);
     e.borrowed = 1; /* merge's: read here, freed there */
     e.run.reg = reg;
     e.total = (ll_shard *)total;

@@ -149,7 +149,7 @@ static int watch_turn(ll_engine *e, watch *wt, uint64_t now) {
         for (int i = 0; i < n; i++) {
             if (e->workers[i].finished) continue;
             atomic_store(&e->workers[i].halted, 1);
-            ll_script_stop(&e->workers[i]);
+            e->run.script->stop(&e->workers[i]);
         }
         wt->asked = 1;
     }
@@ -192,7 +192,7 @@ static void watch_workers(ll_engine *e, uint64_t t0) {
             pthread_detach(workers[i].thread);
         } else {
             ll_worker_join(&workers[i]);
-            ll_script_collect(&workers[i]);
+            workers[i].run->script->collect(&workers[i]);
         }
     }
     if (wt.progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_loop_now_ns(), 1);

@@ -72,19 +72,19 @@ int ll_executor_init(ll_executor *s, ll_worker *w, int index, char *err, size_t 
                                                          : ll_schedule_share(max, w->index, s->nw));
     s->vus = ll_xcalloc((size_t)(s->cap > 0 ? s->cap : 1), sizeof(ll_vu));
     s->idle = ll_xcalloc((size_t)(s->cap > 0 ? s->cap : 1), sizeof(ll_vu *));
-    if (!ll_script_function(w, sc->exec, &s->exec_ref, NULL)) {
+    if (!w->run->script->function(w, sc->exec, &s->exec_ref, NULL)) {
         snprintf(err, errlen, "scenario %s: the script has no function %s()", sc->name, sc->exec);
         return LL_EXIT_SCRIPT;
     }
-    s->env_ref = ll_script_scenario_env(w, sc); /* the run's __ENV, the scenario's env on top */
+    s->env_ref = w->run->script->scenario_env(w, sc); /* the run's __ENV, the scenario's env on top */
     return 0;
 }
 
 void ll_executor_free(ll_executor *s) {
     for (int i = 0; i < s->nvus; i++) ll_vu_free(&s->vus[i]);
     if (s->w) {
-        ll_script_unref(s->w, s->exec_ref);
-        ll_script_unref(s->w, s->env_ref);
+        s->w->run->script->unref(s->w, s->exec_ref);
+        s->w->run->script->unref(s->w, s->env_ref);
     }
     free(s->vus);
     free(s->idle);

@@ -79,7 +79,7 @@ int ll_lifecycle_run(ll_run *run, ll_worker *w, ll_lifecycle_fn *fn, void *arg, 
         uint64_t due = ll_lifecycle_due(run, deadline_ns, signal_ns), now = ll_loop_now_ns();
         if (!due || now < due + LL_LIFECYCLE_STOP_AFTER_NS) continue;
         if (!asked) {
-            ll_script_stop(w); /* under s->mu: the step has not returned */
+            w->run->script->stop(w); /* under s->mu: the step has not returned */
             asked = 1;
         }
         if (now >= due + LL_LIFECYCLE_GIVE_UP_AFTER_NS) {
@@ -91,7 +91,7 @@ int ll_lifecycle_run(ll_run *run, ll_worker *w, ll_lifecycle_fn *fn, void *arg, 
     pthread_mutex_unlock(&s->mu);
     pthread_join(t, NULL);
     *rc = s->rc;
-    if (asked) ll_script_stop_clear(w);
+    if (asked) w->run->script->stop_clear(w);
 done:
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);

@@ -19,7 +19,10 @@ typedef struct ll_worker ll_worker;
 typedef struct ll_mode ll_mode;
 typedef struct ll_vu ll_vu;
 
+typedef struct ll_script_ops ll_script_ops;
+
 typedef struct ll_run {
+    const ll_script_ops *script; /* the door down to Lua (script.h) */
     const char *script_path;    /* NULL in quick mode */
     const char *script_source;  /* quick mode: the generated script */
     const char *target;         /* what the test is called: the script's path,
@@ -82,10 +85,6 @@ typedef struct ll_run {
 #define LL_RUN_SIGNAL_GRACE_NS 400000000ull
 #define LL_RUN_SIGNAL_TEARDOWN_NS 900000000ull
 #define LL_RUN_SIGNAL_SUMMARY_NS 1300000000ull
-
-/* A run's seed when none is given: 53 bits from getrandom(2), exact as a
- * Lua number (implemented in lua_api/random.c). */
-uint64_t ll_random_entropy_seed(void);
 
 /* Stops the run from a script (luaload.abort); the first reason is kept. */
 void ll_run_abort(ll_run *run, const char *reason);

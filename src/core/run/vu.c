@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "rng.h"
 #include "script.h"
 #include "worker.h"
 
@@ -22,22 +23,23 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
     /* k6's --local-ips: the VU's own source address, round-robin by id */
     const ll_ip_pool *ips = w->run ? w->run->local_ips : NULL;
     if (ips && ips->n) ll_ip_pool_get(ips, id > 0 ? (uint64_t)id - 1 : 0, &vu->http.local);
-    ll_random_seed_vu(vu);
+    /* its own generator: the run's seed (a fresh one in tests), stream = id */
+    ll_rng_seed(vu->rng, w->run && w->run->seed ? *w->run->seed : ll_rng_entropy_seed(), (uint64_t)id);
     vu->group_id = -1;
     vu->group_path = "";
     vu->scenario_iter = -1;
     vu->result_ref = LL_SCRIPT_NOREF;
     vu->co_ref = LL_SCRIPT_NOREF;
     ll_loop_timer_init(&vu->timer, NULL, vu);
-    ll_script_vu_open(vu);
+    vu->w->run->script->vu_open(vu);
 }
 
 void ll_vu_free(ll_vu *vu) {
     if (!vu->w) return;
     ll_loop_timer_stop(vu->w->loop, &vu->timer);
     ll_http_vu_free(&vu->http);
-    ll_script_vu_close(vu);
-    ll_script_unref(vu->w, vu->result_ref);
+    vu->w->run->script->vu_close(vu);
+    vu->w->run->script->unref(vu->w, vu->result_ref);
     if (vu->quick_req) ll_http_req_clear(vu->quick_req);
     free(vu->quick_req);
     for (int i = 0; i < vu->ntags; i++) {
@@ -50,8 +52,8 @@ void ll_vu_free(ll_vu *vu) {
 
 /* A fresh coroutine after one that raised or was abandoned. */
 static void renew_coroutine(ll_vu *vu) {
-    ll_script_vu_close(vu);
-    ll_script_vu_open(vu);
+    vu->w->run->script->vu_close(vu);
+    vu->w->run->script->vu_open(vu);
 }
 
 static void end_iteration(ll_vu *vu, int completed) {
@@ -77,10 +79,10 @@ static void end_iteration(ll_vu *vu, int completed) {
 static void run(ll_vu *vu, int nargs) {
     ll_worker *w = vu->w;
     /* the VU's scenario __ENV, when another scenario's is in place */
-    if (vu->executor && vu->executor->env_ref != w->env_ref) ll_script_use_env(w, vu->executor->env_ref);
+    if (vu->executor && vu->executor->env_ref != w->env_ref) w->run->script->use_env(w, vu->executor->env_ref);
     char err[1024];
     w->current = vu;
-    int rc = ll_script_vu_resume(vu, nargs, err, sizeof(err));
+    int rc = vu->w->run->script->vu_resume(vu, nargs, err, sizeof(err));
     w->current = NULL;
     if (rc == LL_SCRIPT_YIELDED) {
         vu->yielded = 1;
@@ -108,7 +110,7 @@ static void run(ll_vu *vu, int nargs) {
         }
         renew_coroutine(vu);
     } else {
-        vu->result_ref = ll_script_vu_result(vu, w->single);
+        vu->result_ref = vu->w->run->script->vu_result(vu, w->single);
     }
     end_iteration(vu, 1);
 }
@@ -126,7 +128,7 @@ void ll_vu_start_iteration(ll_vu *vu) {
         w->run->iterate(vu);
         return;
     }
-    int nargs = ll_script_vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
+    int nargs = vu->w->run->script->vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
     run(vu, nargs);
 }
 

@@ -68,10 +68,6 @@ void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
 /* Ends an iteration that ran in C (quick mode's, run->iterate). */
 void ll_vu_native_done(ll_vu *vu);
 
-/* Seeds vu->rng from the run's seed and the VU's id (implemented in
- * lua_api/random.c, as script.h's functions are in lua_api/script.c). */
-void ll_random_seed_vu(ll_vu *vu);
-
 /* The running iteration's number in its scenario over all workers,
  * drawn from the run's counter on first use (0-based, dense: every
  * number is used once); -1 outside a scenario's iteration. */

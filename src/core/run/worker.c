@@ -34,7 +34,7 @@ int ll_worker_init(ll_worker *w, ll_run *run, int index) {
     int nscenarios = index >= 0 ? run->scenarios->n : 0;
     if (index < 0) w->vus = ll_xcalloc(1, sizeof(ll_vu));
     if (nscenarios) w->executors = ll_xcalloc((size_t)nscenarios, sizeof(ll_executor));
-    int rc = ll_script_open(w);
+    int rc = w->run->script->open(w);
     if (rc) return w->rc = rc;
     for (int i = 0; i < nscenarios; i++) {
         rc = ll_executor_init(&w->executors[i], w, i, w->errmsg, sizeof(w->errmsg));
@@ -49,7 +49,7 @@ void ll_worker_free(ll_worker *w) {
     free(w->vus);
     for (int i = 0; i < w->nexecutors; i++) ll_executor_free(&w->executors[i]);
     free(w->executors);
-    ll_script_close(w);
+    if (w->run) w->run->script->close(w); /* a worker never made (zeroed) has no state */
     ll_http_worker_free(&w->http);
     ll_loop_free(w->loop);
     ll_shard_free(w->shard);
@@ -180,7 +180,7 @@ static void *thread_main(void *arg) {
     ll_crash_enter(w);
     if (w->run->setup_json) {
         char err[256];
-        if (ll_script_decode(w, w->run->setup_json, &w->setup_ref, err, sizeof(err)) != 0)
+        if (w->run->script->decode(w, w->run->setup_json, &w->setup_ref, err, sizeof(err)) != 0)
             w->setup_ref = LL_SCRIPT_NOREF;
     }
     if (w->published) {
@@ -225,14 +225,14 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
                    int timeout_rc) {
     *out_json = NULL;
     const char *type = NULL;
-    if (!ll_script_function(w, fname, &w->exec_ref, &type)) {
+    if (!w->run->script->function(w, fname, &w->exec_ref, &type)) {
         if (strcmp(type, "nil") == 0) return 0;
         snprintf(w->errmsg, sizeof(w->errmsg), "%s is a %s, expected a function", fname, type);
         return w->rc = LL_EXIT_SCRIPT;
     }
     w->setup_ref = LL_SCRIPT_NOREF;
-    if (data_json && ll_script_decode(w, data_json, &w->setup_ref, w->errmsg, sizeof(w->errmsg)) != 0) {
-        ll_script_unref(w, w->exec_ref);
+    if (data_json && w->run->script->decode(w, data_json, &w->setup_ref, w->errmsg, sizeof(w->errmsg)) != 0) {
+        w->run->script->unref(w, w->exec_ref);
         w->exec_ref = LL_SCRIPT_NOREF;
         return w->rc = LL_EXIT_SCRIPT;
     }
@@ -264,16 +264,16 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
         rc = w->rc = timeout_rc;
     } else if (vu->result_ref != LL_SCRIPT_NOREF) {
         char why[256] = "";
-        *out_json = ll_script_encode(w, vu->result_ref, why, sizeof(why));
-        ll_script_unref(w, vu->result_ref);
+        *out_json = w->run->script->encode(w, vu->result_ref, why, sizeof(why));
+        w->run->script->unref(w, vu->result_ref);
         vu->result_ref = LL_SCRIPT_NOREF;
         if (!*out_json && why[0]) {
             snprintf(w->errmsg, sizeof(w->errmsg), "%s() returned a value that cannot be passed on: %s", fname, why);
             rc = w->rc = LL_EXIT_SCRIPT;
         }
     }
-    ll_script_unref(w, w->exec_ref);
-    ll_script_unref(w, w->setup_ref);
+    w->run->script->unref(w, w->exec_ref);
+    w->run->script->unref(w, w->setup_ref);
     w->exec_ref = w->setup_ref = LL_SCRIPT_NOREF;
     return rc;
 }

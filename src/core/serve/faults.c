@@ -6,6 +6,7 @@
  * wire instead of the normal response. conn.c draws (once per request) and
  * calls ll_faults_respond; the closing, the RST, the pacing and the stalled
  * connection are conn.c's mechanics, the normal responses routes.c's. */
+#include "rng.h"
 #include "serve_internal.h"
 
 #include <stdint.h>
@@ -119,10 +120,8 @@ int ll_faults_parse(serve_cfg *cfg, const char *spec, char *why, size_t whylen) 
 /* ---- the draw ---- */
 
 void ll_faults_seed(worker *w, uint64_t seed, int index) {
-    uint64_t z = seed + (uint64_t)(index + 1) * 0x9E3779B97F4A7C15ull; /* splitmix64 */
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+    uint64_t x = seed + (uint64_t)index * 0x9E3779B97F4A7C15ull; /* splitmix64's step index times */
+    uint64_t z = ll_rng_splitmix64(&x);
     w->rng = z ? z : 1;
 }
 
