@@ -1,0 +1,141 @@
+/* test_engine.c -- the engine's phases, the executors and the workers,
+ * driven through ll_engine_run with the fake script (fake_script.h): no
+ * Lua and no network, so it links ll_run alone and shows that the engine
+ * reaches Lua only through the script's table of operations. */
+/* links: ll_run */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "exit.h"
+#include "fake_script.h"
+#include "test_util.h"
+
+static void config(ll_config *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->quiet = 1;
+}
+
+static int run(ll_config *cfg, const char *functions, const char *failing, const char *setup_json) {
+    fake_script_reset();
+    fake_script_functions = functions;
+    fake_script_failing = failing;
+    fake_script_setup_json = setup_json;
+    int rc = ll_engine_run(cfg, &fake_script_ops, NULL);
+    ll_config_free(cfg);
+    return rc;
+}
+
+/* -u 3 -i 10: k6's shared-iterations, 10 iterations in all */
+static void test_shared_iterations(void) {
+    ll_config cfg;
+    config(&cfg);
+    cfg.vus = 3, cfg.vus_set = 1;
+    cfg.iterations = 10, cfg.iterations_set = 1;
+    int rc = run(&cfg, "default", "", NULL);
+    tu_check(rc == 0, "shared-iterations: exit 0 (got %d)", rc);
+    tu_check(fake_script.iterations == 10, "shared-iterations: 10 iterations run (got %d)", fake_script.iterations);
+    tu_check(fake_script.summaries == 1, "the summary made once (got %d)", fake_script.summaries);
+    tu_check(fake_script.summary_iterations == 10, "the summary data counts 10 iterations (got %g)",
+             fake_script.summary_iterations);
+    tu_check(fake_script.opens > 0 && fake_script.opens == fake_script.closes, "every state opened is closed (%d, %d)",
+             fake_script.opens, fake_script.closes);
+}
+
+/* two scenarios: per-vu-iterations (2 VUs x 3) and shared-iterations (5) */
+static void test_scenarios(void) {
+    ll_config cfg;
+    config(&cfg);
+    ll_scenario *a = ll_scenarios_add(&cfg.scenarios, "each", LL_EX_PER_VU_ITERATIONS);
+    a->vus = 2, a->iterations = 3;
+    ll_scenario *b = ll_scenarios_add(&cfg.scenarios, "shared", LL_EX_SHARED_ITERATIONS);
+    b->vus = 1, b->iterations = 5;
+    int rc = run(&cfg, "default", "", NULL);
+    tu_check(rc == 0, "two scenarios: exit 0 (got %d)", rc);
+    tu_check(fake_script.iterations == 11, "two scenarios: 2 x 3 + 5 iterations (got %d)", fake_script.iterations);
+    tu_check(fake_script.summary_iterations == 11, "two scenarios: the summary counts 11 (got %g)",
+             fake_script.summary_iterations);
+}
+
+/* setup() runs once before the iterations and its data reaches each of
+ * them and teardown(); teardown() runs once after */
+static void test_setup_teardown(void) {
+    ll_config cfg;
+    config(&cfg);
+    cfg.vus = 2, cfg.vus_set = 1;
+    cfg.iterations = 4, cfg.iterations_set = 1;
+    int rc = run(&cfg, "setup default teardown", "", "{\"token\":\"abc\"}");
+    tu_check(rc == 0, "setup and teardown: exit 0 (got %d)", rc);
+    tu_check(fake_script.setups == 1 && fake_script.teardowns == 1, "setup() and teardown() once each (%d, %d)",
+             fake_script.setups, fake_script.teardowns);
+    tu_check(fake_script.iterations == 4, "setup and teardown: 4 iterations (got %d)", fake_script.iterations);
+    tu_check(fake_script.with_data == 5, "setup()'s data handed to the 4 iterations and teardown() (got %d)",
+             fake_script.with_data);
+}
+
+/* iterations that fail are counted and the run goes on (k6: exit 0) */
+static void test_failing_iterations(void) {
+    ll_config cfg;
+    config(&cfg);
+    cfg.vus = 1, cfg.vus_set = 1;
+    cfg.iterations = 3, cfg.iterations_set = 1;
+    tu_captured c = tu_capture_stderr();
+    int rc = run(&cfg, "default", "default", NULL);
+    int said = tu_release_stderr(c, "fake error in default");
+    tu_check(rc == 0, "failing iterations: exit 0 as in k6 (got %d)", rc);
+    tu_check(fake_script.iterations == 3, "failing iterations: all 3 tried (got %d)", fake_script.iterations);
+    tu_check(said >= 1, "failing iterations: the error reported (got %d)", said);
+}
+
+/* a setup() that fails ends the run before any iteration */
+static void test_failing_setup(void) {
+    ll_config cfg;
+    config(&cfg);
+    cfg.vus = 1, cfg.vus_set = 1;
+    cfg.iterations = 3, cfg.iterations_set = 1;
+    tu_captured c = tu_capture_stderr();
+    int rc = run(&cfg, "setup default", "setup", NULL);
+    int said = tu_release_stderr(c, "fake error in setup");
+    tu_check(rc == LL_EXIT_SCRIPT, "failing setup(): exit %d (got %d)", LL_EXIT_SCRIPT, rc);
+    tu_check(fake_script.iterations == 0, "failing setup(): no iteration (got %d)", fake_script.iterations);
+    tu_check(said == 1, "failing setup(): its error printed once (got %d)", said);
+}
+
+/* no function to run: a script error before any state runs iterations */
+static void test_no_exec_function(void) {
+    ll_config cfg;
+    config(&cfg);
+    cfg.vus = 1, cfg.vus_set = 1;
+    cfg.iterations = 1, cfg.iterations_set = 1;
+    tu_captured c = tu_capture_stderr();
+    int rc = run(&cfg, "setup", "", NULL);
+    int said = tu_release_stderr(c, "defines no function default()");
+    tu_check(rc == LL_EXIT_SCRIPT, "no default(): exit %d (got %d)", LL_EXIT_SCRIPT, rc);
+    tu_check(said == 1, "no default(): says so (got %d)", said);
+    tu_check(fake_script.iterations == 0 && fake_script.setups == 0, "no default(): nothing run");
+}
+
+/* constant-vus for a duration: every VU iterates, and the run ends */
+static void test_constant_vus(void) {
+    ll_config cfg;
+    config(&cfg);
+    ll_scenario *s = ll_scenarios_add(&cfg.scenarios, "steady", LL_EX_CONSTANT_VUS);
+    s->vus = 4, s->duration_us = 200000;
+    int rc = run(&cfg, "default", "", NULL);
+    tu_check(rc == 0, "constant-vus: exit 0 (got %d)", rc);
+    tu_check(fake_script.vus >= 4, "constant-vus: 4 VUs made (got %d)", fake_script.vus);
+    tu_check(fake_script.iterations >= 4, "constant-vus: they iterated (got %d)", fake_script.iterations);
+    tu_check(fake_script.summary_iterations == fake_script.iterations, "constant-vus: the summary counts them all");
+}
+
+int main(void) {
+    setenv("LC_ALL", "C.UTF-8", 1);
+    test_shared_iterations();
+    test_scenarios();
+    test_setup_teardown();
+    test_failing_iterations();
+    test_failing_setup();
+    test_no_exec_function();
+    test_constant_vus();
+    return tu_summary();
+}
