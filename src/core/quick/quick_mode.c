@@ -71,6 +71,16 @@ static void quick_mode_report(const ll_mode *m, ll_worker *ws, int n, const cJSO
 const ll_quick_plan *ll_quick_mode_plan(const ll_mode *m) { return m->plan; }
 
 const ll_mode_ops ll_quick_mode_ops = {
-    quick_mode_open, quick_mode_script, quick_mode_target, quick_mode_vu_conns, ll_quick_native_start, quick_mode_start,
-    quick_mode_tick, quick_mode_second, quick_mode_report, quick_mode_close,
+    .open = quick_mode_open,
+    .script = quick_mode_script,
+    .target = quick_mode_target,
+    .vu_conns = quick_mode_vu_conns,
+    .iterate = ll_quick_native_start,
+    .vu_free = ll_quick_native_vu_free,
+    .worker_free = ll_quick_native_worker_free,
+    .start = quick_mode_start,
+    .tick = quick_mode_tick,
+    .second = quick_mode_second,
+    .report = quick_mode_report,
+    .close = quick_mode_close,
 };

@@ -238,6 +238,17 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_vu_wait(vu, cancel_think, vu);
 }
 
+void ll_quick_native_vu_free(ll_vu *vu) {
+    ll_http_req_clear(vu->mode_data);
+    free(vu->mode_data);
+    vu->mode_data = NULL;
+}
+
+void ll_quick_native_worker_free(ll_worker *w) {
+    ll_token_stream_cursor_free(w->mode_data);
+    w->mode_data = NULL;
+}
+
 /* req with the next token, in the VU's own copy (its dyn_header, so the
  * transport rewrites that line alone); NULL when there is none: *why (or
  * err) says why, *out when the file ran out */
@@ -247,19 +258,19 @@ static const ll_http_req *with_token(ll_vu *vu, const ll_quick_plan *p, const ll
     const char *tok;
     size_t len;
     *out = 0;
-    if (!w->tokens && !(w->tokens = ll_token_stream_cursor(p->tokens))) {
+    if (!w->mode_data && !(w->mode_data = ll_token_stream_cursor(p->tokens))) {
         *why = "out of memory";
         return NULL;
     }
-    int rc = ll_token_stream_next(w->tokens, &tok, &len, err, errlen);
+    int rc = ll_token_stream_next(w->mode_data, &tok, &len, err, errlen);
     if (rc <= 0) {
         *out = rc == 0;
         *why = rc == 0 ? "no token left" : err;
         return NULL;
     }
-    ll_http_req *r = vu->quick_req;
+    ll_http_req *r = vu->mode_data; /* its request with a token */
     if (!r || r->url == NULL || strcmp(r->url, req->url) != 0) { /* a new copy when the URL changes */
-        if (!r) r = vu->quick_req = ll_xcalloc(1, sizeof(*r));
+        if (!r) r = vu->mode_data = ll_xcalloc(1, sizeof(*r));
         ll_http_req_clear(r);
         ll_http_req_init(r);
         if (ll_http_req_copy(r, req) < 0 || ll_http_req_add_header(r, p->token_name, "-") < 0) goto oom;

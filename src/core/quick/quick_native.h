@@ -25,5 +25,9 @@ void ll_quick_plan_free(ll_quick_plan *p);
 /* Starts vu's iteration: the next URL's request (round-robin), then the
  * think time; ends it with ll_vu_native_done. */
 void ll_quick_native_start(ll_vu *vu);
+/* What a VU and a worker kept for the JWTs (vu->mode_data: its request
+ * with a token; w->mode_data: the thread's cursor of the tokens). */
+void ll_quick_native_vu_free(ll_vu *vu);
+void ll_quick_native_worker_free(ll_worker *w);
 
 #endif

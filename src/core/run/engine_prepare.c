@@ -130,7 +130,7 @@ static engine_next prepare_script(ll_engine *e) {
         run->script_source = e->mode->script(e->ms);
         run->target = e->mode->target(e->ms);
         run->mode = e->ms;
-        run->iterate = e->mode->iterate;
+        run->mode_ops = e->mode;
     }
     run->verbose = cfg->verbose;
     if (cfg->console_output && !cfg->inspect && !(run->console = fopen(cfg->console_output, "w"))) {

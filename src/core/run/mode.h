@@ -32,6 +32,10 @@ typedef struct ll_mode_ops {
     int (*vu_conns)(const ll_mode *m);
     /* Starts vu's iteration in C; it ends with ll_vu_native_done. */
     void (*iterate)(ll_vu *vu);
+    /* Free what iterate kept in vu->mode_data and w->mode_data (called
+     * only when it is not NULL). */
+    void (*vu_free)(ll_vu *vu);
+    void (*worker_free)(ll_worker *w);
     /* The scenarios start at t0. */
     void (*start)(ll_mode *m, uint64_t t0);
     /* The engine's watcher: as often as it wakes (tick), and on each whole

@@ -17,6 +17,7 @@
 
 typedef struct ll_worker ll_worker;
 typedef struct ll_mode ll_mode;
+typedef struct ll_mode_ops ll_mode_ops;
 typedef struct ll_vu ll_vu;
 
 typedef struct ll_script_ops ll_script_ops;
@@ -49,8 +50,8 @@ typedef struct ll_run {
                                  * NULL: stderr */
     int verbose;                /* -v: console.debug lines show */
     char *options_json;         /* the consolidated options (test.options) */
-    const ll_mode *mode;        /* quick mode without Lua per iteration (mode.h), */
-    void (*iterate)(ll_vu *vu); /* and its iteration; NULL: the script's */
+    const ll_mode_ops *mode_ops; /* quick mode without Lua per iteration (mode.h), */
+    const ll_mode *mode;        /* and its state; NULL: the script's iterations */
     ll_registry *reg;
     int m_worker_busy, m_loop_lag; /* luaload's own metrics (worker.c's probe):
                                  * their ids, 0 when not registered (no probe) */

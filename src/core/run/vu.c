@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "executor.h"
+#include "mode.h"
 #include "rng.h"
 #include "script.h"
 #include "worker.h"
@@ -40,8 +41,7 @@ void ll_vu_free(ll_vu *vu) {
     ll_http_vu_free(&vu->http);
     vu->w->run->script->vu_close(vu);
     vu->w->run->script->unref(vu->w, vu->result_ref);
-    if (vu->quick_req) ll_http_req_clear(vu->quick_req);
-    free(vu->quick_req);
+    if (vu->mode_data) vu->w->run->mode_ops->vu_free(vu);
     for (int i = 0; i < vu->ntags; i++) {
         free(vu->tags[i].key);
         free(vu->tags[i].value);
@@ -124,8 +124,8 @@ void ll_vu_start_iteration(ll_vu *vu) {
     /* numbered in start order when the script may ask (luaload.execution) */
     if (atomic_load_explicit(&w->run->number_iters, memory_order_relaxed)) ll_vu_scenario_iteration(vu);
     ll_http_vu_new_iteration(&vu->http); /* k6 empties the jar at each iteration */
-    if (w->run->iterate && vu->executor) { /* quick mode: no Lua per iteration */
-        w->run->iterate(vu);
+    if (w->run->mode_ops && vu->executor) { /* quick mode: no Lua per iteration */
+        w->run->mode_ops->iterate(vu);
         return;
     }
     int nargs = vu->w->run->script->vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);

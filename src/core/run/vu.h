@@ -55,7 +55,7 @@ struct ll_vu {
     int result_ref;             /* single-call mode: return value */
     const char *last_error;     /* message of the last failed iteration */
     uint64_t rng[4];            /* its math.random generator (lua_api/random.c) */
-    ll_http_req *quick_req;     /* quick mode's JWTs: its request with a token */
+    void *mode_data;            /* the mode's own (mode.h's vu_free frees it) */
     ll_tag *tags;               /* its own tags (exec.vu.tags), on all its
                                  * samples from then on, over its scenario's */
     int ntags, cap_tags;
@@ -65,7 +65,7 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *i
 void ll_vu_free(ll_vu *vu);
 void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
 void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
-/* Ends an iteration that ran in C (quick mode's, run->iterate). */
+/* Ends an iteration that ran in C (quick mode's, mode.h's iterate). */
 void ll_vu_native_done(ll_vu *vu);
 
 /* The running iteration's number in its scenario over all workers,

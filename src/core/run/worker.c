@@ -13,7 +13,7 @@
 #include "cstack.h"
 #include "xmalloc.h"
 #include "script.h"
-#include "token_stream.h"
+#include "mode.h"
 
 int ll_worker_init(ll_worker *w, ll_run *run, int index) {
     memset(w, 0, sizeof(*w));
@@ -59,7 +59,7 @@ void ll_worker_free(ll_worker *w) {
     ll_tally_free(&w->pub_tally);
     ll_errors_free(&w->errors);
     ll_errors_free(&w->http_errors);
-    if (w->tokens) ll_token_stream_cursor_free(w->tokens);
+    if (w->mode_data) w->run->mode_ops->worker_free(w);
     memset(w, 0, sizeof(*w));
 }
 

@@ -84,7 +84,7 @@ struct ll_worker {
     int abandoned;              /* it did not stop: never touch it again */
     atomic_int halted;          /* its Lua code was asked to stop: no more
                                  * iterations (set from the main thread) */
-    struct ll_token_cursor *tokens; /* quick mode's JWTs: this thread's cursor */
+    void *mode_data;            /* the mode's own (mode.h's worker_free frees it) */
     atomic_int crashed;         /* its thread faulted or Lua panicked (crash.c):
                                  * it is parked for good, never touch it again */
     int crash_sig;              /* the signal, 0 for a Lua panic */
