@@ -19,6 +19,8 @@
 #   <!-- docs-test: skip (why) -->    not tested at all (why not: said)
 # A block that fails requests on purpose (a 404 to show one) says so:
 #   <!-- docs-test: fragment (failed requests: why) -->
+# and one whose BASE_URL is a JSON API with GET /items (python's
+# http.server here) says (static server: why).
 # A ```sh/```bash/```console block that calls luaload runs whole, with bash,
 # in a directory of its own holding the files the examples name (script.lua,
 # hello.lua, big.bin, part1.hlog ...), `luaload` being a wrapper that bounds
@@ -47,6 +49,13 @@ ip route add local 10.0.0.0/24 dev lo
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LUALOAD=$(readlink -f "$LUALOAD")
 start_serve
+# a JSON API of one route, GET /items, for from-k6.md's script
+mkdir -p "$T/www" && echo '{"items":[{"id":1},{"id":2}]}' >"$T/www/items"
+STATIC_PORT=$(free_port)
+python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$STATIC_PORT" >"$T/static.log" 2>&1 &
+EXTRA_PIDS+=($!)
+for ((i = 0; i < 50; i++)); do (: </dev/tcp/127.0.0.1/"$STATIC_PORT") 2>/dev/null && break; sleep 0.1; done
+STATIC_URL=http://127.0.0.1:$STATIC_PORT
 
 # ---- the blocks: $T/blocks/N.txt and one manifest line each:
 # N <TAB> file:line <TAB> lang <TAB> mode <TAB> reason
@@ -203,7 +212,9 @@ run_lua() {
   [[ $mode == default || $mode == script ]] && off=0
   case $mode in
     default | script | fragment | init)
-      (cd "$d" && HOME=$d/home timeout -k 2 30 "$LUALOAD" run doc.lua -q -u 1 -i 1 -e BASE_URL="$URL" \
+      local target=$URL
+      [[ $reason == "static server:"* ]] && target=$STATIC_URL
+      (cd "$d" && HOME=$d/home timeout -k 2 30 "$LUALOAD" run doc.lua -q -u 1 -i 1 -e BASE_URL="$target" \
         --summary-export s.json >out0.txt 2>err0.txt)
       local rc=$? fails failed
       docline "$where" "$off" "$d/out0.txt" >"$d/out.txt"
