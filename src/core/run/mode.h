@@ -32,8 +32,9 @@ typedef struct ll_mode_ops {
     int (*vu_conns)(const ll_mode *m);
     /* Starts vu's iteration in C; it ends with ll_vu_native_done. */
     void (*iterate)(ll_vu *vu);
-    /* The scenarios start at t0. */
-    void (*start)(ll_mode *m, uint64_t t0);
+    /* The scenarios start at t0. Returns 1 when it prints a live line of
+     * its own on stderr (the engine's progress lines are off then), else 0. */
+    int (*start)(ll_mode *m, uint64_t t0);
     /* The engine's watcher: as often as it wakes (tick), and on each whole
      * second (second). */
     void (*tick)(ll_mode *m, ll_worker *ws, int n, uint64_t t0, uint64_t now);
