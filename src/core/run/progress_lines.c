@@ -20,6 +20,7 @@
 #define LINES_DEFAULT_COLS 80  /* a terminal that tells no width */
 #define LINES_NCOLS 4          /* VUs, time, iterations, rate */
 #define LINES_LEN 256          /* one line's text, and a name's */
+#define LINES_COL 128          /* one column's text */
 
 struct ll_progress_lines {
     const ll_scenarios *set;
@@ -143,41 +144,41 @@ static void running_line(const ll_progress_lines *p, ll_worker *workers, int n, 
 
 /* Scenario s's columns: its VUs, its own time, its iterations, their rate. */
 static void scenario_cols(const ll_progress_lines *p, int s, ll_worker *workers, int n, uint64_t now,
-                          char col[LINES_NCOLS][64]) {
+                          char col[LINES_NCOLS][LINES_COL]) {
     const ll_scenario *sc = &p->set->items[s];
     int64_t iters = ll_progress_iterations(workers, n, s), active = ll_progress_active_vus(workers, n, s);
     switch (sc->executor) {
     case LL_EX_CONSTANT_ARRIVAL_RATE:
     case LL_EX_RAMPING_ARRIVAL_RATE: { /* in an iteration now / made for it (k6's busy/active) */
         int64_t made = ll_progress_made_vus(workers, n, s);
-        snprintf(col[0], 64, "%lld/%lld VU%s", (long long)active, (long long)made, plural(made));
+        snprintf(col[0], LINES_COL, "%lld/%lld VU%s", (long long)active, (long long)made, plural(made));
         break;
     }
     case LL_EX_RAMPING_VUS: {
         int64_t max = ll_scenario_max_vus(sc);
-        snprintf(col[0], 64, "%lld/%lld VU%s", (long long)active, (long long)max, plural(max));
+        snprintf(col[0], LINES_COL, "%lld/%lld VU%s", (long long)active, (long long)max, plural(max));
         break;
     }
-    default: snprintf(col[0], 64, "%lld VU%s", (long long)active, plural(active)); break;
+    default: snprintf(col[0], LINES_COL, "%lld VU%s", (long long)active, plural(active)); break;
     }
     uint64_t el_us = (now - p->t0) / 1000, dur = ll_scenario_duration_us(sc);
     char a[48], b[32];
     if (el_us < sc->start_time_us) {
         ll_duration_format(sc->start_time_us, b, sizeof(b));
-        snprintf(col[1], 64, "starts at %s", b);
+        snprintf(col[1], LINES_COL, "starts at %s", b);
     } else {
         uint64_t own = el_us - sc->start_time_us;
         fmt_clock(own < dur ? own : dur, dur, a, sizeof(a));
         ll_duration_format(dur, b, sizeof(b));
-        snprintf(col[1], 64, "%s/%s", a, b);
+        snprintf(col[1], LINES_COL, "%s/%s", a, b);
     }
     int64_t total = sc->executor == LL_EX_SHARED_ITERATIONS    ? sc->iterations
                     : sc->executor == LL_EX_PER_VU_ITERATIONS ? sc->iterations * sc->vus
                                                                : -1;
-    if (total >= 0) snprintf(col[2], 64, "%lld/%lld iteration%s", (long long)iters, (long long)total, plural(total));
-    else snprintf(col[2], 64, "%lld iteration%s", (long long)iters, plural(iters));
+    if (total >= 0) snprintf(col[2], LINES_COL, "%lld/%lld iteration%s", (long long)iters, (long long)total, plural(total));
+    else snprintf(col[2], LINES_COL, "%lld iteration%s", (long long)iters, plural(iters));
     double r = p->rate[s];
-    snprintf(col[3], 64, r >= 10 || r == 0 ? "%.0f/s" : "%.1f/s", r);
+    snprintf(col[3], LINES_COL, r >= 10 || r == 0 ? "%.0f/s" : "%.1f/s", r);
 }
 
 /* Appends line to b, cut to the terminal's width less one (a full line
@@ -193,7 +194,7 @@ static void put_line(ll_buf *b, const ll_progress_lines *p, char *line) {
 
 static void draw(ll_progress_lines *p, ll_worker *workers, int n, uint64_t now, int final) {
     int ns = p->set->n;
-    char(*cols)[LINES_NCOLS][64] = ll_xcalloc((size_t)(ns ? ns : 1), sizeof(*cols));
+    char(*cols)[LINES_NCOLS][LINES_COL] = ll_xcalloc((size_t)(ns ? ns : 1), sizeof(*cols));
     char(*names)[LINES_LEN] = ll_xcalloc((size_t)(ns ? ns : 1), sizeof(*names));
     int width[LINES_NCOLS] = {0}, left = 0;
     for (int s = 0; s < ns; s++) {
