@@ -64,6 +64,11 @@ run_ll() {
   ELAPSED=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 }
 
+# noprogress FILE: FILE (a run's stderr) without the progress lines printed
+# each second when stderr is not a terminal: the blank line before each
+# block, "running (...)", and one line per scenario
+noprogress() { grep -vE '^$|^running \([0-9dhms.]+\), |^\S+ +\[ +[0-9]+% \] ' "$1"; }
+
 ok() { PASS=$((PASS + 1)); echo "ok   - $1"; }
 not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $1"; [[ $# -gt 1 ]] && echo "       $2"; return 1; }
 

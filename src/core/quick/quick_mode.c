@@ -50,9 +50,11 @@ static const char *quick_mode_target(const ll_mode *m) { return m->cfg->quick_ur
  * one each on HTTP/1.1. */
 static int quick_mode_vu_conns(const ll_mode *m) { return m->cfg->quick.multiplex ? -1 : 1; }
 
-static void quick_mode_start(ll_mode *m, uint64_t t0) {
+/* With -v, the ticker is the live output (not the engine's progress lines). */
+static int quick_mode_start(ll_mode *m, uint64_t t0) {
     uint64_t tick = m->cfg->quick.ticker_us ? m->cfg->quick.ticker_us : 1000000;
     ll_quick_report_start(&m->report, t0, m->cfg->verbose ? tick * 1000 : 0);
+    return m->cfg->verbose != 0;
 }
 
 static void quick_mode_tick(ll_mode *m, ll_worker *ws, int n, uint64_t t0, uint64_t now) {

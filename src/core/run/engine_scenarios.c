@@ -1,6 +1,6 @@
 /* engine_scenarios.c -- the phase that runs the scenarios: the workers made
  * and started, then watched from the main thread until they are done (every
- * second meanwhile: the vus gauges, the progress lines, the thresholds
+ * second meanwhile: the vus gauges, the progress lines (progress_lines.c), the thresholds
  * evaluated on the workers' snapshots, the outputs of results.c, quick
  * mode's ticker), stopped when due (signals, abort(), abortOnFail), given up
  * on when their Lua code does not stop, joined; then their script errors. */
@@ -14,6 +14,7 @@
 #include "engine_ctx.h"
 #include "lifecycle.h"
 #include "progress.h"
+#include "progress_lines.h"
 #include "script.h"
 #include "xmalloc.h"
 
@@ -92,7 +93,8 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
 typedef struct watch {
     uint64_t t0, due, max_grace, next;
     ll_shard *snap; /* the workers' snapshots summed, for the thresholds and results.c */
-    int progress, asked, seen_abort, seen_threshold;
+    ll_progress_lines *lines; /* NULL: none (-q, or the mode has its own) */
+    int asked, seen_abort, seen_threshold;
 } watch;
 
 /* Each whole second: quick mode's, the vus gauges, the progress lines, and
@@ -104,7 +106,7 @@ static void watch_second(ll_engine *e, watch *wt, uint64_t now) {
     int n = e->nworkers;
     if (e->ms) e->mode->second(e->ms, workers, n, now);
     ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, now, 0);
-    if (wt->progress) ll_progress_draw(&cfg->scenarios, workers, n, wt->t0, now, 0);
+    ll_progress_lines_second(wt->lines, workers, n, now);
     if (!wt->snap) return;
     ll_shard_reset(wt->snap);
     uint64_t upto = now; /* the snapshots hold the samples up to the oldest running one's time */
@@ -161,15 +163,18 @@ static int watch_turn(ll_engine *e, watch *wt, uint64_t now) {
 }
 
 /* Waits for the workers started at t0, watching them (watch_turn, each
- * second watch_second); then joins them, or detaches those given up on. */
-static void watch_workers(ll_engine *e, uint64_t t0) {
+ * second watch_second); then joins them, or detaches those given up on.
+ * own_live: the mode prints a live line of its own. */
+static void watch_workers(ll_engine *e, uint64_t t0, int own_live) {
     ll_config *cfg = e->cfg;
     ll_run *run = &e->run;
     ll_worker *workers = e->workers;
     int n = e->nworkers;
-    watch wt = {.t0 = t0, .next = t0 + 1000000000ull, .progress = !cfg->quiet && isatty(2)};
+    watch wt = {.t0 = t0, .next = t0 + 1000000000ull};
     wt.snap = cfg->thresholds.n || ll_results_wanted(e->results) ? ll_shard_new(run->reg) : NULL;
     wt.due = planned_end_ns(cfg, t0, &wt.max_grace);
+    if (!cfg->quiet && !own_live)
+        wt.lines = ll_progress_lines_new(&cfg->scenarios, isatty(STDERR_FILENO), t0, (wt.due - t0) / 1000);
     ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, t0, 1);
     pthread_mutex_lock(&run->mu);
     while (run->finished < n) {
@@ -179,6 +184,7 @@ static void watch_workers(ll_engine *e, uint64_t t0) {
         uint64_t now = ll_loop_now_ns();
         if (!watch_turn(e, &wt, now)) break;
         if (e->ms) e->mode->tick(e->ms, workers, n, t0, now);
+        ll_progress_lines_poll(wt.lines, workers, n, now);
         if (now < wt.next) continue;
         while (wt.next <= now) wt.next += 1000000000ull; /* on the grid of whole seconds */
         pthread_mutex_unlock(&run->mu);
@@ -195,7 +201,7 @@ static void watch_workers(ll_engine *e, uint64_t t0) {
             workers[i].run->script->collect(&workers[i]);
         }
     }
-    if (wt.progress) ll_progress_draw(&cfg->scenarios, workers, n, t0, ll_loop_now_ns(), 1);
+    ll_progress_lines_end(wt.lines, workers, n, ll_loop_now_ns());
 }
 
 /* The workers made, each with its share of the VUs; 0, or the exit code
@@ -237,8 +243,8 @@ engine_next engine_scenarios(ll_engine *e) {
             break;
         }
     }
-    if (e->ms) e->mode->start(e->ms, t0);
-    watch_workers(e, t0);
+    int own_live = e->ms ? e->mode->start(e->ms, t0) : 0;
+    watch_workers(e, t0, own_live);
     e->elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) return engine_end(e, rc);
     report_errors(e->workers, e->nworkers);

@@ -36,8 +36,9 @@ typedef struct ll_mode_ops {
      * only when it is not NULL). */
     void (*vu_free)(ll_vu *vu);
     void (*worker_free)(ll_worker *w);
-    /* The scenarios start at t0. */
-    void (*start)(ll_mode *m, uint64_t t0);
+    /* The scenarios start at t0. Returns 1 when it prints a live line of
+     * its own on stderr (the engine's progress lines are off then), else 0. */
+    int (*start)(ll_mode *m, uint64_t t0);
     /* The engine's watcher: as often as it wakes (tick), and on each whole
      * second (second). */
     void (*tick)(ll_mode *m, ll_worker *ws, int n, uint64_t t0, uint64_t now);

@@ -1,4 +1,5 @@
-/* progress.c -- the vus gauges and the live progress lines (see progress.h). */
+/* progress.c -- the scenarios' shapes in words, the vus gauges and how far
+ * each scenario is (see progress.h). */
 #include "progress.h"
 
 #include <stdio.h>
@@ -11,29 +12,33 @@ static void fmt_secs(double s, char *buf, size_t len) {
     else snprintf(buf, len, "%lldh%02lldm", w / 3600, (w % 3600) / 60);
 }
 
+static const char *plural(int64_t n) { return n == 1 ? "" : "s"; }
+
 void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len) {
     char d[32];
     fmt_secs((double)ll_scenario_duration_us(sc) / 1e6, d, sizeof(d));
+    long long it = (long long)sc->iterations, vus = (long long)sc->vus, max = (long long)ll_scenario_max_vus(sc);
+    double unit = (double)sc->time_unit_us / 1e6;
     switch (sc->executor) {
     case LL_EX_SHARED_ITERATIONS:
-        snprintf(buf, len, "%lld iterations shared by %lld VUs (max %s)", (long long)sc->iterations,
-                 (long long)sc->vus, d);
+        snprintf(buf, len, "%lld iteration%s shared by %lld VU%s (max %s)", it, plural(it), vus, plural(vus), d);
         break;
     case LL_EX_PER_VU_ITERATIONS:
-        snprintf(buf, len, "%lld iterations for each of %lld VUs (max %s)", (long long)sc->iterations,
-                 (long long)sc->vus, d);
+        if (vus == 1) snprintf(buf, len, "%lld iteration%s for 1 VU (max %s)", it, plural(it), d);
+        else snprintf(buf, len, "%lld iteration%s for each of %lld VUs (max %s)", it, plural(it), vus, d);
         break;
-    case LL_EX_CONSTANT_VUS: snprintf(buf, len, "%lld VUs for %s", (long long)sc->vus, d); break;
+    case LL_EX_CONSTANT_VUS: snprintf(buf, len, "%lld VU%s for %s", vus, plural(vus), d); break;
     case LL_EX_RAMPING_VUS:
-        snprintf(buf, len, "up to %lld VUs over %d stages, %s", (long long)ll_scenario_max_vus(sc), sc->nstages, d);
+        snprintf(buf, len, "up to %lld VU%s over %d stage%s, %s", max, plural(max), sc->nstages, plural(sc->nstages),
+                 d);
         break;
     case LL_EX_CONSTANT_ARRIVAL_RATE:
-        snprintf(buf, len, "%.6g iterations/%.6gs for %s (max %lld VUs)", sc->rate, (double)sc->time_unit_us / 1e6,
-                 d, (long long)ll_scenario_max_vus(sc));
+        snprintf(buf, len, "%.6g iteration%s/%.6gs for %s (max %lld VU%s)", sc->rate, sc->rate == 1 ? "" : "s", unit,
+                 d, max, plural(max));
         break;
     case LL_EX_RAMPING_ARRIVAL_RATE:
-        snprintf(buf, len, "from %.6g iterations/%.6gs over %d stages, %s (max %lld VUs)", sc->start_rate,
-                 (double)sc->time_unit_us / 1e6, sc->nstages, d, (long long)ll_scenario_max_vus(sc));
+        snprintf(buf, len, "from %.6g iteration%s/%.6gs over %d stage%s, %s (max %lld VU%s)", sc->start_rate,
+                 sc->start_rate == 1 ? "" : "s", unit, sc->nstages, plural(sc->nstages), d, max, plural(max));
         break;
     }
 }
@@ -94,22 +99,10 @@ int64_t ll_progress_active_vus(ll_worker *workers, int n, int s) {
     return vus;
 }
 
-void ll_progress_draw(const ll_scenarios *set, ll_worker *workers, int n, uint64_t t0, uint64_t now, int final) {
-    for (int s = 0; s < set->n; s++) {
-        const ll_scenario *sc = &set->items[s];
-        int64_t iters = ll_progress_iterations(workers, n, s), vus = ll_progress_active_vus(workers, n, s);
-        double total = (double)(sc->start_time_us + ll_scenario_duration_us(sc)) / 1e6;
-        double el = (double)(now - t0) / 1e9, own = el - (double)sc->start_time_us / 1e6;
-        double frac = ll_progress_fraction(sc, iters, now - t0);
-        char bar[41], a[32], b[32];
-        int fill = (int)(frac * 40);
-        for (int i = 0; i < 40; i++) bar[i] = i < fill ? '=' : ' ';
-        bar[40] = 0;
-        fmt_secs(el, a, sizeof(a));
-        fmt_secs(total, b, sizeof(b));
-        fprintf(stderr, "\r\033[K%-12.12s [%s] %3.0f%% %s/%s %5lld VUs %9lld iters %8.0f/s\n", sc->name, bar,
-                frac * 100, a, b, (long long)vus, (long long)iters, own > 0 ? (double)iters / own : 0.0);
-    }
-    if (!final) fprintf(stderr, "\033[%dA", set->n);
-    fflush(stderr);
+int64_t ll_progress_made_vus(ll_worker *workers, int n, int s) {
+    int64_t vus = 0;
+    for (int w = 0; w < n; w++)
+        if (s < workers[w].nexecutors)
+            vus += atomic_load_explicit(&workers[w].executors[s].made_vus, memory_order_relaxed);
+    return vus;
 }

@@ -1,6 +1,7 @@
-/* progress.h -- what the main thread reports while the workers run: the
- * vus / vus_max gauges (sampled every second) and, on a terminal, one live
- * progress line per scenario on stderr. */
+/* progress.h -- what the main thread reads of the workers while they run:
+ * the vus / vus_max gauges (sampled every second) and each scenario's
+ * progress, iterations and VUs (for exec.scenario.progress and the live
+ * lines of progress_lines.h); and each scenario's shape in words. */
 #ifndef LL_PROGRESS_H
 #define LL_PROGRESS_H
 
@@ -8,7 +9,7 @@
 
 #include "worker.h"
 
-/* The scenario's shape in words, e.g. "250 VUs for 30s". */
+/* The scenario's shape in words, e.g. "250 VUs for 30s", "1 VU for 5s". */
 void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len);
 
 /* Records vus and vus_max into shard (the main thread's) at now. initial:
@@ -21,11 +22,10 @@ void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *wor
  * iterations executors, else its own time (el_ns since the test start,
  * less its start time) out of its duration. */
 double ll_progress_fraction(const ll_scenario *sc, int64_t iters, uint64_t el_ns);
-/* Scenario s's iterations done and VUs active, summed over the workers. */
+/* Scenario s's iterations done, VUs in an iteration now and VUs made,
+ * summed over the workers. */
 int64_t ll_progress_iterations(ll_worker *workers, int n, int s);
 int64_t ll_progress_active_vus(ll_worker *workers, int n, int s);
-
-/* Redraws the progress lines (stderr must be a terminal); final leaves them. */
-void ll_progress_draw(const ll_scenarios *set, ll_worker *workers, int n, uint64_t t0, uint64_t now, int final);
+int64_t ll_progress_made_vus(ll_worker *workers, int n, int s);
 
 #endif
