@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "engine_ctx.h"
+#include "progress.h"
 
 /* The workers' shards and setup's, in e->total. */
 static void teardown_sum(ll_engine *e) {
@@ -19,6 +20,8 @@ static void teardown_sum(ll_engine *e) {
     if (!e->life_lost && e->life.shard) { /* setup's metrics and the vus gauges; teardown's come after */
         ll_shard_merge(e->total, e->life.shard);
         ll_shard_reset(e->life.shard);
+    } else if (e->life_lost) { /* its shard is still the lost thread's: vus_max, at least, is known */
+        ll_progress_sample_max(e->total, &e->cfg->scenarios, ll_loop_now_ns());
     }
 }
 

@@ -75,6 +75,16 @@ void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *wor
     if (max > 0) ll_shard_set(shard, LL_M_VUS_MAX, (double)max, now, NULL);
 }
 
+void ll_progress_sample_max(ll_shard *shard, const ll_scenarios *set, uint64_t now) {
+    int64_t max = 0;
+    for (int s = 0; s < set->n; s++) {
+        const ll_scenario *sc = &set->items[s];
+        int arrival = sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
+        max += arrival ? sc->pre_allocated_vus : ll_scenario_max_vus(sc);
+    }
+    if (max > 0) ll_shard_set(shard, LL_M_VUS_MAX, (double)max, now, NULL);
+}
+
 double ll_progress_fraction(const ll_scenario *sc, int64_t iters, uint64_t el_ns) {
     double own = (double)el_ns / 1e3 - (double)sc->start_time_us, d = (double)ll_scenario_duration_us(sc);
     double frac = d > 0 ? own / d : own >= 0;

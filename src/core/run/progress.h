@@ -16,6 +16,10 @@ void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len);
  * the planned VUs at the start, before any worker ran. */
 void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *workers, int n, uint64_t now,
                         int initial);
+/* Records vus_max alone, the VUs planned (k6 emits it once its VUs are
+ * made, before setup()): for a summary after a setup() that never
+ * returned, whose lifecycle shard (with the gauges) is lost. */
+void ll_progress_sample_max(ll_shard *shard, const ll_scenarios *set, uint64_t now);
 
 /* How far scenario sc is, 0 to 1 (as k6's progress bars and
  * exec.scenario.progress): its iterations done out of its total for the
