@@ -206,6 +206,6 @@ kill -INT $P
 wait $P
 expect_eq "SIGINT: exit 105" "$?" 105
 expect_eq "SIGINT: teardown ran" "$([[ -f $T/teardown.mark ]] && echo yes)" yes
-expect_eq "SIGINT: running iterations finished (none cut)" "$(grep -c 'interrupted' "$T/int.err")" 0
+expect_eq "SIGINT: running iterations finished (none cut)" "$(grep -c 'still running at the end were interrupted' "$T/int.err")" 0
 expect_cmp "SIGINT: summary exported" "x >= 9" "$(jqv "$T/int.json" .metrics.iterations.count)"
 finish

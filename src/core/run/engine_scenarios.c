@@ -3,7 +3,8 @@
  * second meanwhile: the vus gauges, the progress lines, the thresholds
  * evaluated on the workers' snapshots, the outputs of results.c, quick
  * mode's ticker), stopped when due (signals, abort(), abortOnFail), given up
- * on when their Lua code does not stop, joined; then their script errors. */
+ * on when their Lua code does not stop, joined; then their script errors
+ * and what the iterations cut off at the end were doing. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,7 +71,8 @@ static void abandon_crashed(ll_run *run, ll_worker *workers, int n) {
 }
 
 /* Gives up on the workers that did not stop by their due time: their Lua
- * code never yields. Their metrics are those of their last snapshot. */
+ * code never yields (or, not in Lua, the worker is stuck elsewhere). Their
+ * metrics are those of their last snapshot. */
 static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
     abandon_crashed(run, workers, n);
     for (int i = 0; i < n; i++) {
@@ -80,11 +82,51 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
         run->finished++;
         int64_t busy = 0;
         for (int e = 0; e < w->nexecutors; e++) busy += atomic_load(&w->executors[e].active_vus);
+        const char *why = atomic_load_explicit(&w->in_lua, memory_order_relaxed)
+                              ? "its Lua code does not yield (a loop with no request or sleep?)"
+                              : "it is stuck outside the Lua code (no VU's code was running: a luaload bug, "
+                                "please report it)";
         fprintf(stderr,
-                "luaload: worker %d did not stop: its Lua code does not yield (a loop with no request or sleep?); "
-                "%lld iteration%s abandoned, its metrics are from its last snapshot (up to 1 s old)\n",
-                i, (long long)busy, busy == 1 ? "" : "s");
+                "luaload: worker %d did not stop: %s; %lld iteration%s abandoned, its metrics are from its last "
+                "snapshot (up to 1 s old)\n",
+                i, why, (long long)busy, busy == 1 ? "" : "s");
     }
+}
+
+/* The iterations running when the run was stopped, over the workers. */
+static int64_t running_iterations(ll_worker *workers, int n) {
+    int64_t busy = 0;
+    for (int i = 0; i < n; i++)
+        for (int e = 0; e < workers[i].nexecutors; e++) busy += atomic_load(&workers[i].executors[e].active_vus);
+    return busy;
+}
+
+/* The iterations cut off at the end and, for those cut in a request, what
+ * the request was doing (by message, over the workers given up on by
+ * none), the longest time one had been going. */
+static void report_cut(ll_worker *workers, int n) {
+    int64_t cut = 0;
+    uint64_t longest = 0;
+    ll_errors all;
+    memset(&all, 0, sizeof(all));
+    for (int i = 0; i < n; i++) {
+        if (workers[i].abandoned) continue;
+        cut += workers[i].interrupted;
+        ll_errors_merge(&all, &workers[i].cut_waits);
+        if (workers[i].cut_longest_ns > longest) longest = workers[i].cut_longest_ns;
+    }
+    if (cut > 0 && (all.n || all.other))
+        fprintf(stderr,
+                "luaload: %lld iteration%s still running at the end were interrupted (not counted), in these "
+                "requests (the oldest had been going for %.1fs):\n",
+                (long long)cut, cut == 1 ? "" : "s", (double)longest / 1e9);
+    else if (cut > 0)
+        fprintf(stderr, "luaload: %lld iteration%s still running at the end were interrupted (not counted)\n",
+                (long long)cut, cut == 1 ? "" : "s");
+    ll_errors_sort(&all);
+    for (int i = 0; cut > 0 && i < all.n && i < ENGINE_SCRIPT_ERRORS_SHOWN; i++)
+        fprintf(stderr, "luaload:   %lld × %s\n", (long long)all.items[i].count, all.items[i].msg);
+    ll_errors_free(&all);
 }
 
 
@@ -92,7 +134,7 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
 typedef struct watch {
     uint64_t t0, due, max_grace, next;
     ll_shard *snap; /* the workers' snapshots summed, for the thresholds and results.c */
-    int progress, asked, seen_abort, seen_threshold;
+    int progress, asked, seen_abort, seen_threshold, seen_signal;
 } watch;
 
 /* Each whole second: quick mode's, the vus gauges, the progress lines, and
@@ -139,6 +181,15 @@ static int watch_turn(ll_engine *e, watch *wt, uint64_t now) {
     if (!wt->seen_abort && atomic_load(&run->aborted)) {
         wt->seen_abort = 1;
         if (now < wt->due) wt->due = now;
+    }
+    if (!wt->seen_signal && atomic_load(&run->interrupt)) {
+        wt->seen_signal = 1;
+        char what[160];
+        int64_t busy = running_iterations(e->workers, n);
+        snprintf(what, sizeof(what), "stopping at %.1fs; %lld running iteration%s get%s up to %.1fs to finish, then %s cut off",
+                 (double)(now - wt->t0) / 1e9, (long long)busy, busy == 1 ? "" : "s", busy == 1 ? "s" : "",
+                 (double)LL_RUN_SIGNAL_GRACE_NS / 1e9, busy == 1 ? "it is" : "they are");
+        engine_tell_interrupt(e, what);
     }
     if (!wt->seen_threshold && atomic_load(&run->threshold_abort)) {
         wt->seen_threshold = 1;
@@ -242,10 +293,6 @@ engine_next engine_scenarios(ll_engine *e) {
     e->elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) return engine_end(e, rc);
     report_errors(e->workers, e->nworkers);
-    int64_t cut = 0;
-    for (int i = 0; i < e->nworkers; i++) cut += e->workers[i].abandoned ? 0 : e->workers[i].interrupted;
-    if (cut > 0)
-        fprintf(stderr, "luaload: %lld iteration%s still running at the end were interrupted (not counted)\n",
-                (long long)cut, cut == 1 ? "" : "s");
+    report_cut(e->workers, e->nworkers);
     return ENGINE_NEXT;
 }
