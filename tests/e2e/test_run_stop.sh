@@ -4,7 +4,8 @@
 # interrupted and what the cut iterations were doing; a TLS client against
 # a plain-HTTP port fails each request at once with k6's 1300, and against
 # a port that never answers says the requests hung in their handshake;
-# requests that fail in setup() are told before the script's own error.
+# requests that fail in setup() are told before the script's own error;
+# the vus gauge of a constant-vus run is its count, not its wind-down.
 source "$(dirname "$0")/lib.sh"
 start_serve
 
@@ -115,4 +116,11 @@ run_ll run "$S" -i 1 -q
 expect_match "teardown, target down: told too" "$ERR" \
   "^luaload: WARN teardown\(\): request failed: GET http://127\.0\.0\.1:$DOWN/bye: .*\(error_code 1212\)$"
 
+# ---- the vus gauge of a constant-vus run: its count, not its wind-down ----
+# (short iterations: a sample at the end of the duration found the VUs
+# retiring, 0 to 9 of them; twice, as that sample's timing varies)
+for i in 1 2; do
+  run_ll run "$URL/delay/5" -c 10 -d 2s -w 2 -q --summary-export "$T/vus.json"
+  expect_eq "constant VUs ($i): vus is the count" "$(jq -c '.metrics.vus' "$T/vus.json")" '{"value":10,"min":10,"max":10}'
+done
 finish

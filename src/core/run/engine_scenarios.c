@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "duration.h"
 #include "engine_ctx.h"
 #include "lifecycle.h"
 #include "progress.h"
@@ -54,6 +55,17 @@ static uint64_t planned_end_ns(const ll_config *cfg, uint64_t t0, uint64_t *max_
         if (sc->graceful_stop_us > grace) grace = sc->graceful_stop_us;
     }
     *max_grace_ns = grace * 1000;
+    return t0 + end * 1000;
+}
+
+/* When the last scenario's duration is over, before its gracefulStop. */
+static uint64_t steady_end_ns(const ll_config *cfg, uint64_t t0) {
+    uint64_t end = 0;
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->scenarios.items[i];
+        uint64_t e = ll_duration_add(sc->start_time_us, ll_scenario_duration_us(sc));
+        if (e > end) end = e;
+    }
     return t0 + end * 1000;
 }
 
@@ -133,6 +145,7 @@ static void report_cut(ll_worker *workers, int n) {
 /* The watcher's state between its wake-ups. */
 typedef struct watch {
     uint64_t t0, due, max_grace, next;
+    uint64_t end;   /* the last scenario's planned end, its gracefulStop not included */
     ll_shard *snap; /* the workers' snapshots summed, for the thresholds and results.c */
     int progress, asked, seen_abort, seen_threshold, seen_signal;
 } watch;
@@ -145,7 +158,12 @@ static void watch_second(ll_engine *e, watch *wt, uint64_t now) {
     ll_worker *workers = e->workers;
     int n = e->nworkers;
     if (e->ms) e->mode->second(e->ms, workers, n, now);
-    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, now, 0);
+    /* the vus gauge while the scenarios run: not their wind-down (past the
+     * last one's end, or after a stop), where the VUs finishing their last
+     * iterations would turn a steady count into its tail (k6's vus of a
+     * constant-vus run is its count) */
+    int wind_down = now >= wt->end || ll_run_stopped(&e->run);
+    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, now, wind_down ? LL_PROGRESS_WIND_DOWN : 0);
     if (wt->progress) ll_progress_draw(&cfg->scenarios, workers, n, wt->t0, now, 0);
     if (!wt->snap) return;
     ll_shard_reset(wt->snap);
@@ -221,6 +239,7 @@ static void watch_workers(ll_engine *e, uint64_t t0) {
     watch wt = {.t0 = t0, .next = t0 + 1000000000ull, .progress = !cfg->quiet && isatty(2)};
     wt.snap = cfg->thresholds.n || ll_results_wanted(e->results) ? ll_shard_new(run->reg) : NULL;
     wt.due = planned_end_ns(cfg, t0, &wt.max_grace);
+    wt.end = steady_end_ns(cfg, t0);
     ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, t0, 1);
     pthread_mutex_lock(&run->mu);
     while (run->finished < n) {
