@@ -97,9 +97,8 @@ int engine_abandoned(const ll_engine *e) {
 }
 
 void engine_free(ll_engine *e) {
-    g_run = NULL;
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    g_run = NULL; /* the handlers stay: a signal after the run (a second Ctrl-C
+                   * as it frees) is ignored, the process exits with its code */
     ll_fdreserve_release(&e->end_fds);
     ll_outputs_free(e->outputs); /* before the shards it writes from */
     ll_results_free(e->results);
