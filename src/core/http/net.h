@@ -39,6 +39,7 @@ struct ll_net_conn {
     void *ssl;              /* SSL *, TLS connections only */
     int os_errno;           /* of the failed call */
     int tls_error;          /* LL_TLS_ERR_* of a failed handshake */
+    int tls_reason;         /* OpenSSL's reason code of the last failure, 0: none */
     int reused_session;     /* the handshake resumed a TLS session */
     const char *err;        /* static description of the failure */
     char errbuf[200];       /* or a formatted one, err pointing here */

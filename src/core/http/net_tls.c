@@ -59,6 +59,7 @@ static ll_net_status ssl_status(ll_net_conn *c, int r, int reading) {
     }
     c->os_errno = e == SSL_ERROR_SYSCALL ? errno : 0;
     unsigned long code = ERR_get_error();
+    c->tls_reason = code ? ERR_GET_REASON(code) : 0;
     if (c->os_errno) snprintf(c->errbuf, sizeof(c->errbuf), "%s", strerror(c->os_errno));
     else if (code) ERR_error_string_n(code, c->errbuf, sizeof(c->errbuf));
     else snprintf(c->errbuf, sizeof(c->errbuf), "the TLS connection failed");
@@ -83,6 +84,11 @@ static ll_net_status tls_handshake(ll_net_conn *c) {
     if (v != X509_V_OK && SSL_get_verify_mode(ssl) != SSL_VERIFY_NONE) {
         c->tls_error = LL_TLS_ERR_VERIFY;
         snprintf(c->errbuf, sizeof(c->errbuf), "tls: failed to verify certificate: %s", X509_verify_cert_error_string(v));
+    } else if (c->tls_reason == SSL_R_WRONG_VERSION_NUMBER || c->tls_reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
+        /* the server answered in something other than TLS (plain HTTP's
+         * 400): Go's words, which k6 shows */
+        c->tls_error = LL_TLS_ERR_HANDSHAKE;
+        snprintf(c->errbuf, sizeof(c->errbuf), "tls: first record does not look like a TLS handshake");
     } else {
         c->tls_error = LL_TLS_ERR_HANDSHAKE;
         char why[sizeof(c->errbuf) - 32];

@@ -91,6 +91,11 @@ typedef struct ll_transport_ops {
     void (*release)(ll_transfer *x);
     /* 1 when the transport can speak http_version (LL_HTTP_*) */
     int (*supports)(int http_version);
+    /* What the request in flight is doing ("connecting", "in the TLS
+     * handshake", "waiting for the response" ...), and since when it was
+     * started (ll_loop_now_ns) in *since_ns; NULL when none is in flight.
+     * For the end of a run's account of what it cut off. */
+    const char *(*phase)(ll_transfer *x, uint64_t *since_ns);
 } ll_transport_ops;
 
 /* What every transport's own structs start with. */

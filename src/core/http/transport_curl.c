@@ -165,6 +165,15 @@ static int curl_supports(int v) {
     return 1;
 }
 
+/* libcurl does not say where a transfer stands; its own clock does: the
+ * first byte of the response, or the request about to go out. */
+static const char *curl_transfer_phase(ll_transfer *base, uint64_t *since_ns) {
+    curl_transfer *x = (curl_transfer *)base;
+    if (!x->active) return NULL;
+    *since_ns = x->t_start;
+    return x->t_first ? "reading the response" : x->t_pre ? "waiting for the response" : "connecting";
+}
+
 const ll_transport_ops ll_transport_curl = {
     .name = "curl",
     .slot = 1,
@@ -176,4 +185,5 @@ const ll_transport_ops ll_transport_curl = {
     .cancel = curl_transfer_cancel,
     .release = curl_transfer_release,
     .supports = curl_supports,
+    .phase = curl_transfer_phase,
 };

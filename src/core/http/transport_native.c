@@ -436,6 +436,26 @@ static int native_cancel(ll_transfer *base, int64_t *bytes_sent) {
     return x->attempts;
 }
 
+static const char *native_phase(ll_transfer *base, uint64_t *since_ns) {
+    native_transfer *x = (native_transfer *)base;
+    if (!x->active) return NULL;
+    *since_ns = x->t_start;
+    switch (x->st) {
+    case X_QUEUED: return "waiting for a free connection";
+    case X_WAIT:
+        if (!x->conn) return "waiting for a connection";
+        return x->conn->st == C_RESOLVING    ? "looking up the host's name"
+               : x->conn->st == C_CONNECTING ? "connecting"
+               : x->conn->st == C_HANDSHAKE  ? "in the TLS handshake"
+                                             : "waiting for a connection";
+    case X_START:
+    case X_SENDING: return "sending the request";
+    case X_RECEIVING:
+    case X_STREAM: return x->t_first ? "reading the response" : "waiting for the response";
+    default: return "finishing";
+    }
+}
+
 static void native_transfer_free(ll_transfer *base) {
     native_transfer *x = (native_transfer *)base;
     if (!x) return;
@@ -573,4 +593,5 @@ const ll_transport_ops ll_transport_native = {
     .cancel = native_cancel,
     .release = native_release,
     .supports = native_supports,
+    .phase = native_phase,
 };

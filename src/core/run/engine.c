@@ -26,7 +26,6 @@ static ll_run *g_run; /* for the signal handler */
 #define SIGNAL_REPEAT_NS 250000000ull
 
 static void on_signal(int sig) {
-    (void)sig;
     if (!g_run) return;
     uint64_t now = ll_loop_now_ns();
     if (atomic_load(&g_run->interrupt)) {
@@ -34,7 +33,16 @@ static void on_signal(int sig) {
         return;
     }
     atomic_store(&g_run->interrupt_ns, now);
+    atomic_store(&g_run->interrupt_sig, sig);
     atomic_store(&g_run->interrupt, 1);
+}
+
+void engine_tell_interrupt(ll_engine *e, const char *what) {
+    if (e->told_interrupt || !atomic_load(&e->run.interrupt)) return;
+    e->told_interrupt = 1;
+    int sig = atomic_load(&e->run.interrupt_sig);
+    fprintf(stderr, "luaload: interrupted by %s%s%s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+            what ? ": " : "", what ? what : "");
 }
 
 static int file_exists(const char *path) { return access(path, R_OK) == 0; }
@@ -91,9 +99,8 @@ int engine_abandoned(const ll_engine *e) {
 }
 
 void engine_free(ll_engine *e) {
-    g_run = NULL;
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    g_run = NULL; /* the handlers stay: a signal after the run (a second Ctrl-C
+                   * as it frees) is ignored, the process exits with its code */
     ll_fdreserve_release(&e->end_fds);
     ll_outputs_free(e->outputs); /* before the shards it writes from */
     ll_results_free(e->results);
@@ -146,6 +153,7 @@ static void engine_open(ll_engine *e, ll_config *cfg, const ll_script_ops *scrip
  * process leaves. */
 static int engine_close(ll_engine *e) {
     int rc = e->rc;
+    engine_tell_interrupt(e, NULL); /* when no phase told it */
     ll_fdreserve_release(&e->end_fds);
     ll_api_set_status(e->api, atomic_load(&e->run.interrupt) ? LL_API_STATUS_INTERRUPTED : LL_API_STATUS_ENDED);
     ll_api_stop(e->api);

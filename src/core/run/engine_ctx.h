@@ -68,6 +68,7 @@ typedef struct ll_engine {
     int failed;                 /* a threshold failed */
     char *teardown_out;
     int rc;                     /* the exit code so far */
+    int told_interrupt;         /* the signal's line is out */
     char libbuf[4200];
     char err[1024];
 } ll_engine;
@@ -96,6 +97,9 @@ void engine_init(ll_engine *e, ll_config *cfg, const ll_script_ops *script);
 void engine_free(ll_engine *e);
 /* Whether a thread was given up on: a worker, or the lifecycle worker. */
 int engine_abandoned(const ll_engine *e);
+/* After a SIGINT or SIGTERM, once: "luaload: interrupted by SIGINT: what"
+ * (what NULL: nothing more). */
+void engine_tell_interrupt(ll_engine *e, const char *what);
 
 /* The phases, in order; each sets e->rc. */
 engine_next engine_prepare(ll_engine *e);

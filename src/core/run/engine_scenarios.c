@@ -3,7 +3,8 @@
  * second meanwhile: the vus gauges, the progress lines (progress_lines.c), the thresholds
  * evaluated on the workers' snapshots, the outputs of results.c, quick
  * mode's ticker), stopped when due (signals, abort(), abortOnFail), given up
- * on when their Lua code does not stop, joined; then their script errors. */
+ * on when their Lua code does not stop, joined; then their script errors
+ * and what the iterations cut off at the end were doing. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "duration.h"
 #include "engine_ctx.h"
 #include "lifecycle.h"
 #include "progress.h"
@@ -57,6 +59,17 @@ static uint64_t planned_end_ns(const ll_config *cfg, uint64_t t0, uint64_t *max_
     return t0 + end * 1000;
 }
 
+/* When the last scenario's duration is over, before its gracefulStop. */
+static uint64_t steady_end_ns(const ll_config *cfg, uint64_t t0) {
+    uint64_t end = 0;
+    for (int i = 0; i < cfg->scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->scenarios.items[i];
+        uint64_t e = ll_duration_add(sc->start_time_us, ll_scenario_duration_us(sc));
+        if (e > end) end = e;
+    }
+    return t0 + end * 1000;
+}
+
 /* Gives up on the workers whose thread crashed (crash.c), at once: their
  * metrics are those of their last snapshot. */
 static void abandon_crashed(ll_run *run, ll_worker *workers, int n) {
@@ -71,7 +84,8 @@ static void abandon_crashed(ll_run *run, ll_worker *workers, int n) {
 }
 
 /* Gives up on the workers that did not stop by their due time: their Lua
- * code never yields. Their metrics are those of their last snapshot. */
+ * code never yields (or, not in Lua, the worker is stuck elsewhere). Their
+ * metrics are those of their last snapshot. */
 static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
     abandon_crashed(run, workers, n);
     for (int i = 0; i < n; i++) {
@@ -81,20 +95,61 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
         run->finished++;
         int64_t busy = 0;
         for (int e = 0; e < w->nexecutors; e++) busy += atomic_load(&w->executors[e].active_vus);
+        const char *why = atomic_load_explicit(&w->in_lua, memory_order_relaxed)
+                              ? "its Lua code does not yield (a loop with no request or sleep?)"
+                              : "it is stuck outside the Lua code (no VU's code was running: a luaload bug, "
+                                "please report it)";
         fprintf(stderr,
-                "luaload: worker %d did not stop: its Lua code does not yield (a loop with no request or sleep?); "
-                "%lld iteration%s abandoned, its metrics are from its last snapshot (up to 1 s old)\n",
-                i, (long long)busy, busy == 1 ? "" : "s");
+                "luaload: worker %d did not stop: %s; %lld iteration%s abandoned, its metrics are from its last "
+                "snapshot (up to 1 s old)\n",
+                i, why, (long long)busy, busy == 1 ? "" : "s");
     }
+}
+
+/* The iterations running when the run was stopped, over the workers. */
+static int64_t running_iterations(ll_worker *workers, int n) {
+    int64_t busy = 0;
+    for (int i = 0; i < n; i++)
+        for (int e = 0; e < workers[i].nexecutors; e++) busy += atomic_load(&workers[i].executors[e].active_vus);
+    return busy;
+}
+
+/* The iterations cut off at the end and, for those cut in a request, what
+ * the request was doing (by message, over the workers given up on by
+ * none), the longest time one had been going. */
+static void report_cut(ll_worker *workers, int n) {
+    int64_t cut = 0;
+    uint64_t longest = 0;
+    ll_errors all;
+    memset(&all, 0, sizeof(all));
+    for (int i = 0; i < n; i++) {
+        if (workers[i].abandoned) continue;
+        cut += workers[i].interrupted;
+        ll_errors_merge(&all, &workers[i].cut_waits);
+        if (workers[i].cut_longest_ns > longest) longest = workers[i].cut_longest_ns;
+    }
+    if (cut > 0 && (all.n || all.other))
+        fprintf(stderr,
+                "luaload: %lld iteration%s still running at the end were interrupted (not counted), in these "
+                "requests (the oldest had been going for %.1fs):\n",
+                (long long)cut, cut == 1 ? "" : "s", (double)longest / 1e9);
+    else if (cut > 0)
+        fprintf(stderr, "luaload: %lld iteration%s still running at the end were interrupted (not counted)\n",
+                (long long)cut, cut == 1 ? "" : "s");
+    ll_errors_sort(&all);
+    for (int i = 0; cut > 0 && i < all.n && i < ENGINE_SCRIPT_ERRORS_SHOWN; i++)
+        fprintf(stderr, "luaload:   %lld × %s\n", (long long)all.items[i].count, all.items[i].msg);
+    ll_errors_free(&all);
 }
 
 
 /* The watcher's state between its wake-ups. */
 typedef struct watch {
     uint64_t t0, due, max_grace, next;
+    uint64_t end;   /* the last scenario's planned end, its gracefulStop not included */
     ll_shard *snap; /* the workers' snapshots summed, for the thresholds and results.c */
     ll_progress_lines *lines; /* NULL: none (-q, or the mode has its own) */
-    int asked, seen_abort, seen_threshold;
+    int asked, seen_abort, seen_threshold, seen_signal;
 } watch;
 
 /* Each whole second: quick mode's, the vus gauges, the progress lines, and
@@ -105,7 +160,12 @@ static void watch_second(ll_engine *e, watch *wt, uint64_t now) {
     ll_worker *workers = e->workers;
     int n = e->nworkers;
     if (e->ms) e->mode->second(e->ms, workers, n, now);
-    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, now, 0);
+    /* the vus gauge while the scenarios run: not their wind-down (past the
+     * last one's end, or after a stop), where the VUs finishing their last
+     * iterations would turn a steady count into its tail (k6's vus of a
+     * constant-vus run is its count) */
+    int wind_down = now >= wt->end || ll_run_stopped(&e->run);
+    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, now, wind_down ? LL_PROGRESS_WIND_DOWN : 0);
     ll_progress_lines_second(wt->lines, workers, n, now);
     if (!wt->snap) return;
     ll_shard_reset(wt->snap);
@@ -142,6 +202,15 @@ static int watch_turn(ll_engine *e, watch *wt, uint64_t now) {
         wt->seen_abort = 1;
         if (now < wt->due) wt->due = now;
     }
+    if (!wt->seen_signal && atomic_load(&run->interrupt)) {
+        wt->seen_signal = 1;
+        char what[160];
+        int64_t busy = running_iterations(e->workers, n);
+        snprintf(what, sizeof(what), "stopping at %.1fs; %lld running iteration%s get%s up to %.1fs to finish, then %s cut off",
+                 (double)(now - wt->t0) / 1e9, (long long)busy, busy == 1 ? "" : "s", busy == 1 ? "s" : "",
+                 (double)LL_RUN_SIGNAL_GRACE_NS / 1e9, busy == 1 ? "it is" : "they are");
+        engine_tell_interrupt(e, what);
+    }
     if (!wt->seen_threshold && atomic_load(&run->threshold_abort)) {
         wt->seen_threshold = 1;
         if (now + wt->max_grace < wt->due) wt->due = now + wt->max_grace;
@@ -173,6 +242,7 @@ static void watch_workers(ll_engine *e, uint64_t t0, int own_live) {
     watch wt = {.t0 = t0, .next = t0 + 1000000000ull};
     wt.snap = cfg->thresholds.n || ll_results_wanted(e->results) ? ll_shard_new(run->reg) : NULL;
     wt.due = planned_end_ns(cfg, t0, &wt.max_grace);
+    wt.end = steady_end_ns(cfg, t0);
     if (!cfg->quiet && !own_live)
         wt.lines = ll_progress_lines_new(&cfg->scenarios, isatty(STDERR_FILENO), t0, (wt.due - t0) / 1000);
     ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, t0, 1);
@@ -248,10 +318,6 @@ engine_next engine_scenarios(ll_engine *e) {
     e->elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) return engine_end(e, rc);
     report_errors(e->workers, e->nworkers);
-    int64_t cut = 0;
-    for (int i = 0; i < e->nworkers; i++) cut += e->workers[i].abandoned ? 0 : e->workers[i].interrupted;
-    if (cut > 0)
-        fprintf(stderr, "luaload: %lld iteration%s still running at the end were interrupted (not counted)\n",
-                (long long)cut, cut == 1 ? "" : "s");
+    report_cut(e->workers, e->nworkers);
     return ENGINE_NEXT;
 }

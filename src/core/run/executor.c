@@ -367,6 +367,9 @@ void ll_executor_tick(ll_executor *s, uint64_t now, int stop_now, int graceful) 
         }
         maybe_done(s);
     }
+    /* a stop that comes while the iterations wind down (a signal's grace
+     * over, abort()) cuts them now, gracefulStop or not */
+    if (s->phase == LL_EXECUTOR_STOPPING && stop_now && now < s->hard_end_ns) s->hard_end_ns = now;
     if (s->phase == LL_EXECUTOR_STOPPING && now >= s->hard_end_ns) {
         for (int i = 0; i < s->nvus; i++)
             if (s->vus[i].in_iteration) cut(s, &s->vus[i]);

@@ -104,6 +104,16 @@ void ll_http_exchange_lost(ll_vu *vu, const ll_http_req *req, const char *method
     if (bytes_sent > 0) ll_shard_add(vu->w->shard, LL_M_DATA_SENT, (double)bytes_sent, &t);
 }
 
+/* A request of setup() or teardown() that got no response, told at once
+ * (k6's "Request Failed" warning): the run's end may come from the script's
+ * own error about it, which would hide the cause. The first few only. */
+static void warn_call_failed(ll_worker *w, const char *method, const ll_http_req *req, const ll_http_res *r) {
+    if (++w->call_failed_reqs > LL_WORKER_CALL_WARNINGS) return;
+    fprintf(stderr, "luaload: WARN %s(): request failed: %s %s: %s (error_code %d)\n",
+            w->call_name ? w->call_name : "setup", method, req->url, *r->error ? r->error : "no response",
+            r->error_code);
+}
+
 /* A failed request in its worker's table of errors by message (for the
  * report at the end): the transport's error, or the status. Only failed
  * requests come here. */
@@ -141,6 +151,7 @@ void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *meth
     ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
     ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
     if (failed && (h.counted || r->status == 0)) count_failed(vu->w, r);
+    if (r->status == 0 && vu->w->single) warn_call_failed(vu->w, method, req, r);
     /* attempts the transport sent again on a fresh connection after the
      * server closed the reused one: k6's 1220, connection reset */
     if (!r->retries) return;
@@ -167,10 +178,24 @@ int ll_http_exchange_follow(ll_vu *vu, ll_http_call *call, ll_transfer *x, const
 }
 
 
+/* What x, cut off, was doing, in its worker's table for the end of the run
+ * ("a request to URL, in the TLS handshake"), and for how long. */
+static void note_cut(ll_worker *w, ll_transfer *x) {
+    uint64_t since = 0;
+    const char *phase = x->tp->ops->phase ? x->tp->ops->phase(x, &since) : NULL;
+    if (!phase || !x->req) return;
+    char msg[400];
+    snprintf(msg, sizeof(msg), "%s %.300s, %s", x->method ? x->method : "GET", x->req->url, phase);
+    ll_errors_count(&w->cut_waits, msg, 1, LL_WORKER_HTTP_ERRORS_MAX);
+    uint64_t now = ll_loop_now_ns();
+    if (since && now > since && now - since > w->cut_longest_ns) w->cut_longest_ns = now - since;
+}
+
 void ll_http_exchange_cancel(ll_vu *vu, ll_http_call *call, const ll_http_judge *j) {
     ll_transfer *x = call->x;
     if (!x) return;
     call->x = NULL;
+    note_cut(vu->w, x);
     int64_t bytes = 0;
     int sent = x->tp->ops->cancel(x, &bytes);
     if (sent <= 0) return;

@@ -59,7 +59,7 @@ void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *wor
     int64_t vus = 0, max = 0;
     for (int s = 0; s < set->n; s++) {
         const ll_scenario *sc = &set->items[s];
-        if (initial) {
+        if (initial == 1) {
             vus += initial_vus(sc);
             int arrival = sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
             max += arrival ? sc->pre_allocated_vus : ll_scenario_max_vus(sc);
@@ -71,7 +71,7 @@ void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *wor
             max += atomic_load_explicit(&workers[w].executors[s].made_vus, memory_order_relaxed);
         }
     }
-    ll_shard_set(shard, LL_M_VUS, (double)vus, now, NULL);
+    if (initial != LL_PROGRESS_WIND_DOWN) ll_shard_set(shard, LL_M_VUS, (double)vus, now, NULL);
     if (max > 0) ll_shard_set(shard, LL_M_VUS_MAX, (double)max, now, NULL);
 }
 

@@ -13,7 +13,10 @@
 void ll_progress_describe(const ll_scenario *sc, char *buf, size_t len);
 
 /* Records vus and vus_max into shard (the main thread's) at now. initial:
- * the planned VUs at the start, before any worker ran. */
+ * 1, the planned VUs at the start, before any worker ran; 0, the VUs now;
+ * LL_PROGRESS_WIND_DOWN, vus_max only (the VUs finishing their last
+ * iterations are no count of the test's VUs). */
+#define LL_PROGRESS_WIND_DOWN 2
 void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *workers, int n, uint64_t now,
                         int initial);
 /* Records vus_max alone, the VUs planned (k6 emits it once its VUs are

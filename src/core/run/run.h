@@ -64,6 +64,7 @@ typedef struct ll_run {
     char *setup_json;           /* setup()'s return value, NULL when none */
     atomic_int interrupt;       /* set on SIGINT/SIGTERM: stop */
     _Atomic uint64_t interrupt_ns; /* when (ll_loop_now_ns), set before interrupt */
+    atomic_int interrupt_sig;   /* which signal (SIGINT, SIGTERM), set before interrupt */
     atomic_int aborted;         /* luaload.abort() was called: stop now */
     char abort_reason[256];     /* written once, by whoever set aborted */
     atomic_int threshold_abort; /* an abortOnFail threshold failed: stop now */

@@ -82,7 +82,9 @@ static void run(ll_vu *vu, int nargs) {
     if (vu->executor && vu->executor->env_ref != w->env_ref) w->run->script->use_env(w, vu->executor->env_ref);
     char err[1024];
     w->current = vu;
+    atomic_store_explicit(&w->in_lua, 1, memory_order_relaxed);
     int rc = vu->w->run->script->vu_resume(vu, nargs, err, sizeof(err));
+    atomic_store_explicit(&w->in_lua, 0, memory_order_relaxed);
     w->current = NULL;
     if (rc == LL_SCRIPT_YIELDED) {
         vu->yielded = 1;

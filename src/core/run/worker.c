@@ -59,6 +59,7 @@ void ll_worker_free(ll_worker *w) {
     ll_tally_free(&w->pub_tally);
     ll_errors_free(&w->errors);
     ll_errors_free(&w->http_errors);
+    ll_errors_free(&w->cut_waits);
     if (w->mode_data) w->run->mode_ops->worker_free(w);
     memset(w, 0, sizeof(*w));
 }
@@ -243,12 +244,18 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
     w->call_deadline_ns = timeout_us ? ll_loop_now_ns() + timeout_us * 1000 : 0;
     w->call_graceful_at_start = atomic_load(&w->run->interrupt) || atomic_load(&w->run->threshold_abort);
     int64_t cut_before = w->interrupted;
+    w->call_name = fname;
+    w->call_failed_reqs = 0;
     vu->last_error = NULL;
     vu->next_start_ns = 0;
     vu->alive = 1;
     w->active = 1;
     ll_vu_start_iteration(vu);
     drive(w);
+    if (w->call_failed_reqs > LL_WORKER_CALL_WARNINGS)
+        fprintf(stderr, "luaload: WARN %s(): %lld more request%s failed\n", fname,
+                (long long)(w->call_failed_reqs - LL_WORKER_CALL_WARNINGS),
+                w->call_failed_reqs - LL_WORKER_CALL_WARNINGS == 1 ? "" : "s");
 
     int rc = 0;
     if (atomic_load(&w->run->aborted)) {

@@ -30,6 +30,10 @@
 /* Distinct failed-request messages a worker keeps (http_errors). */
 #define LL_WORKER_HTTP_ERRORS_MAX 32
 
+/* Failed requests of setup() or teardown() told as they fail, as k6's
+ * "Request Failed" warnings; the others are counted in one line. */
+#define LL_WORKER_CALL_WARNINGS 5
+
 /* Distinct script error messages a worker keeps (an error that carries a
  * counter or an id in its text must not grow the table without end). */
 #define LL_WORKER_SCRIPT_ERRORS_MAX 256
@@ -52,6 +56,10 @@ struct ll_worker {
     int single;                 /* running one call (setup/teardown) */
     uint64_t call_deadline_ns;  /* single call: interrupt it then (0: none) */
     int call_graceful_at_start; /* single call: the run was already stopping */
+    const char *call_name;      /* single call: the function ("setup") */
+    int64_t call_failed_reqs;   /* single call: its requests that failed with
+                                 * no response (each of the first
+                                 * LL_WORKER_CALL_WARNINGS told at once) */
     int setup_ref;              /* setup data in this state */
     int exec_ref;               /* single call: the function */
     struct ll_lua_cache *lua_cache; /* lua_api's per-state lookups of every
@@ -68,6 +76,11 @@ struct ll_worker {
                                  * worker is done) */
     _Atomic int64_t interrupted; /* iterations cut by the hard end (read by
                                  * other workers' luaload.execution) */
+    ll_errors cut_waits;        /* what the requests cut off were doing ("a
+                                 * request to URL, in the TLS handshake") */
+    uint64_t cut_longest_ns;    /* how long the oldest of them had been going */
+    atomic_int in_lua;          /* a VU's coroutine is running (read by the
+                                 * main thread when the worker does not stop) */
     ll_shard *published;        /* a copy of shard, refreshed every second */
     pthread_mutex_t pub_mu;     /* guards published and published_at */
     ll_tally pub_tally;         /* tally when published was taken */

@@ -185,6 +185,11 @@ static int parse_head(conn *c) {
     char *end = avail >= 4 ? memmem(start + c->scan, avail - c->scan, "\r\n\r\n", 4) : NULL;
     if (!end) {
         c->scan = avail > 3 ? avail - 3 : 0;
+        /* a method byte that is no token's (a TLS ClientHello starts with
+         * 0x16) is refused at once, as nginx does: the client is told now,
+         * not when its timeout runs out */
+        for (size_t i = 0; i < avail && start[i] != ' '; i++)
+            if (!ll_request_is_tchar((unsigned char)start[i]) && start[i] != '\r' && start[i] != '\n') return P_BAD;
         return avail > HEAD_MAX ? P_BAD : P_MORE;
     }
     size_t head_len = (size_t)(end - start) + 4;
