@@ -47,6 +47,8 @@ for tr in native curl; do
   run_ll run -q --no-summary -i 1 --transport $tr --insecure-skip-tls-verify "$S"
   expect_eq "--insecure-skip-tls-verify ($tr): both Clients get 200" "$(grep -c $'\t200$' "$OUT")" 2
 done
+run_ll run -q -r 2 --insecure-skip-tls-verify --summary-export "$T/s.json" "$HS/"
+expect_eq "--insecure-skip-tls-verify in quick mode: no request failed" "$(rate http_req_failed) $(cnt http_reqs)" "0 2"
 run_ll run -q -i 1 --skip-verify "$S"
 expect_eq "--skip-verify with a script: exit 104" "$RC" 104
 expect_match "--skip-verify with a script: names --insecure-skip-tls-verify" "$ERR" \
