@@ -44,6 +44,14 @@ static const ll_flag RUN_FLAGS[] = {
     {"-v", "--verbose", NULL, NULL, NULL, "show console.debug lines too"},
     {NULL, "--console-output", NULL, "FILE", "@file", "write console.* lines to FILE instead of stderr"},
     {NULL, "--threshold", NULL, "M=EXPR", NULL, "a threshold, e.g. 'http_req_duration=p(95)<200' (repeatable)"},
+    {NULL, "--tag", NULL, "NAME=VALUE", NULL, "a tag on every sample of the test, over options.tags (repeatable)"},
+    {NULL, "--rps", NULL, "N", NULL,
+     "at most N requests/s over all VUs (k6's rps; the wait is not in the request's or iteration's timings)"},
+    {NULL, "--http-debug", NULL, NULL, NULL,
+     "print every request and response on stderr, headers only; --http-debug=full: the bodies too"},
+    {NULL, "--insecure-skip-tls-verify", NULL, NULL, NULL, "no Client verifies the server's certificate"},
+    {NULL, "--fail-when-all-iterations-fail", NULL, NULL, NULL,
+     "exit 107 when every iteration failed with a script error (else a warning)"},
     {NULL, "--dns", NULL, "LIST", NULL,
      "name resolution, k6's dns option: ttl=5m (0: no cache, inf: forever), select=random|first|roundRobin, "
      "policy=preferIPv4|preferIPv6|onlyIPv4|onlyIPv6|any, e.g. ttl=1m,select=first"},
@@ -176,6 +184,41 @@ static int unknown_flag(const char *cmd, const char *flag) {
     return ll_flag_unknown(cmd, "flag", flag, ll_cli_run_groups, 2);
 }
 
+/* k6's --tag, --rps, --http-debug[=full], --insecure-skip-tls-verify and
+ * luaload's --fail-when-all-iterations-fail (v: the value, NULL for a
+ * switch). Returns 0 or LL_EXIT_CONFIG. */
+static const char *const K6_FLAGS[] = {"--tag", "--rps", "--http-debug", "--insecure-skip-tls-verify",
+                                       "--fail-when-all-iterations-fail", NULL};
+
+static int k6_flag(const char *flag) {
+    for (int i = 0; K6_FLAGS[i]; i++)
+        if (strcmp(flag, K6_FLAGS[i]) == 0) return 1;
+    return 0;
+}
+
+static int parse_k6_flag(ll_config *cfg, const char *flag, const char *v) {
+    int rc = 0;
+    if (strcmp(flag, "--tag") == 0) {
+        if (!strchr(v, '=') || v[0] == '=') return ll_config_bad(flag, v, "NAME=VALUE");
+        cfg->tags = ll_xrealloc(cfg->tags, (size_t)(cfg->ntags + 1) * sizeof(*cfg->tags));
+        cfg->tags[cfg->ntags++] = (char *)v;
+    } else if (strcmp(flag, "--rps") == 0) {
+        char *end;
+        cfg->rps = strtod(v, &end);
+        if (end == v || *end || !(cfg->rps > 0 && cfg->rps <= 1e9)) rc = ll_config_bad(flag, v, "requests per second above 0");
+        cfg->rps_set = 1;
+    } else if (strcmp(flag, "--http-debug") == 0) {
+        if (v && strcmp(v, "full") != 0 && strcmp(v, "headers") != 0) rc = ll_config_bad(flag, v, "nothing (headers) or full");
+        cfg->http_debug = v && strcmp(v, "full") == 0 ? 2 : 1;
+        cfg->http_debug_set = 1;
+    } else if (strcmp(flag, "--insecure-skip-tls-verify") == 0) {
+        cfg->insecure_skip_verify = 1;
+    } else {
+        cfg->fail_all_failed = cfg->fail_all_failed_set = 1;
+    }
+    return rc;
+}
+
 /* The flags and the script or URL of argv[1..argc-1] into cfg. */
 static int parse_args(int argc, char **argv, ll_config *cfg) {
     for (int i = 1; i < argc; i++) {
@@ -263,6 +306,8 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
             cfg->console_output = v;
         } else if (is(flag, "--threshold", "--threshold")) {
             rc = add_threshold(cfg, flag, v);
+        } else if (k6_flag(flag)) {
+            rc = parse_k6_flag(cfg, flag, v);
         } else if (is(flag, "--transport", "--transport")) {
             cfg->transport = ll_transport_find(v);
             if (!cfg->transport) rc = ll_config_bad(flag, v, "native or curl");

@@ -189,6 +189,38 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
     return ll_luaload_wait(L, vu);
 }
 
+/* --rps (k6's rps option): a request slot every run->rps_interval_ns over
+ * all workers, each request taking the next free one (never one in the
+ * past: no burst after an idle spell). gate(n) returns once the VU may
+ * send n requests (an http.batch's): at once, or after a wait on the
+ * worker's loop. The wait is kept out of the iteration's duration and,
+ * as the request starts after it, out of every http_req_* timing. */
+static void on_gate_done(ll_loop *loop, void *ud) {
+    (void)loop;
+    ll_vu_resume(ud, 0);
+}
+
+static void cancel_gate(void *ud) {
+    ll_vu *vu = ud;
+    ll_loop_timer_stop(vu->w->loop, &vu->timer);
+}
+
+static int l_rate_gate(lua_State *L) {
+    ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
+    ll_run *run = vu->w->run;
+    lua_Integer n = luaL_optinteger(L, 1, 1);
+    uint64_t need = (uint64_t)(n > 0 ? n : 1) * run->rps_interval_ns;
+    uint64_t now = ll_loop_now_ns(), slot, next = atomic_load(&run->rps_next_ns);
+    do slot = next > now ? next : now;
+    while (!atomic_compare_exchange_weak(&run->rps_next_ns, &next, slot + need));
+    if (slot <= now) return 0;
+    vu->rate_wait_ns += slot - now;
+    vu->timer.fn = on_gate_done;
+    ll_loop_timer_start(vu->w->loop, &vu->timer, (slot - now + 999) / 1000);
+    ll_vu_wait(vu, cancel_gate, vu);
+    return ll_luaload_wait(L, vu);
+}
+
 static ll_http_client *check_client(lua_State *L) { return ll_http_client_check(L, 1); }
 
 static int c_get(lua_State *L) { return do_request(L, check_client(L), "Client:get", "GET", 2, 0, 3); }
@@ -295,15 +327,19 @@ int luaopen_luaload_http(lua_State *L) {
     ll_http_png_register(L, lua_gettop(L));
     ll_http_body_register(L, lua_gettop(L));
     ll_http_expected_register(L, lua_gettop(L));
-    /* throw = true: the request functions raise, through a Lua wrapper */
+    /* throw = true: the request functions raise, through a Lua wrapper,
+     * which with --rps waits for the request's slot first */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luaload.http_wrap");
     lua_call(L, 1, 1);
+    ll_worker *w = ll_state_worker(L);
+    if (w && w->run && w->run->rps_interval_ns) lua_pushcfunction(L, l_rate_gate);
+    else lua_pushnil(L);
     luaL_getmetatable(L, "luaload.Client");
     lua_getfield(L, -1, "__index");
     lua_remove(L, -2);
-    lua_pushvalue(L, -3);
-    lua_call(L, 2, 0);
+    lua_pushvalue(L, -4);
+    lua_call(L, 3, 0);
     /* res:submit_form, res:click_link */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luaload.http_forms");

@@ -149,6 +149,8 @@ const ll_client_opts *ll_http_client_opts(lua_State *L, ll_http_client *c) {
     const ll_http_defaults *d = ll_http_options_defaults(L);
     ll_client_opts *o = &c->opts;
     if (o->insecure_skip_verify < 0) o->insecure_skip_verify = d->o.insecure_skip_verify > 0;
+    if (ll_state_worker(L)->run->insecure_skip_verify) o->insecure_skip_verify = 1; /* --insecure-skip-tls-verify */
+    o->http_debug = ll_state_worker(L)->run->http_debug;
     if (o->disable_keep_alive < 0) o->disable_keep_alive = d->o.disable_keep_alive > 0;
     if (o->discard_bodies < 0) o->discard_bodies = d->discard > 0;
     if (o->max_redirects < 0) o->max_redirects = d->o.max_redirects;

@@ -508,7 +508,7 @@ static int check_http(lua_State *L) {
 static const char *const OPTION_KEYS[] = {
     "vus", "iterations", "duration", "gracefulStop", "scenarios", "stages", "setupTimeout", "teardownTimeout",
     "thresholds", "tags", "summaryTrendStats", "seed", "dns", "localIPs", "executionSegment",
-    "executionSegmentSequence", "summaryTimeUnit", NULL,
+    "executionSegmentSequence", "summaryTimeUnit", "httpDebug", "rps", "failWhenAllIterationsFail", NULL,
 };
 
 /* Whether k is a script option in any case. */
@@ -623,6 +623,29 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
                 lua_setfield(L, LUA_REGISTRYINDEX, "luaload.time_unit");
                 cfg->time_unit = u;
                 cfg->time_unit_set = 1;
+            }
+        } else if (strcmp(k, "httpDebug") == 0) {
+            const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+            if (!v || (*v && strcmp(v, "headers") != 0 && strcmp(v, "full") != 0)) {
+                snprintf(err, errlen, "options.httpDebug: expected \"headers\", \"full\" or \"\"");
+                rc = LL_EXIT_CONFIG;
+            } else if (!cfg->http_debug_set) {
+                cfg->http_debug = !*v ? 0 : strcmp(v, "full") == 0 ? 2 : 1;
+            }
+        } else if (strcmp(k, "rps") == 0) {
+            double v = lua_tonumber(L, -1);
+            if (lua_type(L, -1) != LUA_TNUMBER || !(v >= 0 && v <= 1e9)) {
+                snprintf(err, errlen, "options.rps: expected requests per second from 0 (no limit) to 1e9");
+                rc = LL_EXIT_CONFIG;
+            } else if (!cfg->rps_set) {
+                cfg->rps = v;
+            }
+        } else if (strcmp(k, "failWhenAllIterationsFail") == 0) {
+            if (!lua_isboolean(L, -1)) {
+                snprintf(err, errlen, "options.failWhenAllIterationsFail: expected true or false");
+                rc = LL_EXIT_CONFIG;
+            } else if (!cfg->fail_all_failed_set) {
+                cfg->fail_all_failed = lua_toboolean(L, -1);
             }
         } else if (!ll_http_option_key(k) && !known_key(k)) { /* "Duration": its twin "duration" is read */
             char near[96];

@@ -42,7 +42,7 @@ expect_eq "unknown output: exit 104" "$RC" 104
 expect_match "unknown output: message" "$ERR" "unknown output type 'xml'"
 run_ll run "$S" -i 1 -o "json=/nonexistent-dir/x.json"
 expect_eq "unwritable output: exit 104" "$RC" 104
-expect_match "unwritable output: message" "$ERR" "cannot open /nonexistent-dir/x.json"
+expect_match "unwritable output: message" "$ERR" "^luaload: --out json: cannot write /nonexistent-dir/x.json"
 
 # an output that cannot keep up drops and counts, and never slows the VUs:
 # a "database" that takes 2 s to answer each write

@@ -6,14 +6,40 @@
 -- message carries no position, and error(msg, 2) adds the caller's.
 -- The C functions yield the VU and are resumed with (response, error): a C
 -- function that yielded cannot raise once resumed, so the check lives here.
+-- (3) With --rps, gate(n) (http.c) first waits for the slot of the n
+-- requests about to go (an http.batch's: the entries of its table); gate
+-- is nil without a limit, and the wrapper as before.
 local names = { "get", "head", "post", "put", "patch", "delete", "del", "options", "request", "batch" }
-local pcall, error = pcall, error
+local pcall, error, select, type, pairs = pcall, error, select, type, pairs
 
-return function(...)
+-- the requests of a batch: the entries of its first table argument
+local function count(...)
+  for i = 1, select("#", ...) do
+    local a = select(i, ...)
+    if type(a) == "table" then
+      local n = 0
+      for _ in pairs(a) do n = n + 1 end
+      return n
+    end
+  end
+  return 1
+end
+
+return function(gate, ...)
   for _, t in ipairs({ ... }) do
     for _, name in ipairs(names) do
       local f = t[name]
-      if f then
+      if f and gate then
+        local batch = name == "batch"
+        t[name] = function(...)
+          local ok, e = pcall(gate, batch and count(...) or 1)
+          if not ok then error(e, 2) end
+          local ok, res, err = pcall(f, ...)
+          if not ok then error(res, 2) end
+          if err then error(err, 2) end
+          return res
+        end
+      elseif f then
         t[name] = function(...)
           local ok, res, err = pcall(f, ...)
           if not ok then error(res, 2) end

@@ -87,6 +87,9 @@
 ---@field summaryTrendStats? string[] Trend columns of the summary, e.g. `{ "avg", "p(99)", "count" }`.
 ---@field summaryTimeUnit? "s"|"ms"|"us" The unit of every time in the summary.
 ---@field seed? integer|string The seed of `math.random` (0 to 2^53, or a string of digits); `--seed` and `LUALOAD_SEED` win.
+---@field rps? number At most this many requests/s over all VUs (0: none); `--rps` wins. The wait is in no request timing nor iteration_duration.
+---@field httpDebug? "headers"|"full"|"" Print requests and responses on stderr (`--http-debug[=full]` wins).
+---@field failWhenAllIterationsFail? boolean Exit 107 when every iteration failed with a script error.
 ---@field executionSegment? string This process's part of a split test, e.g. `"1/4:2/4"` (docs/distributed.md).
 ---@field executionSegmentSequence? string All the parts of the split test, e.g. `"0,1/4,2/4,3/4,1"`.
 ---@field userAgent? string Every Client's default `User-Agent`; `""` sends none.

@@ -95,6 +95,7 @@ typedef struct curl_transfer {
                                 * blank line): libcurl takes EOF for its end */
     int64_t limit_default;     /* the client's max_response_body */
     long timeout_default;      /* the client's timeout_ms */
+    int http_debug;            /* LL_HTTP_DEBUG_* (--http-debug) */
     struct curl_slist *ua;     /* "User-Agent: ..." and "Accept-Encoding:": all
                                 * a request without headers or body sends */
     struct curl_slist *ua_body; /* the same, "Expect:" and "Content-Type:", with

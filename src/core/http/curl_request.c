@@ -193,6 +193,7 @@ int curl_request_init(curl_transfer *x, const ll_client_opts *o, const ll_dns_co
      * off the wire (k6 sends it only when the script does) while libcurl
      * still decodes what comes compressed. */
     x->ua = curl_slist_append(NULL, ua);
+    x->http_debug = o->http_debug;
     struct curl_slist *l = x->ua ? curl_slist_append(x->ua, "Accept-Encoding:") : NULL;
     x->ua_body = l ? curl_slist_append(NULL, ua) : NULL;
     l = x->ua_body ? curl_slist_append(x->ua_body, "Accept-Encoding:") : NULL;

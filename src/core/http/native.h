@@ -169,6 +169,7 @@ struct native_transfer {
     int no_reuse, discard;
     long max_conn_s;
     char *user_agent, *server_name;
+    int http_debug;            /* LL_HTTP_DEBUG_* (--http-debug) */
     char **connect_to;
     ll_addr local;             /* its VU's source address (--local-ips), len 0: any */
     /* phases, on ll_loop_now_ns */

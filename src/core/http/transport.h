@@ -42,6 +42,7 @@ typedef struct ll_client_opts {
                                 * (noVUConnectionReuse): its transfers have a
                                 * pool of their own, dropped with them */
     int multiplex;             /* the worker's VUs share h2/h3 connections */
+    int http_debug;            /* --http-debug: LL_HTTP_DEBUG_* of http_debug.h, 0 off */
     int max_streams;           /* concurrent streams per shared connection; 0: 100 */
     int max_conns_per_host;    /* shared connections per host; 0: as needed */
     int tls_min, tls_max;

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "http_debug.h"
 #include "curl_internal.h"
 #include "xmalloc.h"
 
@@ -132,6 +133,7 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
         *err = "out of memory building the request headers";
         return -1;
     }
+    if (x->http_debug && x->ua) ll_http_debug_request(x->http_debug, req, method, cookie, x->ua->data + 12);
     x->base.req = req;
     x->base.method = method;
     x->fn = fn;

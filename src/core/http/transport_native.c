@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_debug.h"
 #include "http_error.h"
 #include "native.h"
 #include "tls_ocsp.h"
@@ -417,6 +418,7 @@ static ll_transfer *native_transfer_new(ll_transport *base, int vu_index, uint64
     x->version_default = o->http_version;
     x->user_agent = ll_xstrdup(o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
     x->server_name = dup_or_null(o->server_name);
+    x->http_debug = o->http_debug;
     x->connect_to = copy_list(o->connect_to);
     if (o->local_addr) x->local = *o->local_addr;
     return &x->base;
@@ -542,6 +544,7 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
         }
         x->dyn_gen = req->dyn_gen;
     }
+    if (x->http_debug) ll_http_debug_head(x->http_debug, x->head.buf.p, x->head.buf.len, req);
     uint64_t now = ll_loop_now_ns();
     x->base.req = req;
     x->base.method = method;

@@ -243,10 +243,19 @@ int ll_quick_set_urls(ll_config *cfg, const char *arg) {
 int ll_quick_finish(ll_config *cfg) {
     ll_quick *q = &cfg->quick;
     if (cfg->script_path && q->any) {
-        fprintf(stderr, "luaload: %s is a quick-mode flag: give a URL instead of a script\n", q->first_flag);
+        const char *f = q->first_flag, *use = "give a URL instead of a script";
+        if (strcmp(f, "--skip-verify") == 0)
+            use = "with a script, --insecure-skip-tls-verify (k6's) or options.insecureSkipTLSVerify = true";
+        else if (strcmp(f, "--header") == 0)
+            use = "with a script, the request's params: { headers = { [\"Name\"] = \"value\" } }";
+        fprintf(stderr, "luaload: %s is a quick-mode flag: %s\n", f, use);
         return LL_EXIT_CONFIG;
     }
     if (!cfg->quick_url) return 0;
+    if (cfg->rps_set) {
+        fprintf(stderr, "luaload: --rps limits a script's requests; quick mode's is --rate R (requests/s)\n");
+        return LL_EXIT_CONFIG;
+    }
     if (q->body && q->body_file) {
         fprintf(stderr, "luaload: --body and --body-file: give one of them\n");
         return LL_EXIT_CONFIG;

@@ -140,7 +140,8 @@ ll_quick_plan *ll_quick_plan_new(const ll_config *cfg, const atomic_int *stop, c
     o->http_version = version_of(q->http_version);
     o->multiplex = q->multiplex;
     o->disable_keep_alive = q->disable_keep_alive;
-    o->insecure_skip_verify = q->insecure;
+    o->insecure_skip_verify = q->insecure || cfg->insecure_skip_verify; /* --skip-verify, or k6's flag */
+    o->http_debug = cfg->http_debug;
     o->discard_bodies = LL_RESPONSE_NONE;
     if (q->mtls_cert) {
         o->certificate = ll_xstrdup(q->mtls_cert);

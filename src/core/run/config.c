@@ -18,6 +18,9 @@
 void ll_config_free(ll_config *cfg) {
     free(cfg->env);
     cfg->env = NULL;
+    free(cfg->tags);
+    cfg->tags = NULL;
+    cfg->ntags = 0;
     free(cfg->outputs);
     cfg->outputs = NULL;
     free(cfg->stages);
@@ -285,4 +288,21 @@ int ll_config_read_env(ll_config *cfg) {
         cfg->seed_set = 1;
     }
     return rc;
+}
+
+int ll_config_apply_tags(const ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
+    for (int i = 0; i < cfg->ntags; i++) {
+        const char *eq = strchr(cfg->tags[i], '=');
+        char key[256];
+        if ((size_t)(eq - cfg->tags[i]) >= sizeof(key)) {
+            snprintf(err, errlen, "--tag '%s': expected NAME=VALUE with a NAME of at most 255 bytes", cfg->tags[i]);
+            return LL_EXIT_CONFIG;
+        }
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - cfg->tags[i]), cfg->tags[i]);
+        if (ll_registry_add_tag(reg, key, eq + 1) != 0) {
+            snprintf(err, errlen, "out of memory");
+            return LL_EXIT_FAILURE;
+        }
+    }
+    return 0;
 }

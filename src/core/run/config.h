@@ -124,6 +124,15 @@ typedef struct ll_config {
     ll_dns_config dns;          /* --dns / LUALOAD_DNS / options.dns, field by field */
     ll_ip_pool local_ips;       /* --local-ips / LUALOAD_LOCAL_IPS / options.localIPs */
     char *local_ips_text;       /* as given; NULL: none */
+    int insecure_skip_verify;   /* --insecure-skip-tls-verify: no Client verifies certificates */
+    int http_debug;             /* --http-debug / options.httpDebug: 0 off, 1 headers, 2 full (bodies too) */
+    int http_debug_set;
+    double rps;                 /* --rps / options.rps: requests/s over all VUs, 0 no limit */
+    int rps_set;
+    int fail_all_failed;        /* --fail-when-all-iterations-fail / options.failWhenAllIterationsFail */
+    int fail_all_failed_set;
+    char **tags;                /* --tag NAME=VALUE, as given (test-wide tags over options.tags) */
+    int ntags;
 } ll_config;
 
 void ll_config_free(ll_config *cfg);
@@ -156,6 +165,11 @@ ll_summary_opts ll_config_summary_opts(const ll_config *cfg);
 /* Adds the --threshold flags to cfg->thresholds (after the script's own:
  * its custom metrics exist by then). 0, or LL_EXIT_CONFIG with err set. */
 int ll_config_add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, size_t errlen);
+
+/* Adds the --tag NAME=VALUE flags to the test-wide tags (after the
+ * script's options.tags: a flag wins over the option of the same name).
+ * 0, or an exit code with err set. */
+int ll_config_apply_tags(const ll_config *cfg, ll_registry *reg, char *err, size_t errlen);
 
 /* Sets the source addresses from text (--local-ips "10.0.0.10,10.0.0.20-10.0.0.30,
  * 10.0.1.0/27"), as `what` gives it; a list set already is kept unless

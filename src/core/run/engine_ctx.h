@@ -66,6 +66,7 @@ typedef struct ll_engine {
     int borrowed;               /* run.reg and total are the caller's (merge) */
     cJSON *data;                /* the summary data */
     int failed;                 /* a threshold failed */
+    int all_failed;             /* every iteration failed with a script error (warnings.h) */
     char *teardown_out;
     int rc;                     /* the exit code so far */
     int told_interrupt;         /* the signal's line is out */

@@ -166,6 +166,10 @@ static engine_next prepare_config(ll_engine *e) {
     run->transport = cfg->transport; /* LUALOAD_TRANSPORT comes with the environment, after --transport */
     rc = run->script->read_options(&e->life, cfg, run->reg, e->err, sizeof(e->err));
     if (!rc) rc = ll_config_add_cli_thresholds(cfg, run->reg, e->err, sizeof(e->err));
+    if (!rc) rc = ll_config_apply_tags(cfg, run->reg, e->err, sizeof(e->err));
+    run->insecure_skip_verify = cfg->insecure_skip_verify; /* the flags win over the options */
+    run->http_debug = cfg->http_debug;
+    run->rps_interval_ns = cfg->rps > 0 ? (uint64_t)(1e9 / cfg->rps + 0.5) : 0;
     if (rc) {
         fprintf(stderr, "luaload: %s\n", e->err);
         return engine_end(e, rc);

@@ -70,7 +70,7 @@ static void report_judge(ll_engine *e) {
     e->failed = ll_threshold_set_evaluate(&e->cfg->thresholds, e->run.reg, e->total, e->elapsed, &abort_unused);
     ll_summary_opts sopts = ll_config_summary_opts(e->cfg);
     e->data = ll_summary_data(e->run.reg, e->total, e->elapsed, &sopts);
-    ll_warnings_add(e->data, e->workers, e->nworkers, e->total);
+    e->all_failed = ll_warnings_add(e->data, e->workers, e->nworkers, e->total);
 }
 
 /* The failed thresholds on stderr, then --summary-export. */
@@ -131,6 +131,7 @@ void engine_report(ll_engine *e) {
     int rc = e->rc;
     if (!rc && (e->failed || atomic_load(&e->run.threshold_abort))) rc = LL_EXIT_THRESHOLDS;
     if (!rc && atomic_load(&e->run.marked_failed)) rc = LL_EXIT_MARKED_FAILED;
+    if (!rc && e->all_failed && e->cfg->fail_all_failed) rc = LL_EXIT_SCRIPT; /* --fail-when-all-iterations-fail */
     if ((!rc || rc == LL_EXIT_TEARDOWN_TIMEOUT) && interrupted) rc = LL_EXIT_EXTERNAL_ABORT;
     e->rc = rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "http_debug.h"
 #include "redirect.h"
 #include "auth_digest.h"
 #include "worker.h"
@@ -135,6 +136,7 @@ void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *meth
     int failed = h.failed = http_failed(j->expected, r);
     ll_tag_source t = {http_tag, http_list, &h, -1, 0};
     ll_worker_count_response(vu->w, r->status, r->error_code);
+    if (vu->w->run->http_debug) ll_http_debug_response(vu->w->run->http_debug, r);
     if (vu->w->run->tally_names) {
         const char *name = ll_http_req_tag(req, "name");
         ll_tally_name_add(&vu->w->tally, name ? name : req->url, h.counted && failed, r->t.duration);

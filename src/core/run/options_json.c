@@ -127,6 +127,10 @@ char *ll_options_json(const ll_config *cfg) {
         cJSON_AddStringToObject(dns, "policy", ll_dns_policy_name(cfg->dns.policy));
     }
     if (cfg->local_ips_text) cJSON_AddStringToObject(o, "localIPs", cfg->local_ips_text);
+    if (cfg->rps > 0) cJSON_AddNumberToObject(o, "rps", cfg->rps);
+    if (cfg->http_debug) cJSON_AddStringToObject(o, "httpDebug", cfg->http_debug == 2 ? "full" : "headers");
+    if (cfg->insecure_skip_verify) cJSON_AddBoolToObject(o, "insecureSkipTLSVerify", 1);
+    if (cfg->fail_all_failed) cJSON_AddBoolToObject(o, "failWhenAllIterationsFail", 1);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;

@@ -186,10 +186,28 @@ static int close_hdrlog(ll_hdrlog *l, ll_run *run, const ll_shard *total, double
     return rc ? LL_EXIT_FAILURE : 0;
 }
 
+/* Every other file the run writes, checked before the script's init code
+ * (k6's config error, exit 104) rather than found unwritable at the end:
+ * --summary-export, --setup-data-out, --out json=/csv= (opened once the
+ * options are read). */
+static int check_files(const ll_config *cfg) {
+    if (cfg->summary_export && check_writable("--summary-export", cfg->summary_export) != 0) return -1;
+    if (cfg->dist.setup_data_out && check_writable("--setup-data-out", cfg->dist.setup_data_out) != 0) return -1;
+    for (int i = 0; i < cfg->noutputs; i++) {
+        const char *o = cfg->outputs[i], *eq = strchr(o, '=');
+        char what[64];
+        if (!eq || !eq[1] || (strncmp(o, "json=", 5) != 0 && strncmp(o, "csv=", 4) != 0)) continue;
+        snprintf(what, sizeof(what), "--out %.*s", (int)(eq - o), o);
+        if (check_writable(what, eq + 1) != 0) return -1;
+    }
+    return 0;
+}
+
 int ll_results_open(ll_results **out, const ll_config *cfg, ll_registry *reg, int *others) {
     char err[1024];
-    ll_results *r = ll_xcalloc(1, sizeof(*r));
     *out = NULL;
+    if (check_files(cfg) != 0) return LL_EXIT_CONFIG;
+    ll_results *r = ll_xcalloc(1, sizeof(*r));
     if (own_output(cfg, "hdrlog", &r->hdrlog_file) != 0 || own_output(cfg, "html", &r->html_file) != 0) {
         free(r);
         return LL_EXIT_CONFIG;

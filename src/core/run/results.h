@@ -12,7 +12,9 @@
 typedef struct cJSON cJSON;
 typedef struct ll_results ll_results;
 
-/* Before the script's init code: finds hdrlog= and html= in cfg->outputs
+/* Before the script's init code: checks that every file the run will write
+ * can be (--summary-export, --setup-data-out, --out json=/csv=/html=, the
+ * web dashboard's export), finds hdrlog= and html= in cfg->outputs
  * (at most one each) and opens the hdrlog (emptied, its old sidecar
  * removed); *out is NULL when there are none. *others counts the other
  * outputs. 0, or an exit code after a one-line error. */

@@ -61,6 +61,12 @@ typedef struct ll_run {
     const ll_transport_ops *transport; /* forced for every Client (LUALOAD_TRANSPORT), or NULL */
     const ll_dns_config *dns;   /* the dns option */
     const ll_ip_pool *local_ips; /* --local-ips, handed to VUs by id (n 0: none) */
+    int insecure_skip_verify;   /* --insecure-skip-tls-verify: every Client skips verification */
+    int http_debug;             /* --http-debug: 0 off, 1 headers, 2 full (LL_HTTP_DEBUG_*) */
+    uint64_t rps_interval_ns;   /* --rps: the time between two requests over all
+                                 * workers; 0: no limit (set before the workers'
+                                 * states open: their http module reads it) */
+    _Atomic uint64_t rps_next_ns; /* the next free request slot (ll_loop_now_ns) */
     char *setup_json;           /* setup()'s return value, NULL when none */
     atomic_int interrupt;       /* set on SIGINT/SIGTERM: stop */
     _Atomic uint64_t interrupt_ns; /* when (ll_loop_now_ns), set before interrupt */

@@ -69,7 +69,9 @@ static void end_iteration(ll_vu *vu, int completed) {
     if (completed && !w->single) {
         ll_tag_source t = ll_vu_tag_source(vu);
         ll_shard_add(w->shard, LL_M_ITERATIONS, 1, &t);
-        ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)((now - vu->iter_start_ns) / 1000), &t);
+        uint64_t took = now - vu->iter_start_ns; /* without its --rps waits (k6#1631 counted them) */
+        took = took > vu->rate_wait_ns ? took - vu->rate_wait_ns : 0;
+        ll_shard_trend(w->shard, LL_M_ITERATION_DURATION, (int64_t)(took / 1000), &t);
         if (vu->scheduled_ns) /* from when it was due: what a user would have seen */
             ll_shard_trend(w->shard, LL_M_ITERATION_DURATION_CORRECTED, (int64_t)((now - vu->scheduled_ns) / 1000), &t);
     }
@@ -123,6 +125,7 @@ void ll_vu_start_iteration(ll_vu *vu) {
     vu->yielded = 0;
     vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_loop_now_ns();
     vu->next_start_ns = 0;
+    vu->rate_wait_ns = 0;
     /* numbered in start order when the script may ask (luaload.execution) */
     if (atomic_load_explicit(&w->run->number_iters, memory_order_relaxed)) ll_vu_scenario_iteration(vu);
     ll_http_vu_new_iteration(&vu->http); /* k6 empties the jar at each iteration */

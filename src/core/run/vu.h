@@ -43,6 +43,7 @@ struct ll_vu {
     int in_iteration;
     int yielded;                /* the current iteration waited at least once */
     uint64_t iter_start_ns;
+    uint64_t rate_wait_ns;      /* of this iteration, waited for --rps: not in its duration */
     uint64_t next_start_ns;     /* when the last iteration ended, if going on */
     ll_timer timer;             /* the owner's deferred starts, or a wait's */
     ll_vu_cancel_fn *cancel;    /* the pending-operation slot: how to cancel */

@@ -1,5 +1,6 @@
 /* warnings.c -- the end-of-run warnings about the instrument itself
- * (warnings.h): saturated workers, dropped iterations. */
+ * (warnings.h): saturated workers, dropped iterations, every iteration
+ * failed. */
 #include "warnings.h"
 
 #include <cJSON.h>
@@ -50,8 +51,28 @@ static void add_dropped(cJSON *data, const ll_shard *total) {
     add(data, text);
 }
 
-void ll_warnings_add(cJSON *data, const ll_worker *workers, int n, const ll_shard *total) {
-    if (!data || !cJSON_AddArrayToObject(data, "warnings")) return;
+/* Every iteration ended in a script error: the run measured the errors
+ * only (k6 exits 0 there, as luaload does unless told otherwise). */
+static int add_all_failed(cJSON *data, const ll_worker *workers, int n, const ll_shard *total) {
+    const ll_value *v = ll_shard_get(total, LL_M_ITERATIONS);
+    int64_t failed = 0;
+    for (int i = 0; i < n; i++) {
+        if (workers[i].abandoned) continue;
+        failed += workers[i].errors.other;
+        for (int e = 0; e < workers[i].errors.n; e++) failed += workers[i].errors.items[e].count;
+    }
+    if (!v || v->sum <= 0 || (double)failed < v->sum) return 0;
+    char text[400];
+    snprintf(text, sizeof(text), "every iteration (%.0f) failed with a script error: the results measure the "
+                                 "errors, not the system under test (see the script errors above; "
+                                 "--fail-when-all-iterations-fail makes such a run exit 107)", v->sum);
+    add(data, text);
+    return 1;
+}
+
+int ll_warnings_add(cJSON *data, const ll_worker *workers, int n, const ll_shard *total) {
+    if (!data || !cJSON_AddArrayToObject(data, "warnings")) return 0;
     if (workers) add_saturated(data, workers, n);
     add_dropped(data, total);
+    return workers ? add_all_failed(data, workers, n, total) : 0;
 }

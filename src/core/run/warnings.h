@@ -1,6 +1,7 @@
 /* warnings.h -- the end-of-run warnings about the instrument itself: a
  * worker saturated for a noticeable part of the run (the generator, not
- * the server, may have set the pace) and dropped iterations. They go into
+ * the server, may have set the pace), dropped iterations, and a run whose
+ * every iteration failed with a script error. They go into
  * the summary data (data.warnings, shown by the text summary) and on
  * stderr. */
 #ifndef LL_WARNINGS_H
@@ -20,7 +21,9 @@ typedef struct cJSON cJSON;
 
 /* Sets data.warnings to the warnings of a run (an array of strings, empty
  * when there is none) and prints each on stderr. workers: the
- * scenario workers, those given up on skipped; total: the merged shard. */
-void ll_warnings_add(cJSON *data, const ll_worker *workers, int n, const ll_shard *total);
+ * scenario workers, those given up on skipped; total: the merged shard.
+ * Returns 1 when every iteration (at least one) failed with a script
+ * error, else 0. */
+int ll_warnings_add(cJSON *data, const ll_worker *workers, int n, const ll_shard *total);
 
 #endif
