@@ -21,9 +21,9 @@
 #   quick          quick mode: luaload run URL -c CONNS -w 1, all metrics on
 #   quick-jwt      the same with -f: a different token in Authorization on
 #                  every request, streamed from a file of TOKENS tokens
-#   before         with LUALOAD_BEFORE=path/to/another/luaload: the luaload and
-#                  scale cases again with that binary, alternating with this
-#                  one (a change's before/after in one run)
+#   before         with LUALOAD_BEFORE=path/to/another/luaload: the luaload,
+#                  quick, h2, scale and mem cases again with that binary,
+#                  alternating with this one (a change's before/after in one run)
 #   k6             with K6=path/to/k6: k6 run with the same script in JavaScript
 #                  (http.get + check per iteration), -u CONNS, pinned like
 #                  the others (GOMAXPROCS=1)
@@ -249,9 +249,9 @@ p_luaload() { jq -r '"\(.metrics.http_reqs.count) \(.metrics.http_reqs.rate)"' "
 p_h2load() { awk '/^finished in/ {gsub(",", ""); s=$4} /^requests:/ {r=$8} END {print r, s}' "$1.out"; }
 # luaload_proto NAME URL VUS ENV...: the protocol script with -e ENV
 luaload_proto() {
-  local name=$1 url=$2 vus=$3 e=(); shift 3
+  local name=$1 url=$2 vus=$3 e=() bin=${PROTO_BIN:-$LUALOAD}; shift 3
   for kv in "$@"; do e+=(-e "$kv"); done
-  run "$name" p_luaload "$LUALOAD" run "$SCR/proto.lua" -e URL="$url" "${e[@]}" -u "$vus" -d "${DUR}s" -w 1 -q \
+  run "$name" p_luaload "$bin" run "$SCR/proto.lua" -e URL="$url" "${e[@]}" -u "$vus" -d "${DUR}s" -w 1 -q \
     --no-summary --summary-export "$SCR/$name.$REP.json"
 }
 
@@ -276,6 +276,10 @@ c_quick() {
   want quick && run quick p_luaload "$LUALOAD" run "$URL" -c "$CONNS" -d "${DUR}s" -w 1 -q --no-summary \
     --summary-export "$SCR/quick.$REP.json"
 }
+c_before_quick() {
+  want quick && [[ -n $LUALOAD_BEFORE ]] && run before-quick p_luaload "$LUALOAD_BEFORE" run "$URL" -c "$CONNS" \
+    -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before-quick.$REP.json"
+}
 c_quick_jwt() {
   want quick-jwt || return 0
   [[ -s $SCR/tokens.txt ]] || awk -v n="$TOKENS" 'BEGIN { srand(1); for (i = 0; i < n; i++)
@@ -293,6 +297,7 @@ c_luaload_tls() { want https && luaload_proto luaload-tls "$TLS_URL" "$CONNS" VE
 c_h2load() { want h2 && run h2load-h2 p_h2load h2load -t1 -c10 -m10 -D "$DUR" "$TLS_URL"; }
 c_floor_h2() { want h2 && run floor-h2 p_floor "$SCR/curlfloor" -2 -u "$TLS_URL" -c 100 -C 10 -S 10 -d "$DUR"; }
 c_luaload_h2() { want h2 && luaload_proto luaload-h2 "$TLS_URL" 100 MUX=10 STREAMS=10; }
+c_before_h2() { want h2 && [[ -n $LUALOAD_BEFORE ]] && PROTO_BIN=$LUALOAD_BEFORE luaload_proto before-h2 "$TLS_URL" 100 MUX=10 STREAMS=10; }
 c_floor_h3() { want h3 && run floor-h3 p_floor "$SCR/curlfloor-h3" -2 -u "$H3_URL" -c "$CONNS" -C "$CONNS" -S 1 -d "$DUR"; }
 c_luaload_h3() { want h3 && luaload_proto luaload-h3 "$H3_URL" "$CONNS" VERSION=3; }
 c_floor_scale() {
@@ -324,10 +329,10 @@ want https && taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1s "$TLS_URL" >/dev/
 want h2 && taskset -c "$CLIENT_CPU" h2load -t1 -c10 -m10 -D 1 "$TLS_URL" >/dev/null 2>&1
 
 for ((REP = 1; REP <= REPS; REP++)); do
-  group c_before c_luaload c_wrk c_quick c_epoll c_quick_jwt
+  group c_before c_luaload c_wrk c_quick c_before_quick c_epoll c_quick_jwt
   group c_floor c_floor_lua c_k6
   group c_wrk_tls c_luaload_tls c_floor_tls
-  group c_h2load c_luaload_h2 c_floor_h2
+  group c_h2load c_luaload_h2 c_before_h2 c_floor_h2
   group c_floor_h3 c_luaload_h3
   group c_floor_scale c_luaload_scale c_before_scale
 done
@@ -337,6 +342,8 @@ if want mem; then
     -q --no-summary --summary-export "$SCR/luaload-mem-100.1.json"
   run luaload-mem-$MEM_VUS p_luaload "$LUALOAD" run "$SCR/mem.lua" -e URL="$URL" -u "$MEM_VUS" -d "${DUR}s" -w 1 \
     -q --no-summary --summary-export "$SCR/luaload-mem-$MEM_VUS.1.json"
+  [[ -n $LUALOAD_BEFORE ]] && run before-mem-$MEM_VUS p_luaload "$LUALOAD_BEFORE" run "$SCR/mem.lua" -e URL="$URL" \
+    -u "$MEM_VUS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before-mem-$MEM_VUS.1.json"
 fi
 
 # ---- medians and ratios ----
@@ -349,8 +356,9 @@ verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2)
 
 echo
 echo "medians over $REPS reps:"
-for c in wrk k6 floor floor-lua epoll luaload quick quick-jwt before floor-$SCALE_VUS luaload-$SCALE_VUS before-$SCALE_VUS \
-  wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 floor-h3 luaload-h3; do
+for c in wrk k6 floor floor-lua epoll luaload quick quick-jwt before before-quick floor-$SCALE_VUS luaload-$SCALE_VUS \
+  before-$SCALE_VUS wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 before-h2 floor-h3 luaload-h3 \
+  luaload-mem-$MEM_VUS before-mem-$MEM_VUS; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB  server %4s%% busy\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" \
     "$(med "$c" 5)" "$(med "$c" 6)"
 done
@@ -374,6 +382,9 @@ if [[ -n $LUALOAD_BEFORE ]]; then
   echo "luaload / before: req/s x$(ratio "$L_RPS" "$(med before 2)"), CPU/req x$(ratio "$L_US" "$(med before 4)");" \
     "at $SCALE_VUS VUs: req/s x$(ratio "$(med luaload-$SCALE_VUS 2)" "$(med before-$SCALE_VUS 2)")," \
     "CPU/req x$(ratio "$(med luaload-$SCALE_VUS 4)" "$(med before-$SCALE_VUS 4)")"
+  echo "quick / before: req/s x$(ratio "$(med quick 2)" "$(med before-quick 2)"), CPU/req x$(ratio "$(med quick 4)" "$(med before-quick 4)");" \
+    "h2: req/s x$(ratio "$(med luaload-h2 2)" "$(med before-h2 2)"), CPU/req x$(ratio "$(med luaload-h2 4)" "$(med before-h2 4)");" \
+    "RSS at $MEM_VUS VUs: x$(ratio "$(med luaload-mem-$MEM_VUS 5)" "$(med before-mem-$MEM_VUS 5)")"
 fi
 # the protocol cases: luaload against the floor in the same protocol and model
 for p in tls:https h2:h2 h3:h3; do
