@@ -54,6 +54,12 @@ static int64_t initial_vus(const ll_scenario *sc) {
     }
 }
 
+/* VUs a scenario plans to hold: an arrival-rate one its preAllocatedVUs. */
+static int64_t planned_max_vus(const ll_scenario *sc) {
+    int arrival = sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
+    return arrival ? sc->pre_allocated_vus : ll_scenario_max_vus(sc);
+}
+
 void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *workers, int n, uint64_t now,
                         int initial) {
     int64_t vus = 0, max = 0;
@@ -61,15 +67,11 @@ void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *wor
         const ll_scenario *sc = &set->items[s];
         if (initial == 1) {
             vus += initial_vus(sc);
-            int arrival = sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
-            max += arrival ? sc->pre_allocated_vus : ll_scenario_max_vus(sc);
+            max += planned_max_vus(sc);
             continue;
         }
-        for (int w = 0; w < n; w++) {
-            if (s >= workers[w].nexecutors) continue;
-            vus += atomic_load_explicit(&workers[w].executors[s].active_vus, memory_order_relaxed);
-            max += atomic_load_explicit(&workers[w].executors[s].made_vus, memory_order_relaxed);
-        }
+        vus += ll_progress_active_vus(workers, n, s);
+        max += ll_progress_made_vus(workers, n, s);
     }
     if (initial != LL_PROGRESS_WIND_DOWN) ll_shard_set(shard, LL_M_VUS, (double)vus, now, NULL);
     if (max > 0) ll_shard_set(shard, LL_M_VUS_MAX, (double)max, now, NULL);
@@ -77,11 +79,7 @@ void ll_progress_sample(ll_shard *shard, const ll_scenarios *set, ll_worker *wor
 
 void ll_progress_sample_max(ll_shard *shard, const ll_scenarios *set, uint64_t now) {
     int64_t max = 0;
-    for (int s = 0; s < set->n; s++) {
-        const ll_scenario *sc = &set->items[s];
-        int arrival = sc->executor == LL_EX_CONSTANT_ARRIVAL_RATE || sc->executor == LL_EX_RAMPING_ARRIVAL_RATE;
-        max += arrival ? sc->pre_allocated_vus : ll_scenario_max_vus(sc);
-    }
+    for (int s = 0; s < set->n; s++) max += planned_max_vus(&set->items[s]);
     if (max > 0) ll_shard_set(shard, LL_M_VUS_MAX, (double)max, now, NULL);
 }
 
