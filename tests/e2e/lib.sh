@@ -96,3 +96,20 @@ finish() {
   echo "$PASS passed, $FAIL failed"
   [[ $FAIL -eq 0 ]]
 }
+
+# sigint_after SECS ARGS...: luaload ARGS, one SIGINT after SECS; sets RC,
+# OUT, ERR and SIGNAL_TO_EXIT (seconds from the signal to the exit)
+sigint_after() {
+  local secs=$1
+  shift
+  OUT=$T/out.txt ERR=$T/err.txt
+  timeout -k 5 60 "$LUALOAD" "$@" >"$OUT" 2>"$ERR" &
+  local p=$!
+  sleep "$secs"
+  local sent
+  sent=$(date +%s.%N)
+  kill -INT $p
+  wait $p
+  RC=$?
+  SIGNAL_TO_EXIT=$(awk -v a="$sent" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+}

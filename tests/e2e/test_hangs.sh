@@ -5,23 +5,6 @@
 source "$(dirname "$0")/lib.sh"
 start_serve
 
-# sigint_after SECS SCRIPT [ARGS]: runs the script, sends one SIGINT after
-# SECS; sets RC, OUT, ERR and SIGNAL_TO_EXIT (seconds from the signal).
-sigint_after() {
-  local secs=$1
-  shift
-  OUT=$T/out.txt ERR=$T/err.txt
-  timeout -k 5 60 "$LUALOAD" run "$@" >"$OUT" 2>"$ERR" &
-  local p=$!
-  sleep "$secs"
-  local sent
-  sent=$(date +%s.%N)
-  kill -INT $p
-  wait $p
-  RC=$?
-  SIGNAL_TO_EXIT=$(awk -v a="$sent" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-}
-
 # a compiled loop in default: the run ends within gracefulStop + 2 s
 S=$(script spin.lua <<LUA
 local http = require("luaload.http")
@@ -90,7 +73,7 @@ options = { vus = 2, duration = "30s" }
 function default() http.get("$URL/") ll.sleep(1.2) while true do end end
 LUA
 )
-sigint_after 2 "$S" --summary-export "$T/sd.json"
+sigint_after 2 run "$S" --summary-export "$T/sd.json"
 expect_eq "SIGINT, spinning default: exit 105" "$RC" 105
 expect_cmp "SIGINT, spinning default: within 2 s" "x < 2" "$SIGNAL_TO_EXIT"
 expect_match "SIGINT, spinning default: summary printed" "$OUT" "http_reqs\.+:"
@@ -120,7 +103,7 @@ while true do end
 function default() end
 LUA
 )
-sigint_after 1 "$S"
+sigint_after 1 run "$S"
 expect_eq "SIGINT, spinning init code: exit 105" "$RC" 105
 expect_cmp "SIGINT, spinning init code: within 2 s" "x < 2" "$SIGNAL_TO_EXIT"
 
@@ -132,7 +115,7 @@ function default() http.get("$URL/") end
 function teardown() while true do end end
 LUA
 )
-sigint_after 1 "$S" --summary-export "$T/st.json"
+sigint_after 1 run "$S" --summary-export "$T/st.json"
 expect_eq "SIGINT, spinning teardown: exit 105" "$RC" 105
 expect_cmp "SIGINT, spinning teardown: within 2 s" "x < 2" "$SIGNAL_TO_EXIT"
 expect_eq "SIGINT, spinning teardown: summary exported" "$(jqv "$T/st.json" .metrics.http_reqs.count)" 2
@@ -145,7 +128,7 @@ function default() http.get("$URL/") end
 function handle_summary(data) while true do end end
 LUA
 )
-sigint_after 1 "$S"
+sigint_after 1 run "$S"
 expect_eq "SIGINT, spinning handle_summary: exit 105" "$RC" 105
 expect_cmp "SIGINT, spinning handle_summary: within 2 s" "x < 2" "$SIGNAL_TO_EXIT"
 expect_match "SIGINT, spinning handle_summary: the default summary" "$OUT" "http_reqs\.+:"

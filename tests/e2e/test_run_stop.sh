@@ -9,23 +9,6 @@
 source "$(dirname "$0")/lib.sh"
 start_serve
 
-# sigint_after SECS ARGS...: luaload ARGS, one SIGINT after SECS; sets RC,
-# OUT, ERR and SIGNAL_TO_EXIT (seconds from the signal to the exit)
-sigint_after() {
-  local secs=$1
-  shift
-  OUT=$T/out.txt ERR=$T/err.txt
-  timeout -k 5 60 "$LUALOAD" "$@" >"$OUT" 2>"$ERR" &
-  local p=$!
-  sleep "$secs"
-  local sent
-  sent=$(date +%s.%N)
-  kill -INT $p
-  wait $p
-  RC=$?
-  SIGNAL_TO_EXIT=$(awk -v a="$sent" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-}
-
 # ---- Ctrl-C while every VU waits for a slow response (quick mode) ----
 sigint_after 1.5 run "$URL/delay/20000" -c 2 -d 30s --summary-export "$T/q.json"
 expect_eq "SIGINT, requests in flight: exit 105" "$RC" 105
