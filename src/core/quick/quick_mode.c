@@ -72,14 +72,19 @@ static void quick_mode_report(const ll_mode *m, ll_worker *ws, int n, const cJSO
 
 const ll_quick_plan *ll_quick_mode_plan(const ll_mode *m) { return m->plan; }
 
+/* Its VUs' iterations: one request each, in C (quick_native.c). */
+static const ll_vu_iter quick_iter = {
+    .start = ll_quick_native_start,
+    .vu_free = ll_quick_native_vu_free,
+    .worker_free = ll_quick_native_worker_free,
+};
+
 const ll_mode_ops ll_quick_mode_ops = {
     .open = quick_mode_open,
     .script = quick_mode_script,
     .target = quick_mode_target,
     .vu_conns = quick_mode_vu_conns,
-    .iterate = ll_quick_native_start,
-    .vu_free = ll_quick_native_vu_free,
-    .worker_free = ll_quick_native_worker_free,
+    .iter = &quick_iter,
     .start = quick_mode_start,
     .tick = quick_mode_tick,
     .second = quick_mode_second,

@@ -126,11 +126,12 @@ static engine_next prepare_script(ll_engine *e) {
         return engine_end(e, rc);
     }
     run->target = cfg->script_path;
+    run->iter = &ll_vu_script_iter;
     if (e->ms) {
         run->script_source = e->mode->script(e->ms);
         run->target = e->mode->target(e->ms);
         run->mode = e->ms;
-        run->mode_ops = e->mode;
+        run->iter = e->mode->iter;
     }
     run->verbose = cfg->verbose;
     if (cfg->console_output && !cfg->inspect && !(run->console = fopen(cfg->console_output, "w"))) {

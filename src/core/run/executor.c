@@ -98,7 +98,7 @@ static ll_vu *make_vu(ll_executor *s) {
     if (s->nvus >= s->cap) return NULL;
     ll_vu *vu = &s->vus[s->nvus];
     int64_t g = global_index(s, s->nvus);
-    ll_vu_init(vu, s->w, (int)(s->w->run->vu_id_base[s->index] + g + 1), vu_idle, s);
+    ll_vu_init(vu, s->w, (int)(s->w->run->vu_id_base[s->index] + g + 1), s->w->run->iter, vu_idle, s);
     vu->executor = s;
     vu->g = g;
     s->nvus++;

@@ -15,6 +15,7 @@
 typedef struct cJSON cJSON;
 typedef struct ll_vu ll_vu;
 typedef struct ll_worker ll_worker;
+typedef struct ll_vu_iter ll_vu_iter;
 typedef struct ll_mode ll_mode; /* the mode's state for one run (its own) */
 
 typedef struct ll_mode_ops {
@@ -30,12 +31,9 @@ typedef struct ll_mode_ops {
      * that VUs past the open-file limit are refused), or -1 (some, maybe:
      * VUs past the limit get a warning). */
     int (*vu_conns)(const ll_mode *m);
-    /* Starts vu's iteration in C; it ends with ll_vu_native_done. */
-    void (*iterate)(ll_vu *vu);
-    /* Free what iterate kept in vu->mode_data and w->mode_data (called
-     * only when it is not NULL). */
-    void (*vu_free)(ll_vu *vu);
-    void (*worker_free)(ll_worker *w);
+    /* How the scenarios' VUs run an iteration in C (vu.h): in place of the
+     * script's; setup() and teardown() still run the script's. */
+    const ll_vu_iter *iter;
     /* The scenarios start at t0. Returns 1 when it prints a live line of
      * its own on stderr (the engine's progress lines are off then), else 0. */
     int (*start)(ll_mode *m, uint64_t t0);

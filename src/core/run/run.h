@@ -17,7 +17,6 @@
 
 typedef struct ll_worker ll_worker;
 typedef struct ll_mode ll_mode;
-typedef struct ll_mode_ops ll_mode_ops;
 typedef struct ll_vu ll_vu;
 
 typedef struct ll_script_ops ll_script_ops;
@@ -50,8 +49,9 @@ typedef struct ll_run {
                                  * NULL: stderr */
     int verbose;                /* -v: console.debug lines show */
     char *options_json;         /* the consolidated options (test.options) */
-    const ll_mode_ops *mode_ops; /* quick mode without Lua per iteration (mode.h), */
-    const ll_mode *mode;        /* and its state; NULL: the script's iterations */
+    const struct ll_vu_iter *iter; /* how the scenarios' VUs run an iteration: the
+                                 * script's (vu.h) or the mode's (mode.h) */
+    const ll_mode *mode;        /* the mode's state; NULL: none */
     ll_registry *reg;
     int m_worker_busy, m_loop_lag; /* luaload's own metrics (worker.c's probe):
                                  * their ids, 0 when not registered (no probe) */

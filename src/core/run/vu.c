@@ -14,9 +14,11 @@
 #include "script.h"
 #include "worker.h"
 
-void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *idle_ud) {
+void ll_vu_init(ll_vu *vu, ll_worker *w, int id, const ll_vu_iter *iter, ll_vu_idle_fn *on_idle,
+                void *idle_ud) {
     memset(vu, 0, sizeof(*vu));
     vu->w = w;
+    vu->iter = iter;
     vu->on_idle = on_idle;
     vu->idle_ud = idle_ud;
     vu->index = w->vu_count++;
@@ -41,7 +43,7 @@ void ll_vu_free(ll_vu *vu) {
     ll_http_vu_free(&vu->http);
     vu->w->run->script->vu_close(vu);
     vu->w->run->script->unref(vu->w, vu->result_ref);
-    if (vu->mode_data) vu->w->run->mode_ops->vu_free(vu);
+    if (vu->mode_data) vu->iter->vu_free(vu);
     for (int i = 0; i < vu->ntags; i++) {
         free(vu->tags[i].key);
         free(vu->tags[i].value);
@@ -129,13 +131,16 @@ void ll_vu_start_iteration(ll_vu *vu) {
     /* numbered in start order when the script may ask (luaload.execution) */
     if (atomic_load_explicit(&w->run->number_iters, memory_order_relaxed)) ll_vu_scenario_iteration(vu);
     ll_http_vu_new_iteration(&vu->http); /* k6 empties the jar at each iteration */
-    if (w->run->mode_ops && vu->executor) { /* quick mode: no Lua per iteration */
-        w->run->mode_ops->iterate(vu);
-        return;
-    }
-    int nargs = vu->w->run->script->vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
+    vu->iter->start(vu);
+}
+
+static void script_start(ll_vu *vu) {
+    ll_worker *w = vu->w;
+    int nargs = w->run->script->vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
     run(vu, nargs);
 }
+
+const ll_vu_iter ll_vu_script_iter = {.start = script_start};
 
 void ll_vu_native_done(ll_vu *vu) {
     vu->cancel = NULL;

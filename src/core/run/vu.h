@@ -24,9 +24,27 @@ typedef struct ll_vu ll_vu;
 typedef void ll_vu_cancel_fn(void *ud);
 typedef void ll_vu_idle_fn(ll_vu *vu, void *ud);
 
+/* How a VU runs an iteration, as wrk's struct sock: the script's (a call of
+ * its function in the VU's coroutine, ll_vu_script_iter) or a mode's in C
+ * (quick mode's, handed in through mode.h). vu.c calls it and never asks
+ * which one it has. */
+typedef struct ll_vu_iter {
+    /* Starts vu's iteration; a C one ends it with ll_vu_native_done. */
+    void (*start)(ll_vu *vu);
+    /* Free what start kept in vu->mode_data and w->mode_data (called only
+     * when it is not NULL); NULL when it keeps nothing. */
+    void (*vu_free)(ll_vu *vu);
+    void (*worker_free)(ll_worker *w);
+} ll_vu_iter;
+
+/* The script's iterations: the scenario's exec function (or the one call's)
+ * with the setup data, in the VU's coroutine. */
+extern const ll_vu_iter ll_vu_script_iter;
+
 struct ll_vu {
     ll_worker *w;
     ll_executor *executor;      /* its scenario in this worker; NULL in setup */
+    const ll_vu_iter *iter;     /* how it runs an iteration */
     ll_vu_idle_fn *on_idle;     /* an iteration ended */
     void *idle_ud;
     int id;                     /* 1-based, unique in the test */
@@ -56,17 +74,18 @@ struct ll_vu {
     int result_ref;             /* single-call mode: return value */
     const char *last_error;     /* message of the last failed iteration */
     uint64_t rng[4];            /* its math.random generator (lua_api/random.c) */
-    void *mode_data;            /* the mode's own (mode.h's vu_free frees it) */
+    void *mode_data;            /* the iteration's own (iter->vu_free frees it) */
     ll_tag *tags;               /* its own tags (exec.vu.tags), on all its
                                  * samples from then on, over its scenario's */
     int ntags, cap_tags;
 };
 
-void ll_vu_init(ll_vu *vu, ll_worker *w, int id, ll_vu_idle_fn *on_idle, void *idle_ud);
+void ll_vu_init(ll_vu *vu, ll_worker *w, int id, const ll_vu_iter *iter, ll_vu_idle_fn *on_idle,
+                void *idle_ud);
 void ll_vu_free(ll_vu *vu);
 void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
 void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
-/* Ends an iteration that ran in C (quick mode's, mode.h's iterate). */
+/* Ends an iteration that ran in C (a mode's iter->start). */
 void ll_vu_native_done(ll_vu *vu);
 
 /* The running iteration's number in its scenario over all workers,

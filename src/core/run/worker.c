@@ -60,7 +60,7 @@ void ll_worker_free(ll_worker *w) {
     ll_errors_free(&w->errors);
     ll_errors_free(&w->http_errors);
     ll_errors_free(&w->cut_waits);
-    if (w->mode_data) w->run->mode_ops->worker_free(w);
+    if (w->mode_data) w->run->iter->worker_free(w);
     memset(w, 0, sizeof(*w));
 }
 
@@ -238,7 +238,7 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
         return w->rc = LL_EXIT_SCRIPT;
     }
     ll_vu *vu = &w->vus[0];
-    if (!vu->w) ll_vu_init(vu, w, 0, call_done, w);
+    if (!vu->w) ll_vu_init(vu, w, 0, &ll_vu_script_iter, call_done, w); /* setup(), teardown() */
     w->nvus = 1;
     w->single = 1;
     w->call_deadline_ns = timeout_us ? ll_loop_now_ns() + timeout_us * 1000 : 0;
