@@ -106,7 +106,7 @@ void ll_commands_usage(FILE *f) {
 static int run_main(int argc, char **argv) {
     ll_config cfg;
     int rc = ll_cli_parse_run(argc, argv, &cfg);
-    if (rc == 0) rc = ll_engine_run(&cfg, &ll_lua_script, cfg.quick_url ? &ll_quick_mode_ops : NULL);
+    if (rc == 0) rc = ll_engine_run(&cfg, &ll_lua_script, cfg.quick_url ? &ll_quick_mode_ops : &ll_script_mode_ops);
     else if (rc < 0) rc = LL_EXIT_OK;
     ll_config_free(&cfg);
     return rc;
@@ -144,7 +144,7 @@ static int inspect_main(int argc, char **argv) {
     int rc = ll_cli_parse_run(n, rest, &cfg);
     if (rc == 0) {
         cfg.inspect = 1 + requirements;
-        rc = ll_engine_run(&cfg, &ll_lua_script, cfg.quick_url ? &ll_quick_mode_ops : NULL);
+        rc = ll_engine_run(&cfg, &ll_lua_script, cfg.quick_url ? &ll_quick_mode_ops : &ll_script_mode_ops);
     } else if (rc < 0) {
         rc = LL_EXIT_OK;
     }

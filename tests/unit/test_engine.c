@@ -21,7 +21,7 @@ static int run(ll_config *cfg, const char *functions, const char *failing, const
     fake_script_functions = functions;
     fake_script_failing = failing;
     fake_script_setup_json = setup_json;
-    int rc = ll_engine_run(cfg, &fake_script_ops, NULL);
+    int rc = ll_engine_run(cfg, &fake_script_ops, &ll_script_mode_ops);
     ll_config_free(cfg);
     return rc;
 }

@@ -44,11 +44,17 @@ static int quick_mode_open(ll_mode **out, const ll_config *cfg, const atomic_int
 
 static const char *quick_mode_script(const ll_mode *m) { return m->script; }
 
-static const char *quick_mode_target(const ll_mode *m) { return m->cfg->quick_url; }
+static const char *quick_mode_target(const ll_mode *m, const ll_config *cfg) {
+    (void)cfg; /* the same as m->cfg */
+    return m->cfg->quick_url;
+}
 
 /* One connection each, but with --parallel: shared HTTP/2 connections, or
  * one each on HTTP/1.1. */
-static int quick_mode_vu_conns(const ll_mode *m) { return m->cfg->quick.multiplex ? -1 : 1; }
+static int quick_mode_vu_conns(const ll_mode *m, int script_conns) {
+    (void)script_conns; /* its script makes no requests */
+    return m->cfg->quick.multiplex ? -1 : 1;
+}
 
 /* With -v, the ticker is the live output (not the engine's progress lines). */
 static int quick_mode_start(ll_mode *m, uint64_t t0) {

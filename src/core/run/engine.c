@@ -122,7 +122,7 @@ void engine_free(ll_engine *e) {
     if (e->run.console) fclose(e->run.console);
     pthread_cond_destroy(&e->run.cv);
     pthread_mutex_destroy(&e->run.mu);
-    if (e->ms) e->mode->close(e->ms);
+    if (e->mode) e->mode->close(e->ms);
     memset(e, 0, sizeof(*e));
 }
 

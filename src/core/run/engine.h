@@ -15,8 +15,8 @@ typedef struct cJSON cJSON;
 const char *ll_engine_lib_dir(char *buf, size_t len);
 
 /* Runs the test described by cfg through script (the door down to Lua:
- * lua_api's ll_lua_script), its iterations the script's, or mode's (quick
- * mode: ll_quick_mode_ops); returns the process exit code. */
+ * lua_api's ll_lua_script) in mode (mode.h: ll_script_mode_ops, or quick
+ * mode's ll_quick_mode_ops); returns the process exit code. */
 int ll_engine_run(ll_config *cfg, const ll_script_ops *script, const ll_mode_ops *mode);
 
 /* The end of a test whose metrics were measured elsewhere (luaload merge):

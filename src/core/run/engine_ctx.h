@@ -43,8 +43,8 @@ typedef struct cJSON cJSON;
 
 typedef struct ll_engine {
     ll_config *cfg;
-    const ll_mode_ops *mode;    /* quick mode's table, NULL: the script's iterations */
-    ll_mode *ms;                /* its state for this run */
+    const ll_mode_ops *mode;    /* the script's (ll_script_mode_ops) or quick mode's */
+    ll_mode *ms;                /* its state for this run (the script's: NULL) */
     ll_run run;                 /* what the workers share */
     ll_segment_tuple tuple;     /* this instance's part of a split test */
     ll_worker life;             /* the lifecycle worker: init, setup(), teardown(), summary */

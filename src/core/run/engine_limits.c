@@ -87,14 +87,14 @@ static int engine_check_memory(int64_t vus) {
 /* The modules through which a VU can hold connections. */
 static const char *const ENGINE_NET_MODULES[] = {"luaload.http"};
 
-/* The connections each VU may hold (mode.h's vu_conns): a mode says (quick
- * mode); a script's VUs may hold some (-1) when it loaded a network
- * module, else none (0). */
+/* The connections each VU may hold (mode.h's vu_conns): the mode says,
+ * from what the script says: its VUs may hold some (-1) when it loaded a
+ * network module, else none (0). */
 static int engine_vu_conns(ll_engine *e) {
-    if (e->ms) return e->mode->vu_conns(e->ms);
+    int script_conns = 0;
     for (size_t i = 0; i < sizeof(ENGINE_NET_MODULES) / sizeof(ENGINE_NET_MODULES[0]); i++)
-        if (e->run.script->loaded(&e->life, ENGINE_NET_MODULES[i])) return -1;
-    return 0;
+        if (e->run.script->loaded(&e->life, ENGINE_NET_MODULES[i])) script_conns = -1;
+    return e->mode->vu_conns(e->ms, script_conns);
 }
 
 /* Raises the open-file limit to the hard limit and checks what the run

@@ -120,19 +120,15 @@ static engine_next prepare_script(ll_engine *e) {
         fprintf(stderr, "luaload: out of memory\n");
         return engine_end(e, LL_EXIT_FAILURE);
     }
-    int rc = e->mode ? e->mode->open(&e->ms, cfg, &run->interrupt, e->err, sizeof(e->err)) : 0;
+    int rc = e->mode->open(&e->ms, cfg, &run->interrupt, e->err, sizeof(e->err));
     if (rc) {
         fprintf(stderr, "luaload: %s\n", e->err);
         return engine_end(e, rc);
     }
-    run->target = cfg->script_path;
-    run->iter = &ll_vu_script_iter;
-    if (e->ms) {
-        run->script_source = e->mode->script(e->ms);
-        run->target = e->mode->target(e->ms);
-        run->mode = e->ms;
-        run->iter = e->mode->iter;
-    }
+    run->script_source = e->mode->script(e->ms);
+    run->target = e->mode->target(e->ms, cfg);
+    run->mode = e->ms;
+    run->iter = e->mode->iter;
     run->verbose = cfg->verbose;
     if (cfg->console_output && !cfg->inspect && !(run->console = fopen(cfg->console_output, "w"))) {
         fprintf(stderr, "luaload: --console-output: cannot write %s: %s\n", cfg->console_output, strerror(errno));

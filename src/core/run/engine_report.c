@@ -117,7 +117,7 @@ static void report_summary(ll_engine *e) {
     }
     if (e->life_lost || !e->life.L) rc = bare_summary(&e->run, e->data);
     if (rc != 0 && !e->rc) e->rc = LL_EXIT_FAILURE;
-    if (e->ms && e->workers) { /* quick mode: gopayloader's table too */
+    if (e->workers) { /* the mode's own (quick mode: gopayloader's table) */
         e->mode->report(e->ms, e->workers, e->nworkers, e->data, stdout);
         fflush(stdout);
     }

@@ -159,7 +159,7 @@ static void watch_second(ll_engine *e, watch *wt, uint64_t now) {
     ll_config *cfg = e->cfg;
     ll_worker *workers = e->workers;
     int n = e->nworkers;
-    if (e->ms) e->mode->second(e->ms, workers, n, now);
+    e->mode->second(e->ms, workers, n, now);
     /* the vus gauge while the scenarios run: not their wind-down (past the
      * last one's end, or after a stop), where the VUs finishing their last
      * iterations would turn a steady count into its tail (k6's vus of a
@@ -253,7 +253,7 @@ static void watch_workers(ll_engine *e, uint64_t t0, int own_live) {
         if (run->finished >= n) break;
         uint64_t now = ll_loop_now_ns();
         if (!watch_turn(e, &wt, now)) break;
-        if (e->ms) e->mode->tick(e->ms, workers, n, t0, now);
+        e->mode->tick(e->ms, workers, n, t0, now);
         ll_progress_lines_poll(wt.lines, workers, n, now);
         if (now < wt.next) continue;
         while (wt.next <= now) wt.next += 1000000000ull; /* on the grid of whole seconds */
@@ -313,7 +313,7 @@ engine_next engine_scenarios(ll_engine *e) {
             break;
         }
     }
-    int own_live = e->ms ? e->mode->start(e->ms, t0) : 0;
+    int own_live = e->mode->start(e->ms, t0);
     watch_workers(e, t0, own_live);
     e->elapsed = (double)(ll_loop_now_ns() - t0) / 1e9;
     if (rc) return engine_end(e, rc);
