@@ -250,29 +250,29 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
             usage(stdout);
             return -1;
         } else if (is(flag, "-u", "--vus") || is(flag, "-c", "--connections")) {
-            rc = ll_config_parse_vus(flag, v, &cfg->vus);
-            cfg->vus_set = 1;
-            cfg->shortcut_cli = 1;
+            rc = ll_config_parse_vus(flag, v, &cfg->run.vus);
+            cfg->run.vus_set = 1;
+            cfg->run.shortcut_cli = 1;
         } else if (is(flag, "-d", "--duration")) {
-            rc = ll_config_parse_dur(flag, v, &cfg->duration_us);
-            if (!rc && cfg->duration_us == 0) rc = ll_config_bad(flag, v, "a duration above 0");
-            cfg->duration_set = 1;
-            cfg->shortcut_cli = 1;
+            rc = ll_config_parse_dur(flag, v, &cfg->run.duration_us);
+            if (!rc && cfg->run.duration_us == 0) rc = ll_config_bad(flag, v, "a duration above 0");
+            cfg->run.duration_set = 1;
+            cfg->run.shortcut_cli = 1;
         } else if (is(flag, "-i", "--iterations")) {
-            rc = ll_config_parse_count(flag, v, 1, &cfg->iterations);
-            cfg->iterations_set = 1;
+            rc = ll_config_parse_count(flag, v, 1, &cfg->run.iterations);
+            cfg->run.iterations_set = 1;
         } else if (is(flag, "-s", "--stage")) {
             rc = parse_stage(flag, v, cfg);
-            cfg->stages_set = 1;
-            cfg->shortcut_cli = 1;
+            cfg->run.stages_set = 1;
+            cfg->run.shortcut_cli = 1;
         } else if (is(flag, "-w", "--workers")) {
             int64_t n;
             rc = ll_config_parse_count(flag, v, 1, &n);
             if (!rc && n > 1024) rc = ll_config_bad(flag, v, "at most 1024 workers");
-            cfg->workers = (int)n;
+            cfg->run.workers = (int)n;
         } else if (is(flag, "--graceful-stop", "--graceful-stop")) {
-            rc = ll_config_parse_dur(flag, v, &cfg->graceful_stop_us);
-            cfg->graceful_stop_set = 1;
+            rc = ll_config_parse_dur(flag, v, &cfg->run.graceful_stop_us);
+            cfg->run.graceful_stop_set = 1;
         } else if (is(flag, "-e", "--env")) {
             if (!strchr(v, '=') || v[0] == '=') return ll_config_bad(flag, v, "KEY=VALUE");
             cfg->env = ll_xrealloc(cfg->env, (size_t)(cfg->nenv + 1) * sizeof(*cfg->env));
@@ -281,22 +281,22 @@ static int parse_args(int argc, char **argv, ll_config *cfg) {
             cfg->outputs = ll_xrealloc(cfg->outputs, (size_t)(cfg->noutputs + 1) * sizeof(*cfg->outputs));
             cfg->outputs[cfg->noutputs++] = (char *)v;
         } else if (is(flag, "--summary-export", "--summary-export")) {
-            cfg->summary_export = v;
+            cfg->summary.export = v;
         } else if (is(flag, "--summary-trend-stats", "--summary-trend-stats")) {
             if (ll_config_set_trend_stats(cfg, v, why, sizeof(why)) != 0) rc = ll_config_bad(flag, v, why);
         } else if (is(flag, "--summary-time-unit", "--summary-time-unit")) {
             if (!ll_config_time_unit_valid(v) || !*v) rc = ll_config_bad(flag, v, "s, ms or us");
-            cfg->time_unit = v;
-            cfg->time_unit_set = 1;
+            cfg->summary.time_unit = v;
+            cfg->summary.time_unit_set = 1;
         } else if (is(flag, "--seed", "--seed")) {
-            if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = ll_config_bad(flag, v, LL_CONFIG_SEED_RANGE);
-            cfg->seed_set = 1;
+            if (ll_config_parse_seed(v, &cfg->run.seed) != 0) rc = ll_config_bad(flag, v, LL_CONFIG_SEED_RANGE);
+            cfg->run.seed_set = 1;
         } else if (is(flag, "--no-summary", "--no-summary")) {
-            cfg->no_summary = 1;
+            cfg->summary.off = 1;
         } else if (is(flag, "--no-thresholds", "--no-thresholds")) {
             cfg->no_thresholds = 1;
         } else if (is(flag, "--no-color", "--no-color")) {
-            cfg->no_color = 1;
+            cfg->summary.no_color = 1;
         } else if (is(flag, "-q", "--quiet")) {
             cfg->quiet = 1;
         } else if (is(flag, "-v", "--verbose")) {

@@ -81,9 +81,9 @@ static int read_seed(lua_State *L, ll_config *cfg, char *err, size_t errlen) {
                  shown ? lua_tostring(L, -1) : luaL_typename(L, -1));
         return LL_EXIT_CONFIG;
     }
-    if (!cfg->seed_set) {
-        cfg->seed = seed;
-        cfg->seed_set = 1;
+    if (!cfg->run.seed_set) {
+        cfg->run.seed = seed;
+        cfg->run.seed_set = 1;
     }
     return 0;
 }
@@ -325,7 +325,7 @@ static const char *const SCENARIO_KEYS[] = {
     "preAllocatedVUs", "maxVUs", NULL,
 };
 
-/* One scenario table (on the top of the stack) into cfg->scenarios. */
+/* One scenario table (on the top of the stack) into cfg->run.scenarios. */
 static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *err, size_t errlen) {
     char where[160];
     snprintf(where, sizeof(where), "options.scenarios.%s", name);
@@ -343,7 +343,7 @@ static int read_scenario(lua_State *L, ll_config *cfg, const char *name, char *e
                               "ramping-vus, constant-arrival-rate or ramping-arrival-rate", where);
         return LL_EXIT_CONFIG;
     }
-    ll_scenario *sc = ll_scenarios_add(&cfg->scenarios, name, (ll_executor_type)e);
+    ll_scenario *sc = ll_scenarios_add(&cfg->run.scenarios, name, (ll_executor_type)e);
     if (!sc) return LL_EXIT_CONFIG;
     int rc = 0;
     char key[200];
@@ -565,34 +565,34 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
     lua_pushnil(L);
     while (rc == 0 && lua_next(L, t)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-        if (strcmp(k, "vus") == 0) rc = set_count(L, k, &cfg->vus, &cfg->vus_set, err, errlen);
-        else if (strcmp(k, "iterations") == 0) rc = set_count(L, k, &cfg->iterations, &cfg->iterations_set, err, errlen);
+        if (strcmp(k, "vus") == 0) rc = set_count(L, k, &cfg->run.vus, &cfg->run.vus_set, err, errlen);
+        else if (strcmp(k, "iterations") == 0) rc = set_count(L, k, &cfg->run.iterations, &cfg->run.iterations_set, err, errlen);
         else if (strcmp(k, "duration") == 0) {
-            rc = set_duration(L, k, &cfg->duration_us, &cfg->duration_set, err, errlen);
-            if (!rc && cfg->duration_set && cfg->duration_us == 0) {
+            rc = set_duration(L, k, &cfg->run.duration_us, &cfg->run.duration_set, err, errlen);
+            if (!rc && cfg->run.duration_set && cfg->run.duration_us == 0) {
                 snprintf(err, errlen, "options.duration: expected a duration above 0");
                 rc = LL_EXIT_CONFIG;
             }
         } else if (strcmp(k, "gracefulStop") == 0) {
-            rc = set_duration(L, k, &cfg->graceful_stop_us, &cfg->graceful_stop_set, err, errlen);
+            rc = set_duration(L, k, &cfg->run.graceful_stop_us, &cfg->run.graceful_stop_set, err, errlen);
         } else if (strcmp(k, "scenarios") == 0) {
             rc = read_scenarios(L, cfg, err, errlen);
         } else if (strcmp(k, "stages") == 0) {
             ll_stage *st = NULL;
             int n = 0;
             rc = read_stages(L, "", &st, &n, err, errlen);
-            if (!rc && !cfg->stages_set) {
-                free(cfg->stages);
-                cfg->stages = st;
-                cfg->nstages = n;
-                cfg->stages_set = 1;
+            if (!rc && !cfg->run.stages_set) {
+                free(cfg->run.stages);
+                cfg->run.stages = st;
+                cfg->run.nstages = n;
+                cfg->run.stages_set = 1;
             } else {
                 free(st);
             }
         } else if (strcmp(k, "setupTimeout") == 0) {
-            rc = set_duration(L, k, &cfg->setup_timeout_us, &cfg->setup_timeout_set, err, errlen);
+            rc = set_duration(L, k, &cfg->run.setup_timeout_us, &cfg->run.setup_timeout_set, err, errlen);
         } else if (strcmp(k, "teardownTimeout") == 0) {
-            rc = set_duration(L, k, &cfg->teardown_timeout_us, &cfg->teardown_timeout_set, err, errlen);
+            rc = set_duration(L, k, &cfg->run.teardown_timeout_us, &cfg->run.teardown_timeout_set, err, errlen);
         } else if (strcmp(k, "thresholds") == 0) {
             if (!cfg->no_thresholds) rc = read_thresholds(L, cfg, reg, err, errlen);
         } else if (strcmp(k, "tags") == 0) {
@@ -600,7 +600,7 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
         } else if (strcmp(k, "summaryTrendStats") == 0) {
             char list[512], why[200];
             rc = read_string_list(L, k, list, sizeof(list), err, errlen);
-            if (!rc && !cfg->trend_stats_set && ll_config_set_trend_stats(cfg, list, why, sizeof(why)) != 0) {
+            if (!rc && !cfg->summary.trend_stats_set && ll_config_set_trend_stats(cfg, list, why, sizeof(why)) != 0) {
                 snprintf(err, errlen, "options.summaryTrendStats: expected %s", why);
                 rc = LL_EXIT_CONFIG;
             }
@@ -618,11 +618,11 @@ static int read_options(lua_State *L, ll_config *cfg, ll_registry *reg, char *er
             if (!u || !ll_config_time_unit_valid(u)) {
                 snprintf(err, errlen, "options.summaryTimeUnit: expected \"s\", \"ms\" or \"us\"");
                 rc = LL_EXIT_CONFIG;
-            } else if (!cfg->time_unit_set) {
+            } else if (!cfg->summary.time_unit_set) {
                 lua_pushvalue(L, -1); /* keep the string alive in the registry */
                 lua_setfield(L, LUA_REGISTRYINDEX, "luaload.time_unit");
-                cfg->time_unit = u;
-                cfg->time_unit_set = 1;
+                cfg->summary.time_unit = u;
+                cfg->summary.time_unit_set = 1;
             }
         } else if (strcmp(k, "httpDebug") == 0) {
             const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
@@ -690,6 +690,6 @@ int ll_options_read(lua_State *L, ll_config *cfg, ll_registry *reg, char *err, s
     }
     /* the run's seed is final now (CLI > env > options): setup(), teardown()
      * and handle_summary draw from it in this state, whatever init drew */
-    if (c.rc == 0) ll_random_seed_state(L, cfg->seed);
+    if (c.rc == 0) ll_random_seed_state(L, cfg->run.seed);
     return c.rc;
 }

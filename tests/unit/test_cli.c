@@ -26,17 +26,17 @@ static int parse(ll_config *cfg, const char *line) {
 int main(void) {
     ll_config c;
     int rc = parse(&c, "run s.lua -u 250 -d 10s");
-    tu_check(rc == 0 && c.vus == 250 && c.vus_set && c.duration_us == 10000000 && !c.iterations_set,
+    tu_check(rc == 0 && c.run.vus == 250 && c.run.vus_set && c.run.duration_us == 10000000 && !c.run.iterations_set,
              "-u 250 -d 10s");
     tu_check(c.script_path && strcmp(c.script_path, "s.lua") == 0 && !c.quick_url, "script path");
     ll_config_free(&c);
 
     rc = parse(&c, "run --vus=3 --iterations=7 --workers=2 s.lua");
-    tu_check(rc == 0 && c.vus == 3 && c.iterations == 7 && c.iterations_set && c.workers == 2, "--flag=value forms");
+    tu_check(rc == 0 && c.run.vus == 3 && c.run.iterations == 7 && c.run.iterations_set && c.run.workers == 2, "--flag=value forms");
     ll_config_free(&c);
 
     rc = parse(&c, "run http://127.0.0.1:8080/ -c 125 -d 30s");
-    tu_check(rc == 0 && c.quick_url && c.vus == 125 && c.duration_us == 30000000, "quick mode with -c");
+    tu_check(rc == 0 && c.quick_url && c.run.vus == 125 && c.run.duration_us == 30000000, "quick mode with -c");
     ll_config_free(&c);
 
     rc = parse(&c, "run s.lua -e A=1 -e B=x=y --env C=");
@@ -44,22 +44,22 @@ int main(void) {
     ll_config_free(&c);
 
     rc = parse(&c, "run s.lua -q --no-summary --summary-export out.json --graceful-stop 5s");
-    tu_check(rc == 0 && c.quiet && c.no_summary && strcmp(c.summary_export, "out.json") == 0 &&
-                 c.graceful_stop_us == 5000000,
+    tu_check(rc == 0 && c.quiet && c.summary.off && strcmp(c.summary.export, "out.json") == 0 &&
+                 c.run.graceful_stop_us == 5000000,
              "summary flags");
     ll_config_free(&c);
 
     rc = parse(&c, "run s.lua --seed 42");
-    tu_check(rc == 0 && c.seed_set && c.seed == 42, "--seed 42");
+    tu_check(rc == 0 && c.run.seed_set && c.run.seed == 42, "--seed 42");
     ll_config_free(&c);
     rc = parse(&c, "run s.lua --seed=18446744073709551615");
-    tu_check(rc == 0 && c.seed_set && c.seed == UINT64_MAX, "--seed=2^64-1");
+    tu_check(rc == 0 && c.run.seed_set && c.run.seed == UINT64_MAX, "--seed=2^64-1");
     ll_config_free(&c);
     rc = parse(&c, "run s.lua --seed 0");
-    tu_check(rc == 0 && c.seed_set && c.seed == 0, "--seed 0");
+    tu_check(rc == 0 && c.run.seed_set && c.run.seed == 0, "--seed 0");
     ll_config_free(&c);
     rc = parse(&c, "run s.lua");
-    tu_check(rc == 0 && !c.seed_set, "no --seed: unset");
+    tu_check(rc == 0 && !c.run.seed_set, "no --seed: unset");
     ll_config_free(&c);
 
     const char *bad[] = {
@@ -81,7 +81,7 @@ int main(void) {
         ll_config_free(&c);
     }
     rc = parse(&c, "run s.lua -u 2147483647 -s 1s:2147483647");
-    tu_check(rc == 0 && c.vus == 2147483647 && c.nstages == 1 && c.stages[0].target == 2147483647.0,
+    tu_check(rc == 0 && c.run.vus == 2147483647 && c.run.nstages == 1 && c.run.stages[0].target == 2147483647.0,
              "-u and -s up to INT_MAX");
     ll_config_free(&c);
     rc = parse(&c, "run HTTPS://127.0.0.1:8443/x");
@@ -104,7 +104,7 @@ int main(void) {
     setenv("LUALOAD_ITERATIONS", "11", 1);
     setenv("LUALOAD_DURATION", "2s", 1);
     rc = ll_config_read_env(&c);
-    tu_check(rc == 0 && c.vus == 4 && c.iterations == 11 && c.duration_us == 2000000, "env under CLI");
+    tu_check(rc == 0 && c.run.vus == 4 && c.run.iterations == 11 && c.run.duration_us == 2000000, "env under CLI");
     ll_config_free(&c);
     parse(&c, "run s.lua");
     setenv("LUALOAD_DURATION", "soon", 1);
@@ -131,11 +131,11 @@ int main(void) {
     parse(&c, "run s.lua --seed 5");
     setenv("LUALOAD_SEED", "9", 1);
     rc = ll_config_read_env(&c);
-    tu_check(rc == 0 && c.seed == 5, "LUALOAD_SEED under --seed");
+    tu_check(rc == 0 && c.run.seed == 5, "LUALOAD_SEED under --seed");
     ll_config_free(&c);
     parse(&c, "run s.lua");
     rc = ll_config_read_env(&c);
-    tu_check(rc == 0 && c.seed_set && c.seed == 9, "LUALOAD_SEED=9");
+    tu_check(rc == 0 && c.run.seed_set && c.run.seed == 9, "LUALOAD_SEED=9");
     ll_config_free(&c);
     parse(&c, "run s.lua");
     setenv("LUALOAD_SEED", "nine", 1);

@@ -30,8 +30,8 @@ static int run(ll_config *cfg, const char *functions, const char *failing, const
 static void test_shared_iterations(void) {
     ll_config cfg;
     config(&cfg);
-    cfg.vus = 3, cfg.vus_set = 1;
-    cfg.iterations = 10, cfg.iterations_set = 1;
+    cfg.run.vus = 3, cfg.run.vus_set = 1;
+    cfg.run.iterations = 10, cfg.run.iterations_set = 1;
     int rc = run(&cfg, "default", "", NULL);
     tu_check(rc == 0, "shared-iterations: exit 0 (got %d)", rc);
     tu_check(fake_script.iterations == 10, "shared-iterations: 10 iterations run (got %d)", fake_script.iterations);
@@ -46,9 +46,9 @@ static void test_shared_iterations(void) {
 static void test_scenarios(void) {
     ll_config cfg;
     config(&cfg);
-    ll_scenario *a = ll_scenarios_add(&cfg.scenarios, "each", LL_EX_PER_VU_ITERATIONS);
+    ll_scenario *a = ll_scenarios_add(&cfg.run.scenarios, "each", LL_EX_PER_VU_ITERATIONS);
     a->vus = 2, a->iterations = 3;
-    ll_scenario *b = ll_scenarios_add(&cfg.scenarios, "shared", LL_EX_SHARED_ITERATIONS);
+    ll_scenario *b = ll_scenarios_add(&cfg.run.scenarios, "shared", LL_EX_SHARED_ITERATIONS);
     b->vus = 1, b->iterations = 5;
     int rc = run(&cfg, "default", "", NULL);
     tu_check(rc == 0, "two scenarios: exit 0 (got %d)", rc);
@@ -62,8 +62,8 @@ static void test_scenarios(void) {
 static void test_setup_teardown(void) {
     ll_config cfg;
     config(&cfg);
-    cfg.vus = 2, cfg.vus_set = 1;
-    cfg.iterations = 4, cfg.iterations_set = 1;
+    cfg.run.vus = 2, cfg.run.vus_set = 1;
+    cfg.run.iterations = 4, cfg.run.iterations_set = 1;
     int rc = run(&cfg, "setup default teardown", "", "{\"token\":\"abc\"}");
     tu_check(rc == 0, "setup and teardown: exit 0 (got %d)", rc);
     tu_check(fake_script.setups == 1 && fake_script.teardowns == 1, "setup() and teardown() once each (%d, %d)",
@@ -77,8 +77,8 @@ static void test_setup_teardown(void) {
 static void test_failing_iterations(void) {
     ll_config cfg;
     config(&cfg);
-    cfg.vus = 1, cfg.vus_set = 1;
-    cfg.iterations = 3, cfg.iterations_set = 1;
+    cfg.run.vus = 1, cfg.run.vus_set = 1;
+    cfg.run.iterations = 3, cfg.run.iterations_set = 1;
     tu_captured c = tu_capture_stderr();
     int rc = run(&cfg, "default", "default", NULL);
     int said = tu_release_stderr(c, "fake error in default");
@@ -91,8 +91,8 @@ static void test_failing_iterations(void) {
 static void test_failing_setup(void) {
     ll_config cfg;
     config(&cfg);
-    cfg.vus = 1, cfg.vus_set = 1;
-    cfg.iterations = 3, cfg.iterations_set = 1;
+    cfg.run.vus = 1, cfg.run.vus_set = 1;
+    cfg.run.iterations = 3, cfg.run.iterations_set = 1;
     tu_captured c = tu_capture_stderr();
     int rc = run(&cfg, "setup default", "setup", NULL);
     int said = tu_release_stderr(c, "fake error in setup");
@@ -105,8 +105,8 @@ static void test_failing_setup(void) {
 static void test_no_exec_function(void) {
     ll_config cfg;
     config(&cfg);
-    cfg.vus = 1, cfg.vus_set = 1;
-    cfg.iterations = 1, cfg.iterations_set = 1;
+    cfg.run.vus = 1, cfg.run.vus_set = 1;
+    cfg.run.iterations = 1, cfg.run.iterations_set = 1;
     tu_captured c = tu_capture_stderr();
     int rc = run(&cfg, "setup", "", NULL);
     int said = tu_release_stderr(c, "defines no function default()");
@@ -119,7 +119,7 @@ static void test_no_exec_function(void) {
 static void test_constant_vus(void) {
     ll_config cfg;
     config(&cfg);
-    ll_scenario *s = ll_scenarios_add(&cfg.scenarios, "steady", LL_EX_CONSTANT_VUS);
+    ll_scenario *s = ll_scenarios_add(&cfg.run.scenarios, "steady", LL_EX_CONSTANT_VUS);
     s->vus = 4, s->duration_us = 200000;
     int rc = run(&cfg, "default", "", NULL);
     tu_check(rc == 0, "constant-vus: exit 0 (got %d)", rc);

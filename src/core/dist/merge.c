@@ -708,7 +708,7 @@ static int apply_options(merge *m, ll_config *cfg) {
     if (ll_config_add_cli_thresholds(cfg, m->reg, m->err, sizeof(m->err)) != 0) return -1;
     const cJSON *opts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(first, "run"), "options");
     const cJSON *stats = cJSON_GetObjectItemCaseSensitive(opts, "summaryTrendStats"), *s;
-    if (!cfg->trend_stats_set && cJSON_IsArray(stats)) {
+    if (!cfg->summary.trend_stats_set && cJSON_IsArray(stats)) {
         ll_buf list = {0};
         cJSON_ArrayForEach(s, stats) {
             if (!cJSON_IsString(s)) continue;
@@ -720,7 +720,7 @@ static int apply_options(merge *m, ll_config *cfg) {
         if (bad) return fail(m, "%s: summaryTrendStats: %s", m->parts[0].side_path, why);
     }
     const char *unit = str_at(opts, "summaryTimeUnit");
-    if (!cfg->time_unit_set && unit && ll_config_time_unit_valid(unit)) cfg->time_unit = unit;
+    if (!cfg->summary.time_unit_set && unit && ll_config_time_unit_valid(unit)) cfg->summary.time_unit = unit;
     return 0;
 }
 

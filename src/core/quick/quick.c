@@ -135,9 +135,9 @@ int ll_quick_flag(ll_config *cfg, const char *flag, const char *v) {
         if (v[0] && strspn(v, "0123456789") == strlen(v)) /* -t 4: wrk's threads */
             return ll_config_bad(flag, v, "a duration such as 5s (-t is --time, as gopayloader's; wrk's -t threads "
                                           "is -w N)");
-        rc = duration(flag, v, &cfg->duration_us);
-        if (!rc && cfg->duration_us == 0) rc = ll_config_bad(flag, v, "a duration above 0");
-        cfg->duration_set = cfg->shortcut_cli = 1;
+        rc = duration(flag, v, &cfg->run.duration_us);
+        if (!rc && cfg->run.duration_us == 0) rc = ll_config_bad(flag, v, "a duration above 0");
+        cfg->run.duration_set = cfg->run.shortcut_cli = 1;
         return rc;
     }
     if (strcmp(n, "--ticker") == 0) return duration(flag, v, &q->ticker_us); /* harmless with a script */
@@ -281,27 +281,27 @@ int ll_quick_finish(ll_config *cfg) {
         fprintf(stderr, "luaload: --jwt-header needs --jwt-key, --jwt-secret or -f\n");
         return LL_EXIT_CONFIG;
     }
-    if (cfg->iterations_set && q->requests) {
+    if (cfg->run.iterations_set && q->requests) {
         fprintf(stderr, "luaload: -i and -r both count requests: give one of them\n");
         return LL_EXIT_CONFIG;
     }
-    if (q->rate == 0 && q->requests && !cfg->duration_set) { /* N requests over the connections */
-        cfg->iterations = q->requests;
-        cfg->iterations_set = 1;
+    if (q->rate == 0 && q->requests && !cfg->run.duration_set) { /* N requests over the connections */
+        cfg->run.iterations = q->requests;
+        cfg->run.iterations_set = 1;
     }
-    if (q->rate > 0 && !cfg->duration_set && !q->requests) {
+    if (q->rate > 0 && !cfg->run.duration_set && !q->requests) {
         fprintf(stderr, "luaload: --rate needs a duration (-d) or a request count (-r)\n");
         return LL_EXIT_CONFIG;
     }
     /* an open model: arrivals at a rate, whatever the server does (its
      * scenario is the script's, so the -c/-d shortcuts must not replace it) */
-    double secs = cfg->duration_set ? (double)cfg->duration_us / 1e6 : 0;
+    double secs = cfg->run.duration_set ? (double)cfg->run.duration_us / 1e6 : 0;
     q->open_rate = q->rate > 0 ? q->rate : q->requests && secs > 0 ? (double)q->requests / secs : 0;
     if (q->open_rate <= 0) return 0;
     q->open_secs = secs > 0 ? secs : (double)q->requests / q->open_rate;
-    q->open_vus = cfg->vus_set ? cfg->vus : 1;
-    cfg->vus_set = cfg->duration_set = 0;
-    cfg->shortcut_cli = cfg->stages_set;
+    q->open_vus = cfg->run.vus_set ? cfg->run.vus : 1;
+    cfg->run.vus_set = cfg->run.duration_set = 0;
+    cfg->run.shortcut_cli = cfg->run.stages_set;
     return 0;
 }
 

@@ -72,7 +72,7 @@ static int open_tokens(ll_quick_plan *p, const ll_config *cfg, const atomic_int 
         snprintf(err, errlen, "--jwt-%s: %s", q->jwt_key ? "key" : "secret", why);
         return -1;
     }
-    int64_t n = q->requests ? q->requests : cfg->iterations_set ? cfg->iterations : 0;
+    int64_t n = q->requests ? q->requests : cfg->run.iterations_set ? cfg->run.iterations : 0;
     if (n > 0) { /* as gopayloader: all of them ahead, from the cache when it has them */
         ll_jwt_cache_opts o = {q->jwt_cache, 0, 0, stop};
         if (ll_jwt_cache_ensure(p->gen, (uint64_t)n, &o, path, sizeof(path), why, sizeof(why)) != 0) {

@@ -23,13 +23,13 @@ void ll_config_free(ll_config *cfg) {
     cfg->ntags = 0;
     free(cfg->outputs);
     cfg->outputs = NULL;
-    free(cfg->stages);
-    cfg->stages = NULL;
-    ll_scenarios_free(&cfg->scenarios);
-    for (int i = 0; i < cfg->ntrend_stats; i++) free(cfg->trend_stats[i]);
-    free(cfg->trend_stats);
-    cfg->trend_stats = NULL;
-    cfg->ntrend_stats = 0;
+    free(cfg->run.stages);
+    cfg->run.stages = NULL;
+    ll_scenarios_free(&cfg->run.scenarios);
+    for (int i = 0; i < cfg->summary.ntrend_stats; i++) free(cfg->summary.trend_stats[i]);
+    free(cfg->summary.trend_stats);
+    cfg->summary.trend_stats = NULL;
+    cfg->summary.ntrend_stats = 0;
     ll_threshold_set_free(&cfg->thresholds);
     ll_segment_seq_free(&cfg->dist.sequence);
     free(cfg->quick.urls);
@@ -99,8 +99,8 @@ static int trend_stat_valid(const char *s) {
 
 int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_t errlen) {
     char *copy = ll_xstrdup(list);
-    for (int i = 0; i < cfg->ntrend_stats; i++) free(cfg->trend_stats[i]);
-    cfg->ntrend_stats = 0;
+    for (int i = 0; i < cfg->summary.ntrend_stats; i++) free(cfg->summary.trend_stats[i]);
+    cfg->summary.ntrend_stats = 0;
     int rc = 0;
     char *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
@@ -112,41 +112,41 @@ int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_
             rc = -1;
             break;
         }
-        cfg->trend_stats = ll_xrealloc(cfg->trend_stats, (size_t)(cfg->ntrend_stats + 1) * sizeof(*cfg->trend_stats));
-        cfg->trend_stats[cfg->ntrend_stats++] = ll_xstrdup(t);
+        cfg->summary.trend_stats = ll_xrealloc(cfg->summary.trend_stats, (size_t)(cfg->summary.ntrend_stats + 1) * sizeof(*cfg->summary.trend_stats));
+        cfg->summary.trend_stats[cfg->summary.ntrend_stats++] = ll_xstrdup(t);
     }
     free(copy);
-    if (rc == 0 && cfg->ntrend_stats == 0) {
+    if (rc == 0 && cfg->summary.ntrend_stats == 0) {
         snprintf(err, errlen, "at least one of avg, min, med, max, count, p(N)");
         rc = -1;
     }
-    cfg->trend_stats_set = rc == 0;
+    cfg->summary.trend_stats_set = rc == 0;
     return rc;
 }
 
 int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target) {
-    cfg->stages = ll_xrealloc(cfg->stages, (size_t)(cfg->nstages + 1) * sizeof(*cfg->stages));
-    cfg->stages[cfg->nstages++] = (ll_stage){duration_us, target};
+    cfg->run.stages = ll_xrealloc(cfg->run.stages, (size_t)(cfg->run.nstages + 1) * sizeof(*cfg->run.stages));
+    cfg->run.stages[cfg->run.nstages++] = (ll_stage){duration_us, target};
     return 0;
 }
 
 int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen) {
-    if (cfg->scenarios.n > 0 && !cfg->shortcut_cli) return 0; /* options.scenarios rule */
-    ll_scenarios_free(&cfg->scenarios);
-    ll_executor_type e = cfg->stages_set ? LL_EX_RAMPING_VUS
-                  : cfg->iterations_set ? LL_EX_SHARED_ITERATIONS
-                  : cfg->duration_set ? LL_EX_CONSTANT_VUS : LL_EX_SHARED_ITERATIONS;
-    ll_scenario *s = ll_scenarios_add(&cfg->scenarios, "default", e);
-    s->vus = cfg->vus_set ? cfg->vus : 1;
-    s->iterations = cfg->iterations_set ? cfg->iterations : 1;
+    if (cfg->run.scenarios.n > 0 && !cfg->run.shortcut_cli) return 0; /* options.scenarios rule */
+    ll_scenarios_free(&cfg->run.scenarios);
+    ll_executor_type e = cfg->run.stages_set ? LL_EX_RAMPING_VUS
+                  : cfg->run.iterations_set ? LL_EX_SHARED_ITERATIONS
+                  : cfg->run.duration_set ? LL_EX_CONSTANT_VUS : LL_EX_SHARED_ITERATIONS;
+    ll_scenario *s = ll_scenarios_add(&cfg->run.scenarios, "default", e);
+    s->vus = cfg->run.vus_set ? cfg->run.vus : 1;
+    s->iterations = cfg->run.iterations_set ? cfg->run.iterations : 1;
     if (e == LL_EX_SHARED_ITERATIONS && s->vus > s->iterations) s->vus = s->iterations;
-    if (cfg->duration_set) s->duration_us = s->max_duration_us = cfg->duration_us;
-    if (cfg->graceful_stop_set) s->graceful_stop_us = cfg->graceful_stop_us;
+    if (cfg->run.duration_set) s->duration_us = s->max_duration_us = cfg->run.duration_us;
+    if (cfg->run.graceful_stop_set) s->graceful_stop_us = cfg->run.graceful_stop_us;
     if (e == LL_EX_RAMPING_VUS) {
-        s->start_vus = cfg->vus_set ? cfg->vus : 1;
-        s->stages = ll_xmalloc((size_t)cfg->nstages * sizeof(ll_stage));
-        memcpy(s->stages, cfg->stages, (size_t)cfg->nstages * sizeof(ll_stage));
-        s->nstages = cfg->nstages;
+        s->start_vus = cfg->run.vus_set ? cfg->run.vus : 1;
+        s->stages = ll_xmalloc((size_t)cfg->run.nstages * sizeof(ll_stage));
+        memcpy(s->stages, cfg->run.stages, (size_t)cfg->run.nstages * sizeof(ll_stage));
+        s->nstages = cfg->run.nstages;
     }
     return ll_scenario_validate(s, err, errlen);
 }
@@ -213,8 +213,8 @@ int ll_config_add_cli_thresholds(ll_config *cfg, ll_registry *reg, char *err, si
 
 ll_summary_opts ll_config_summary_opts(const ll_config *cfg) {
     const char *nc = getenv("NO_COLOR");
-    ll_summary_opts o = {cfg->trend_stats, cfg->ntrend_stats, cfg->time_unit, &cfg->thresholds,
-                         cfg->no_color || (nc && *nc)};
+    ll_summary_opts o = {cfg->summary.trend_stats, cfg->summary.ntrend_stats, cfg->summary.time_unit, &cfg->thresholds,
+                         cfg->summary.no_color || (nc && *nc)};
     return o;
 }
 
@@ -256,18 +256,18 @@ int ll_config_failed(int failed, const char *why) {
 int ll_config_read_env(ll_config *cfg) {
     const char *v;
     int rc = 0;
-    if (!cfg->vus_set && (v = getenv("LUALOAD_VUS"))) {
-        rc = ll_config_parse_vus("LUALOAD_VUS", v, &cfg->vus);
-        cfg->vus_set = cfg->shortcut_cli = 1;
+    if (!cfg->run.vus_set && (v = getenv("LUALOAD_VUS"))) {
+        rc = ll_config_parse_vus("LUALOAD_VUS", v, &cfg->run.vus);
+        cfg->run.vus_set = cfg->run.shortcut_cli = 1;
     }
-    if (!rc && !cfg->duration_set && (v = getenv("LUALOAD_DURATION"))) {
-        rc = ll_config_parse_dur("LUALOAD_DURATION", v, &cfg->duration_us);
-        if (!rc && cfg->duration_us == 0) rc = ll_config_bad("LUALOAD_DURATION", v, "a duration above 0");
-        cfg->duration_set = cfg->shortcut_cli = 1;
+    if (!rc && !cfg->run.duration_set && (v = getenv("LUALOAD_DURATION"))) {
+        rc = ll_config_parse_dur("LUALOAD_DURATION", v, &cfg->run.duration_us);
+        if (!rc && cfg->run.duration_us == 0) rc = ll_config_bad("LUALOAD_DURATION", v, "a duration above 0");
+        cfg->run.duration_set = cfg->run.shortcut_cli = 1;
     }
-    if (!rc && !cfg->iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
-        rc = ll_config_parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->iterations);
-        cfg->iterations_set = cfg->shortcut_cli = 1;
+    if (!rc && !cfg->run.iterations_set && (v = getenv("LUALOAD_ITERATIONS"))) {
+        rc = ll_config_parse_count("LUALOAD_ITERATIONS", v, 1, &cfg->run.iterations);
+        cfg->run.iterations_set = cfg->run.shortcut_cli = 1;
     }
     if (!rc && !cfg->transport && (v = getenv("LUALOAD_TRANSPORT")) && *v) {
         cfg->transport = ll_transport_find(v);
@@ -283,9 +283,9 @@ int ll_config_read_env(ll_config *cfg) {
         rc = ll_config_failed(ll_config_set_segment(cfg, seg, v, 0, why, sizeof(why)) != 0, why);
     if (!rc && (v = getenv(seq)) && *v)
         rc = ll_config_failed(ll_config_set_sequence(cfg, seq, v, 0, why, sizeof(why)) != 0, why);
-    if (!rc && !cfg->seed_set && (v = getenv("LUALOAD_SEED"))) {
-        if (ll_config_parse_seed(v, &cfg->seed) != 0) rc = ll_config_bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
-        cfg->seed_set = 1;
+    if (!rc && !cfg->run.seed_set && (v = getenv("LUALOAD_SEED"))) {
+        if (ll_config_parse_seed(v, &cfg->run.seed) != 0) rc = ll_config_bad("LUALOAD_SEED", v, LL_CONFIG_SEED_RANGE);
+        cfg->run.seed_set = 1;
     }
     return rc;
 }

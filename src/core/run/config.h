@@ -74,13 +74,11 @@ typedef struct ll_config_start {
     int at_set;
 } ll_config_start;
 
-typedef struct ll_config {
-    const char *script_path;    /* a script, or */
-    const char *quick_url;      /* a URL to hit with GET (quick mode) */
-    ll_quick quick;             /* quick mode's own flags and URLs */
-    char **cli_threshold_keys;  /* --threshold 'metric=expr': the metrics */
-    const char **cli_threshold_exprs; /* and the expressions */
-    int ncli_thresholds;
+/* What runs: the scenarios (options.scenarios, or the default one from
+ * k6's shortcuts -u/-d/-i/-s and options.vus, duration, iterations,
+ * stages), setup() and teardown()'s timeouts, the workers and the seed.
+ * Each *_set: given by the command line, the environment or the options. */
+typedef struct ll_config_run {
     int64_t vus;
     int vus_set;
     uint64_t duration_us;
@@ -97,28 +95,44 @@ typedef struct ll_config {
     uint64_t setup_timeout_us, teardown_timeout_us;
     int setup_timeout_set, teardown_timeout_set;
     int workers;                /* 0: one per core */
+    uint64_t seed;              /* the run's seed: --seed, LUALOAD_SEED, options.seed, */
+    int seed_set;               /* else picked by the engine from getrandom(2) */
+} ll_config_run;
+
+/* The end-of-test summary: whether and how it is printed, and where its
+ * JSON goes. */
+typedef struct ll_config_summary {
+    int off;                    /* --no-summary */
+    int no_color;               /* --no-color: a summary without colors */
+    const char *export;         /* --summary-export FILE */
+    char **trend_stats;         /* summaryTrendStats; NULL: k6's default */
+    int ntrend_stats;
+    int trend_stats_set;
+    const char *time_unit;      /* summaryTimeUnit: "", "s", "ms", "us" */
+    int time_unit_set;
+} ll_config_summary;
+
+typedef struct ll_config {
+    const char *script_path;    /* a script, or */
+    const char *quick_url;      /* a URL to hit with GET (quick mode) */
+    ll_quick quick;             /* quick mode's own flags and URLs */
+    char **cli_threshold_keys;  /* --threshold 'metric=expr': the metrics */
+    const char **cli_threshold_exprs; /* and the expressions */
+    int ncli_thresholds;
+    ll_config_run run;          /* what runs: scenarios, VUs, time, workers, seed */
     const struct ll_transport_ops *transport; /* --transport / LUALOAD_TRANSPORT; NULL: per request */
     char **env;                 /* -e KEY=VALUE */
     int nenv;
-    const char *summary_export;
     int quiet;
     int inspect;                /* luaload inspect: 1 print the options, 2 with the
                                  * execution requirements; no test runs */
     int verbose;               /* -v: console.debug lines show (LUALOAD_VERBOSE=1) */
     const char *console_output; /* --console-output FILE: console.* lines go there */
-    int no_summary;
     int no_thresholds;
-    int no_color;               /* --no-color: a summary without colors */
     char **outputs;             /* -o type=target */
     int noutputs;
     ll_threshold_set thresholds;
-    char **trend_stats;         /* summaryTrendStats; NULL: k6's default */
-    int ntrend_stats;
-    const char *time_unit;      /* summaryTimeUnit: "", "s", "ms", "us" */
-    int time_unit_set;
-    int trend_stats_set;
-    uint64_t seed;              /* the run's seed: --seed, LUALOAD_SEED, options.seed, */
-    int seed_set;               /* else picked by the engine from getrandom(2) */
+    ll_config_summary summary;  /* the end-of-test summary */
     ll_config_dist dist;        /* this instance's part of a split test */
     ll_config_start start;      /* what holds the run before setup() */
     ll_dns_config dns;          /* --dns / LUALOAD_DNS / options.dns, field by field */
@@ -142,7 +156,7 @@ void ll_config_free(ll_config *cfg);
 int ll_config_set_trend_stats(ll_config *cfg, const char *list, char *err, size_t errlen);
 /* Appends a stage "DURATION:TARGET" (as -s 30s:100). Returns 0 or -1. */
 int ll_config_add_stage(ll_config *cfg, uint64_t duration_us, double target);
-/* Fills cfg->scenarios with the implicit default scenario (from -u, -d,
+/* Fills cfg->run.scenarios with the implicit default scenario (from -u, -d,
  * -i, -s / options.vus, duration, iterations, stages) when the options
  * gave none or the command line overrides them. */
 int ll_config_default_scenario(ll_config *cfg, char *err, size_t errlen);

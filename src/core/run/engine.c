@@ -84,9 +84,9 @@ void engine_init(ll_engine *e, ll_config *cfg, const ll_script_ops *script) {
     run->lib_dir = ll_engine_lib_dir(e->libbuf, sizeof(e->libbuf));
     run->env = cfg->env;
     run->nenv = cfg->nenv;
-    run->scenarios = &cfg->scenarios;
-    if (!cfg->seed_set) cfg->seed = ll_rng_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
-    run->seed = &cfg->seed;
+    run->scenarios = &cfg->run.scenarios;
+    if (!cfg->run.seed_set) cfg->run.seed = ll_rng_entropy_seed(); /* LUALOAD_SEED or options.seed may replace it */
+    run->seed = &cfg->run.seed;
     g_run = run;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -116,7 +116,7 @@ void engine_free(ll_engine *e) {
     free(e->run.setup_json);
     free(e->run.vu_id_base);
     free(e->run.scenario_iters);
-    ll_scenario_split_free(e->run.stripes, e->cfg->scenarios.n);
+    ll_scenario_split_free(e->run.stripes, e->cfg->run.scenarios.n);
     ll_segment_tuple_free(&e->tuple);
     free(e->run.options_json);
     if (e->run.console) fclose(e->run.console);

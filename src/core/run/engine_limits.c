@@ -155,11 +155,11 @@ void engine_limits_report_fds(void) {
  * LL_EXIT_CONFIG (error printed). */
 int engine_limits_vus(const ll_config *cfg, uint64_t *id_base, int64_t *max_vus) {
     *max_vus = 0;
-    for (int i = 0; i < cfg->scenarios.n; i++)
-        if (!engine_scenario_vus_ok(&cfg->scenarios.items[i])) return LL_EXIT_CONFIG;
-    for (int i = 0; i < cfg->scenarios.n; i++) {
+    for (int i = 0; i < cfg->run.scenarios.n; i++)
+        if (!engine_scenario_vus_ok(&cfg->run.scenarios.items[i])) return LL_EXIT_CONFIG;
+    for (int i = 0; i < cfg->run.scenarios.n; i++) {
         id_base[i] = (uint64_t)*max_vus;
-        *max_vus += ll_scenario_max_vus(&cfg->scenarios.items[i]);
+        *max_vus += ll_scenario_max_vus(&cfg->run.scenarios.items[i]);
     }
     if (*max_vus <= INT_MAX) return engine_check_memory(*max_vus);
     fprintf(stderr, "luaload: the scenarios have %lld VUs in all, more than 2147483647\n", (long long)*max_vus);
@@ -168,7 +168,7 @@ int engine_limits_vus(const ll_config *cfg, uint64_t *id_base, int64_t *max_vus)
 
 /* The worker threads: one per core (or --workers), no more than VUs. */
 int engine_limits_workers(const ll_config *cfg, int64_t max_vus) {
-    int n = cfg->workers > 0 ? cfg->workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cfg->run.workers > 0 ? cfg->run.workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     if (n > max_vus) n = max_vus > 0 ? (int)max_vus : 1;
     return n;

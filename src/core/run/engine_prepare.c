@@ -32,8 +32,8 @@ static int print_inspect(const ll_config *cfg, const char *options_json, int64_t
         uint64_t total = 0;
         cJSON *req = cJSON_AddObjectToObject(o, "executionRequirements");
         cJSON *scs = cJSON_AddObjectToObject(req, "scenarios");
-        for (int i = 0; i < cfg->scenarios.n; i++) {
-            const ll_scenario *sc = &cfg->scenarios.items[i];
+        for (int i = 0; i < cfg->run.scenarios.n; i++) {
+            const ll_scenario *sc = &cfg->run.scenarios.items[i];
             cJSON *e = cJSON_AddObjectToObject(scs, sc->name);
             cJSON_AddStringToObject(e, "executor", ll_scenario_executor_name(sc->executor));
             cJSON_AddNumberToObject(e, "maxVUs", (double)ll_scenario_max_vus(sc));
@@ -72,17 +72,17 @@ static void print_banner(const ll_config *cfg, const char *target, int nworkers)
         printf("        dns: %s\n", dns);
     }
     if (cfg->local_ips_text) printf("  local IPs: %s (one per VU, in turn)\n", cfg->local_ips_text);
-    if (cfg->seed_set) printf("       seed: %llu\n", (unsigned long long)cfg->seed);
-    else printf("       seed: %llu (random; --seed %llu to repeat)\n", (unsigned long long)cfg->seed,
-                (unsigned long long)cfg->seed);
+    if (cfg->run.seed_set) printf("       seed: %llu\n", (unsigned long long)cfg->run.seed);
+    else printf("       seed: %llu (random; --seed %llu to repeat)\n", (unsigned long long)cfg->run.seed,
+                (unsigned long long)cfg->run.seed);
     if (cfg->dist.segment_set || cfg->dist.sequence_set) {
         char seg[128], seq[512];
         ll_segment_format(cfg->dist.segment_set ? &cfg->dist.segment : NULL, seg, sizeof(seg));
         ll_segment_seq_format(&cfg->dist.sequence, seq, sizeof(seq));
         printf("    segment: %s%s%s (this instance's part of the test)\n", seg, *seq ? " of " : "", seq);
     }
-    for (int i = 0; i < cfg->scenarios.n; i++) {
-        const ll_scenario *sc = &cfg->scenarios.items[i];
+    for (int i = 0; i < cfg->run.scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->run.scenarios.items[i];
         char shape[256];
         ll_progress_describe(sc, shape, sizeof(shape));
         printf("%s%s: %s", i == 0 ? "  scenarios: " : "             ", sc->name, shape);
@@ -97,10 +97,10 @@ static void print_banner(const ll_config *cfg, const char *target, int nworkers)
 /* Every scenario's exec function must exist (checked in the lifecycle state,
  * before setup runs). */
 static int check_exec_functions(ll_worker *life, const ll_config *cfg) {
-    for (int i = 0; i < cfg->scenarios.n; i++) {
-        const ll_scenario *sc = &cfg->scenarios.items[i];
+    for (int i = 0; i < cfg->run.scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->run.scenarios.items[i];
         if (life->run->script->function(life, sc->exec, NULL, NULL)) continue;
-        if (strcmp(sc->name, "default") == 0 && cfg->scenarios.n == 1)
+        if (strcmp(sc->name, "default") == 0 && cfg->run.scenarios.n == 1)
             fprintf(stderr, "luaload: %s defines no function %s() to run as the iteration\n",
                     cfg->script_path ? cfg->script_path : "the script", sc->exec);
         else
@@ -194,7 +194,7 @@ static engine_next prepare_config(ll_engine *e) {
     if (cfg->dist.segment_set || cfg->dist.sequence_set) { /* one part of a test split over instances */
         if (ll_segment_tuple_init(&e->tuple, cfg->dist.segment_set ? &cfg->dist.segment : NULL,
                                   cfg->dist.sequence.n ? &cfg->dist.sequence : NULL, e->err, sizeof(e->err)) != 0 ||
-            ll_scenario_split(&cfg->scenarios, &e->tuple, &run->stripes, e->err, sizeof(e->err)) != 0) {
+            ll_scenario_split(&cfg->run.scenarios, &e->tuple, &run->stripes, e->err, sizeof(e->err)) != 0) {
             fprintf(stderr, "luaload: %s\n", e->err);
             return engine_end(e, LL_EXIT_CONFIG);
         }
@@ -208,15 +208,15 @@ static engine_next prepare_config(ll_engine *e) {
 static engine_next prepare_limits(ll_engine *e) {
     ll_config *cfg = e->cfg;
     ll_run *run = &e->run;
-    size_t nsc = cfg->scenarios.n > 0 ? (size_t)cfg->scenarios.n : 1;
+    size_t nsc = cfg->run.scenarios.n > 0 ? (size_t)cfg->run.scenarios.n : 1;
     run->vu_id_base = ll_xcalloc(nsc, sizeof(uint64_t));
     run->scenario_iters = ll_xcalloc(nsc, sizeof(*run->scenario_iters));
     int rc = engine_limits_vus(cfg, run->vu_id_base, &e->max_vus);
     if (!rc && !cfg->dist.setup_only && !cfg->inspect) /* no VU made yet */
         rc = engine_limits_fds(e, engine_limits_workers(cfg, e->max_vus));
     if (rc) return engine_end(e, rc);
-    if (!cfg->setup_timeout_set) cfg->setup_timeout_us = 60000000; /* k6's defaults */
-    if (!cfg->teardown_timeout_set) cfg->teardown_timeout_us = 60000000;
+    if (!cfg->run.setup_timeout_set) cfg->run.setup_timeout_us = 60000000; /* k6's defaults */
+    if (!cfg->run.teardown_timeout_set) cfg->run.teardown_timeout_us = 60000000;
     run->options_json = ll_options_json(cfg);
     if (!run->options_json) return engine_end(e, LL_EXIT_FAILURE);
     if (cfg->inspect) return engine_end(e, print_inspect(cfg, run->options_json, e->max_vus));

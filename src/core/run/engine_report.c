@@ -75,7 +75,7 @@ static void report_judge(ll_engine *e) {
 
 /* The failed thresholds on stderr, then --summary-export. */
 static void report_export(ll_engine *e) {
-    const char *path = e->cfg->summary_export;
+    const char *path = e->cfg->summary.export;
     report_thresholds(&e->cfg->thresholds, e->run.reg);
     if (path && ll_summary_export(e->data, path, e->err, sizeof(e->err)) != 0) {
         fprintf(stderr, "luaload: %s\n", e->err);
@@ -108,7 +108,7 @@ static void report_run_end(ll_engine *e) {
  * lost; then quick mode's table. */
 static void report_summary(ll_engine *e) {
     ll_config *cfg = e->cfg;
-    if (cfg->no_summary) return;
+    if (cfg->summary.off) return;
     int rc = -1;
     if (!e->life_lost && e->life.L) {
         rc = engine_life_summary(e, e->data, LL_RUN_SIGNAL_SUMMARY_NS);
@@ -142,7 +142,7 @@ void engine_report(ll_engine *e) {
 static int report_merged_summary(ll_engine *e) {
     ll_config *cfg = e->cfg;
     int script_rc = 0;
-    if (cfg->no_summary) return 0;
+    if (cfg->summary.off) return 0;
     if (cfg->script_path) {
         script_rc = engine_life_init(e);
         if (script_rc && !e->life_lost) fprintf(stderr, "luaload: %s: printing the default summary\n", e->life.errmsg);

@@ -49,8 +49,8 @@ static void report_errors(ll_worker *workers, int n) {
 /* When the last scenario ends as planned, its gracefulStop included. */
 static uint64_t planned_end_ns(const ll_config *cfg, uint64_t t0, uint64_t *max_grace_ns) {
     uint64_t end = 0, grace = 0;
-    for (int i = 0; i < cfg->scenarios.n; i++) {
-        const ll_scenario *sc = &cfg->scenarios.items[i];
+    for (int i = 0; i < cfg->run.scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->run.scenarios.items[i];
         uint64_t e = ll_scenario_end_us(sc);
         if (e > end) end = e;
         if (sc->graceful_stop_us > grace) grace = sc->graceful_stop_us;
@@ -62,8 +62,8 @@ static uint64_t planned_end_ns(const ll_config *cfg, uint64_t t0, uint64_t *max_
 /* When the last scenario's duration is over, before its gracefulStop. */
 static uint64_t steady_end_ns(const ll_config *cfg, uint64_t t0) {
     uint64_t end = 0;
-    for (int i = 0; i < cfg->scenarios.n; i++) {
-        const ll_scenario *sc = &cfg->scenarios.items[i];
+    for (int i = 0; i < cfg->run.scenarios.n; i++) {
+        const ll_scenario *sc = &cfg->run.scenarios.items[i];
         uint64_t e = ll_duration_add(sc->start_time_us, ll_scenario_duration_us(sc));
         if (e > end) end = e;
     }
@@ -165,7 +165,7 @@ static void watch_second(ll_engine *e, watch *wt, uint64_t now) {
      * iterations would turn a steady count into its tail (k6's vus of a
      * constant-vus run is its count) */
     int wind_down = now >= wt->end || ll_run_stopped(&e->run);
-    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, now, wind_down ? LL_PROGRESS_WIND_DOWN : 0);
+    ll_progress_sample(e->life.shard, &cfg->run.scenarios, workers, n, now, wind_down ? LL_PROGRESS_WIND_DOWN : 0);
     ll_progress_lines_second(wt->lines, workers, n, now);
     if (!wt->snap) return;
     ll_shard_reset(wt->snap);
@@ -244,8 +244,8 @@ static void watch_workers(ll_engine *e, uint64_t t0, int own_live) {
     wt.due = planned_end_ns(cfg, t0, &wt.max_grace);
     wt.end = steady_end_ns(cfg, t0);
     if (!cfg->quiet && !own_live)
-        wt.lines = ll_progress_lines_new(&cfg->scenarios, isatty(STDERR_FILENO), t0, (wt.due - t0) / 1000);
-    ll_progress_sample(e->life.shard, &cfg->scenarios, workers, n, t0, 1);
+        wt.lines = ll_progress_lines_new(&cfg->run.scenarios, isatty(STDERR_FILENO), t0, (wt.due - t0) / 1000);
+    ll_progress_sample(e->life.shard, &cfg->run.scenarios, workers, n, t0, 1);
     pthread_mutex_lock(&run->mu);
     while (run->finished < n) {
         struct timespec until = ll_loop_deadline(CLOCK_REALTIME, 100000000ull);

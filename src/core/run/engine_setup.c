@@ -85,7 +85,7 @@ static engine_next setup_wait(ll_engine *e) {
 static engine_next setup_call(ll_engine *e) {
     ll_config *cfg = e->cfg;
     ll_run *run = &e->run;
-    int rc = engine_life_call(e, "setup", NULL, &run->setup_json, cfg->setup_timeout_us, LL_EXIT_SETUP_TIMEOUT, 0);
+    int rc = engine_life_call(e, "setup", NULL, &run->setup_json, cfg->run.setup_timeout_us, LL_EXIT_SETUP_TIMEOUT, 0);
     if (e->life_lost && atomic_load(&e->life.crashed)) return engine_end(e, rc); /* described; rc: LL_EXIT_CRASH */
     if (e->life_lost) {
         if (atomic_load(&run->interrupt)) {
@@ -93,7 +93,7 @@ static engine_next setup_call(ll_engine *e) {
             return engine_sum_up(e, LL_EXIT_EXTERNAL_ABORT);
         }
         fprintf(stderr, "luaload: setup() failed: setup() timed out after %.6gs (its Lua code did not stop)\n",
-                (double)cfg->setup_timeout_us / 1e6);
+                (double)cfg->run.setup_timeout_us / 1e6);
         return engine_end(e, LL_EXIT_SETUP_TIMEOUT);
     }
     if (rc == LL_EXIT_EXTERNAL_ABORT) {

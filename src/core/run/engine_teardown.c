@@ -21,7 +21,7 @@ static void teardown_sum(ll_engine *e) {
         ll_shard_merge(e->total, e->life.shard);
         ll_shard_reset(e->life.shard);
     } else if (e->life_lost) { /* its shard is still the lost thread's: vus_max, at least, is known */
-        ll_progress_sample_max(e->total, &e->cfg->scenarios, ll_loop_now_ns());
+        ll_progress_sample_max(e->total, &e->cfg->run.scenarios, ll_loop_now_ns());
     }
 }
 
@@ -32,7 +32,7 @@ void engine_teardown(ll_engine *e) {
         e->cfg->dist.no_teardown)
         return;
     ll_api_set_status(e->api, LL_API_STATUS_TEARDOWN);
-    int rc = engine_life_call(e, "teardown", run->setup_json, &e->teardown_out, e->cfg->teardown_timeout_us,
+    int rc = engine_life_call(e, "teardown", run->setup_json, &e->teardown_out, e->cfg->run.teardown_timeout_us,
                               LL_EXIT_TEARDOWN_TIMEOUT, LL_RUN_SIGNAL_TEARDOWN_NS);
     if (e->life_lost && atomic_load(&e->life.crashed))
         rc = LL_EXIT_CRASH; /* described by engine_life_call */

@@ -102,21 +102,21 @@ static cJSON *thresholds_json(const ll_threshold_set *set) {
 char *ll_options_json(const ll_config *cfg) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    if (cfg->vus_set) cJSON_AddNumberToObject(o, "vus", (double)cfg->vus);
-    if (cfg->duration_set) add_duration(o, "duration", cfg->duration_us);
-    if (cfg->iterations_set) cJSON_AddNumberToObject(o, "iterations", (double)cfg->iterations);
-    if (cfg->stages_set) cJSON_AddItemToObject(o, "stages", stages_json(cfg->stages, cfg->nstages));
+    if (cfg->run.vus_set) cJSON_AddNumberToObject(o, "vus", (double)cfg->run.vus);
+    if (cfg->run.duration_set) add_duration(o, "duration", cfg->run.duration_us);
+    if (cfg->run.iterations_set) cJSON_AddNumberToObject(o, "iterations", (double)cfg->run.iterations);
+    if (cfg->run.stages_set) cJSON_AddItemToObject(o, "stages", stages_json(cfg->run.stages, cfg->run.nstages));
     cJSON *scs = cJSON_AddObjectToObject(o, "scenarios");
-    for (int i = 0; scs && i < cfg->scenarios.n; i++)
-        cJSON_AddItemToObject(scs, cfg->scenarios.items[i].name, scenario_json(&cfg->scenarios.items[i]));
+    for (int i = 0; scs && i < cfg->run.scenarios.n; i++)
+        cJSON_AddItemToObject(scs, cfg->run.scenarios.items[i].name, scenario_json(&cfg->run.scenarios.items[i]));
     cJSON_AddItemToObject(o, "thresholds", thresholds_json(&cfg->thresholds));
-    add_duration(o, "setupTimeout", cfg->setup_timeout_us);
-    add_duration(o, "teardownTimeout", cfg->teardown_timeout_us);
-    if (cfg->ntrend_stats) {
+    add_duration(o, "setupTimeout", cfg->run.setup_timeout_us);
+    add_duration(o, "teardownTimeout", cfg->run.teardown_timeout_us);
+    if (cfg->summary.ntrend_stats) {
         cJSON *a = cJSON_AddArrayToObject(o, "summaryTrendStats");
-        for (int i = 0; a && i < cfg->ntrend_stats; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cfg->trend_stats[i]));
+        for (int i = 0; a && i < cfg->summary.ntrend_stats; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cfg->summary.trend_stats[i]));
     }
-    if (cfg->time_unit && *cfg->time_unit) cJSON_AddStringToObject(o, "summaryTimeUnit", cfg->time_unit);
+    if (cfg->summary.time_unit && *cfg->summary.time_unit) cJSON_AddStringToObject(o, "summaryTimeUnit", cfg->summary.time_unit);
     cJSON *dns = cJSON_AddObjectToObject(o, "dns");
     if (dns) {
         char ttl[64] = "inf";

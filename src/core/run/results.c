@@ -45,9 +45,9 @@ static const int SCENARIO_METRICS[4] = {LL_M_HTTP_REQS, LL_M_HTTP_REQ_DURATION, 
  * than one scenario, a hidden sub-metric {scenario:NAME} of four metrics
  * per scenario (one a threshold names already stays shown). */
 static void add_scenario_metrics(ll_results *r, const ll_config *cfg) {
-    if (cfg->scenarios.n < 2) return;
-    for (int i = 0; i < cfg->scenarios.n; i++) {
-        const char *key = "scenario", *value = cfg->scenarios.items[i].name;
+    if (cfg->run.scenarios.n < 2) return;
+    for (int i = 0; i < cfg->run.scenarios.n; i++) {
+        const char *key = "scenario", *value = cfg->run.scenarios.items[i].name;
         for (int k = 0; k < 4; k++) {
             char full[512];
             snprintf(full, sizeof(full), "%s{scenario:%s}", r->reg->metrics[SCENARIO_METRICS[k]].name, value);
@@ -112,12 +112,12 @@ static cJSON *run_header(const ll_config *cfg, const ll_run *run, double elapsed
         cJSON_AddStringToObject(r, k ? "ended" : "started", when);
     }
     cJSON *scs = cJSON_AddArrayToObject(r, "scenarios");
-    for (int i = 0; i < cfg->scenarios.n; i++) cJSON_AddItemToArray(scs, cJSON_CreateString(cfg->scenarios.items[i].name));
+    for (int i = 0; i < cfg->run.scenarios.n; i++) cJSON_AddItemToArray(scs, cJSON_CreateString(cfg->run.scenarios.items[i].name));
     char seg[256] = "0:1";
     if (cfg->dist.segment_set) ll_segment_format(&cfg->dist.segment, seg, sizeof(seg));
     cJSON_AddStringToObject(r, "segment", seg);
     char seed[24]; /* a string: a JSON number is a double, which a 64-bit seed does not fit */
-    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)cfg->seed);
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)cfg->run.seed);
     cJSON_AddStringToObject(r, "seed", seed);
     cJSON_AddStringToObject(r, "version", LUALOAD_VERSION);
     cJSON *opts = cJSON_Parse(run->options_json ? run->options_json : "{}");
@@ -134,9 +134,9 @@ static cJSON *page_data(const ll_results *r, const cJSON *summary, const ll_shar
     const ll_value *d = s ? ll_shard_get(s, LL_M_HTTP_REQ_DURATION) : NULL;
     cJSON *data = ll_report_data(head, summary, r->timeline, d ? d->hist : NULL);
     if (s) {
-        int n = r->cfg->scenarios.n;
+        int n = r->cfg->run.scenarios.n;
         const char **names = ll_xcalloc(n > 0 ? (size_t)n : 1, sizeof(*names));
-        for (int i = 0; i < n; i++) names[i] = r->cfg->scenarios.items[i].name;
+        for (int i = 0; i < n; i++) names[i] = r->cfg->run.scenarios.items[i].name;
         cJSON_AddItemToObject(data, "scenarios", ll_report_scenarios(r->reg, s, names, n, t_s));
         free(names);
     }
@@ -191,7 +191,7 @@ static int close_hdrlog(ll_hdrlog *l, ll_run *run, const ll_shard *total, double
  * --summary-export, --setup-data-out, --out json=/csv= (opened once the
  * options are read). */
 static int check_files(const ll_config *cfg) {
-    if (cfg->summary_export && check_writable("--summary-export", cfg->summary_export) != 0) return -1;
+    if (cfg->summary.export && check_writable("--summary-export", cfg->summary.export) != 0) return -1;
     if (cfg->dist.setup_data_out && check_writable("--setup-data-out", cfg->dist.setup_data_out) != 0) return -1;
     for (int i = 0; i < cfg->noutputs; i++) {
         const char *o = cfg->outputs[i], *eq = strchr(o, '=');
