@@ -10,6 +10,7 @@
 #include "exit.h"
 #include "fake_script.h"
 #include "test_util.h"
+#include "worker.h"
 
 static void config(ll_config *cfg) {
     memset(cfg, 0, sizeof(*cfg));
@@ -128,6 +129,134 @@ static void test_constant_vus(void) {
     tu_check(fake_script.summary_iterations == fake_script.iterations, "constant-vus: the summary counts them all");
 }
 
+/* A mode of the test's own (mode.h): its VUs' iterations run in C and end
+ * at once, each keeping a little state per VU and per worker for the
+ * table's vu_free and worker_free. */
+static struct {
+    atomic_int iterations, vu_allocs, vu_frees, worker_allocs, worker_frees, starts, reports;
+} test_mode;
+
+static void test_mode_iterate(ll_vu *vu) {
+    atomic_fetch_add(&test_mode.iterations, 1);
+    if (!vu->mode_data) {
+        vu->mode_data = malloc(16);
+        atomic_fetch_add(&test_mode.vu_allocs, 1);
+    }
+    if (!vu->w->mode_data) {
+        vu->w->mode_data = malloc(16);
+        atomic_fetch_add(&test_mode.worker_allocs, 1);
+    }
+    ll_vu_native_done(vu);
+}
+
+static void test_mode_vu_free(ll_vu *vu) {
+    free(vu->mode_data);
+    vu->mode_data = NULL;
+    atomic_fetch_add(&test_mode.vu_frees, 1);
+}
+
+static void test_mode_worker_free(ll_worker *w) {
+    free(w->mode_data);
+    w->mode_data = NULL;
+    atomic_fetch_add(&test_mode.worker_frees, 1);
+}
+
+static const ll_vu_iter test_mode_iter = {test_mode_iterate, test_mode_vu_free, test_mode_worker_free};
+
+static int test_mode_open(ll_mode **out, const ll_config *cfg, const atomic_int *stop, char *err, size_t errlen) {
+    (void)cfg, (void)stop, (void)err, (void)errlen;
+    *out = NULL;
+    return 0;
+}
+static const char *test_mode_script(const ll_mode *m) { return (void)m, NULL; }
+static const char *test_mode_target(const ll_mode *m, const ll_config *cfg) { return (void)m, (void)cfg, "test-mode"; }
+static int test_mode_vu_conns(const ll_mode *m, int script_conns) { return (void)m, (void)script_conns, 0; }
+static int test_mode_start(ll_mode *m, uint64_t t0) {
+    (void)m, (void)t0;
+    atomic_fetch_add(&test_mode.starts, 1);
+    return 0;
+}
+static void test_mode_tick(ll_mode *m, ll_worker *ws, int n, uint64_t t0, uint64_t now) {
+    (void)m, (void)ws, (void)n, (void)t0, (void)now;
+}
+static void test_mode_second(ll_mode *m, ll_worker *ws, int n, uint64_t now) { (void)m, (void)ws, (void)n, (void)now; }
+static void test_mode_report(const ll_mode *m, ll_worker *ws, int n, const cJSON *data, FILE *f) {
+    (void)m, (void)ws, (void)n, (void)data, (void)f;
+    atomic_fetch_add(&test_mode.reports, 1);
+}
+static void test_mode_close(ll_mode *m) { (void)m; }
+
+static const ll_mode_ops test_mode_ops = {
+    .open = test_mode_open,
+    .script = test_mode_script,
+    .target = test_mode_target,
+    .vu_conns = test_mode_vu_conns,
+    .iter = &test_mode_iter,
+    .start = test_mode_start,
+    .tick = test_mode_tick,
+    .second = test_mode_second,
+    .report = test_mode_report,
+    .close = test_mode_close,
+};
+
+/* A mode's table runs the scenarios' iterations (not the script's exec
+ * function), setup() and teardown() still run the script's, and what the
+ * mode kept per VU and per worker is freed through its table. */
+static void test_mode_runs_iterations(void) {
+    ll_config cfg;
+    config(&cfg);
+    cfg.run.vus = 3, cfg.run.vus_set = 1;
+    cfg.run.iterations = 12, cfg.run.iterations_set = 1;
+    memset(&test_mode, 0, sizeof(test_mode));
+    fake_script_reset();
+    fake_script_functions = "setup default teardown";
+    fake_script_failing = "";
+    fake_script_setup_json = "{}";
+    int rc = ll_engine_run(&cfg, &fake_script_ops, &test_mode_ops);
+    ll_config_free(&cfg);
+    tu_check(rc == 0, "mode: exit 0 (got %d)", rc);
+    tu_check(test_mode.iterations == 12, "mode: its table ran the 12 iterations (got %d)", test_mode.iterations);
+    tu_check(fake_script.iterations == 0, "mode: the script's exec function never ran (got %d)",
+             fake_script.iterations);
+    tu_check(fake_script.setups == 1 && fake_script.teardowns == 1, "mode: setup() and teardown() are the script's");
+    tu_check(fake_script.summary_iterations == 12, "mode: the summary counts its iterations (got %g)",
+             fake_script.summary_iterations);
+    tu_check(test_mode.vu_allocs > 0 && test_mode.vu_allocs == test_mode.vu_frees,
+             "mode: each VU's own state freed by vu_free (%d made, %d freed)", test_mode.vu_allocs, test_mode.vu_frees);
+    tu_check(test_mode.worker_allocs > 0 && test_mode.worker_allocs == test_mode.worker_frees,
+             "mode: each worker's own state freed by worker_free (%d, %d)", test_mode.worker_allocs,
+             test_mode.worker_frees);
+    tu_check(test_mode.starts == 1 && test_mode.reports == 1, "mode: started and reported once (%d, %d)",
+             test_mode.starts, test_mode.reports);
+}
+
+/* constant-arrival-rate: 100 iterations/s for 0.3 s is 30 iterations,
+ * started on schedule by the preallocated VUs */
+static void test_constant_arrival_rate(void) {
+    ll_config cfg;
+    config(&cfg);
+    ll_scenario *s = ll_scenarios_add(&cfg.run.scenarios, "rate", LL_EX_CONSTANT_ARRIVAL_RATE);
+    s->rate = 100, s->time_unit_us = 1000000, s->duration_us = 300000;
+    s->pre_allocated_vus = 2, s->max_vus = 2;
+    int rc = run(&cfg, "default", "", NULL);
+    tu_check(rc == 0, "constant-arrival-rate: exit 0 (got %d)", rc);
+    tu_check(fake_script.iterations >= 25 && fake_script.iterations <= 31,
+             "constant-arrival-rate: about 30 iterations in 0.3 s at 100/s (got %d)", fake_script.iterations);
+    tu_check(fake_script.vus <= 2 + 1, "constant-arrival-rate: no VU past maxVUs (got %d coroutines)",
+             fake_script.vus);
+}
+
+/* per-vu-iterations: each of 4 VUs runs its 5 */
+static void test_per_vu_iterations(void) {
+    ll_config cfg;
+    config(&cfg);
+    ll_scenario *s = ll_scenarios_add(&cfg.run.scenarios, "each", LL_EX_PER_VU_ITERATIONS);
+    s->vus = 4, s->iterations = 5;
+    int rc = run(&cfg, "default", "", NULL);
+    tu_check(rc == 0, "per-vu-iterations: exit 0 (got %d)", rc);
+    tu_check(fake_script.iterations == 20, "per-vu-iterations: 4 x 5 iterations (got %d)", fake_script.iterations);
+}
+
 int main(void) {
     setenv("LC_ALL", "C.UTF-8", 1);
     test_shared_iterations();
@@ -137,5 +266,8 @@ int main(void) {
     test_failing_setup();
     test_no_exec_function();
     test_constant_vus();
+    test_mode_runs_iterations();
+    test_constant_arrival_rate();
+    test_per_vu_iterations();
     return tu_summary();
 }
