@@ -148,6 +148,12 @@ static int fake_summary(ll_worker *w, const cJSON *data) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "values");
     const cJSON *count = cJSON_GetObjectItemCaseSensitive(v, "count");
     fake_script.summary_iterations = cJSON_IsNumber(count) ? count->valuedouble : -1;
+    v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "http_reqs"), "values");
+    count = cJSON_GetObjectItemCaseSensitive(v, "count");
+    fake_script.summary_http_reqs = cJSON_IsNumber(count) ? count->valuedouble : 0;
+    v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "http_req_failed"), "values");
+    count = cJSON_GetObjectItemCaseSensitive(v, "passes");
+    fake_script.summary_failed = cJSON_IsNumber(count) ? count->valuedouble : 0;
     return 0;
 }
 

@@ -29,6 +29,8 @@ typedef struct fake_script_stats {
     atomic_int vus;               /* VU coroutines opened */
     atomic_int summaries;         /* summary calls */
     double summary_iterations;    /* iterations.count in the last summary's data */
+    double summary_http_reqs;     /* http_reqs.count in it (0: none) */
+    double summary_failed;        /* http_req_failed.passes in it (failed requests) */
 } fake_script_stats;
 
 extern fake_script_stats fake_script;

@@ -1,7 +1,9 @@
 /* test_engine.c -- the engine's phases, the executors and the workers,
- * driven through ll_engine_run with the fake script (fake_script.h): no
- * Lua and no network, so it links ll_run alone and shows that the engine
- * reaches Lua only through the script's table of operations. */
+ * driven through ll_engine_run with the fake script (fake_script.h) and,
+ * for requests, the fake transport (fake_transport.h) under a mode of the
+ * test's own (mode.h): no Lua and no network, so it links ll_run alone and
+ * shows that the engine reaches Lua only through the script's table of
+ * operations and other iterations only through the mode's. */
 /* links: ll_run */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,8 @@
 #include "engine.h"
 #include "exit.h"
 #include "fake_script.h"
+#include "fake_transport.h"
+#include "http_exchange.h"
 #include "test_util.h"
 #include "worker.h"
 
@@ -257,6 +261,110 @@ static void test_per_vu_iterations(void) {
     tu_check(fake_script.iterations == 20, "per-vu-iterations: 4 x 5 iterations (got %d)", fake_script.iterations);
 }
 
+/* A mode whose iterations each make one request through the fake
+ * transport (fake_transport.h), as quick mode's do through a real one: the
+ * engine, the worker's transports, the VU's wait and its cancel, and the
+ * HTTP metrics, with no network and no Lua. */
+static const char *http_mode_url; /* what each iteration asks for */
+static const ll_http_judge HTTP_MODE_JUDGE = {NULL, 1};
+static ll_client_opts http_mode_opts;
+
+static void http_mode_done(ll_transfer *x, const ll_http_res *r, void *ud) {
+    ll_http_call *call = ud;
+    ll_vu *vu = call->owner;
+    call->x = NULL;
+    ll_http_exchange_record(vu, x->req, x->method, r, &HTTP_MODE_JUDGE);
+    x->tp->ops->release(x);
+    ll_vu_native_done(vu);
+}
+
+static void http_mode_cancel(void *ud) {
+    ll_vu *vu = ud;
+    ll_http_exchange_cancel(vu, &vu->http.call, &HTTP_MODE_JUDGE);
+}
+
+static void http_mode_iterate(ll_vu *vu) {
+    ll_worker *w = vu->w;
+    if (!vu->mode_data) { /* its request, made once */
+        ll_http_req *req = calloc(1, sizeof(*req));
+        ll_http_req_init(req);
+        ll_http_req_set_method(req, "GET");
+        ll_http_req_set_url(req, http_mode_url);
+        vu->mode_data = req;
+    }
+    ll_http_req *req = vu->mode_data;
+    ll_transport *tp = ll_http_worker_transport(&w->http, &fake_transport_ops);
+    ll_transfer *x = tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, 0, 0, 1, -1, &http_mode_opts) : NULL;
+    ll_http_call *call = &vu->http.call;
+    call->owner = vu;
+    call->discard = 1;
+    const char *err = "no transfer";
+    if (x && tp->ops->start(x, req, req->method, NULL, http_mode_done, call, &err) == 0) {
+        call->x = x;
+        ll_vu_wait(vu, http_mode_cancel, vu);
+        return;
+    }
+    ll_vu_native_done(vu);
+}
+
+static void http_mode_vu_free(ll_vu *vu) {
+    ll_http_req_clear(vu->mode_data);
+    free(vu->mode_data);
+    vu->mode_data = NULL;
+}
+
+static const ll_vu_iter http_mode_iter = {http_mode_iterate, http_mode_vu_free, test_mode_worker_free};
+
+static int http_mode_run(ll_config *cfg, const char *url) {
+    ll_mode_ops ops = test_mode_ops;
+    ops.iter = &http_mode_iter;
+    http_mode_url = url;
+    memset(&fake_transport_stats, 0, sizeof(fake_transport_stats));
+    fake_script_reset();
+    fake_script_functions = "default";
+    fake_script_failing = "";
+    fake_script_setup_json = NULL;
+    int rc = ll_engine_run(cfg, &fake_script_ops, &ops);
+    ll_config_free(cfg);
+    return rc;
+}
+
+/* 9 iterations, one request each: each answered, recorded as k6's
+ * http_reqs, none failed */
+static void test_requests(void) {
+    ll_config cfg;
+    config(&cfg);
+    cfg.run.vus = 3, cfg.run.vus_set = 1;
+    cfg.run.iterations = 9, cfg.run.iterations_set = 1;
+    int rc = http_mode_run(&cfg, "http://fake.test/status/200");
+    tu_check(rc == 0, "requests: exit 0 (got %d)", rc);
+    tu_check(fake_transport_stats.completions == 9, "requests: 9 answered by the transport (got %d)",
+             fake_transport_stats.completions);
+    tu_check(fake_script.summary_http_reqs == 9, "requests: http_reqs counts 9 (got %g)", fake_script.summary_http_reqs);
+    tu_check(fake_script.summary_failed == 0, "requests: none failed (got %g)", fake_script.summary_failed);
+    tu_check(fake_script.summary_iterations == 9, "requests: 9 iterations (got %g)", fake_script.summary_iterations);
+}
+
+/* a request that never ends: at the end of a 0.2 s constant-vus scenario
+ * with no gracefulStop each VU's wait is cancelled through the slot it
+ * registered, the request counted as cut off (a failed request), and no
+ * iteration counts as completed */
+static void test_requests_cut_off(void) {
+    ll_config cfg;
+    config(&cfg);
+    ll_scenario *s = ll_scenarios_add(&cfg.run.scenarios, "hang", LL_EX_CONSTANT_VUS);
+    s->vus = 2, s->duration_us = 200000, s->graceful_stop_us = 0;
+    int rc = http_mode_run(&cfg, "http://fake.test/hang");
+    tu_check(rc == 0, "cut off: exit 0 (got %d)", rc);
+    tu_check(fake_transport_stats.starts == 2, "cut off: 2 requests started (got %d)", fake_transport_stats.starts);
+    tu_check(fake_transport_stats.cancels == 2, "cut off: both cancelled through the VU's wait (got %d)",
+             fake_transport_stats.cancels);
+    tu_check(fake_script.summary_iterations <= 0, "cut off: no iteration completed (got %g)",
+             fake_script.summary_iterations);
+    tu_check(fake_script.summary_failed == 2, "cut off: the 2 requests count as failed (got %g)",
+             fake_script.summary_failed);
+}
+
 int main(void) {
     setenv("LC_ALL", "C.UTF-8", 1);
     test_shared_iterations();
@@ -269,5 +377,7 @@ int main(void) {
     test_mode_runs_iterations();
     test_constant_arrival_rate();
     test_per_vu_iterations();
+    test_requests();
+    test_requests_cut_off();
     return tu_summary();
 }
