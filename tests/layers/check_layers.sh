@@ -7,9 +7,11 @@
 # the project headers once more in case a file is compiled elsewhere:
 #   base    <- nothing               token   <- base
 #   serve   <- base                  metrics <- base
+#   proto   <- base (the one C++ file: libprotobuf's headers only there)
 #   live    <- metrics, base         http    <- metrics, base
 #   run     <- http, live, token, metrics, base
-#   quick, dist, lua_api <- run and all below it (not each other)
+#   quick, dist <- run and all below it (not each other)
+#   lua_api <- run and all below it, and proto
 #   app     <- every room
 #   curl headers only in src/core/http/, c-ares's only in http/dns_lookup.c,
 #   Lua headers only in src/lua_api/; file names unique across src/;
@@ -18,20 +20,21 @@ set -uo pipefail
 SRC=${1:?usage: check_layers.sh SRC_DIR}
 cd "$SRC" || exit 2
 fail=0
-ROOMS="base token serve metrics live http run quick dist lua_api app"
+ROOMS="base token serve metrics proto live http run quick dist lua_api app"
 below_run="run http live token metrics base"
 allowed() {
   case $1 in
     base) echo "base" ;;
     token) echo "token base" ;;
     serve) echo "serve base" ;;
+    proto) echo "proto base" ;;
     metrics) echo "metrics base" ;;
     live) echo "live metrics base" ;;
     http) echo "http metrics base" ;;
     run) echo "$below_run" ;;
     quick) echo "quick $below_run" ;;
     dist) echo "dist $below_run" ;;
-    lua_api) echo "lua_api $below_run" ;;
+    lua_api) echo "lua_api $below_run proto" ;;
     app) echo "app $ROOMS" ;;
   esac
 }
@@ -41,7 +44,7 @@ room_dir() { # where a room's files are
 declare -A room_of # a project header's name -> its room
 files=()
 for r in $ROOMS; do
-  for f in "$(room_dir "$r")"/*.[ch]; do
+  for f in "$(room_dir "$r")"/*.[ch] "$(room_dir "$r")"/*.cc; do
     [[ -f $f ]] || continue
     files+=("$f")
     [[ $f == *.h && -z ${room_of[${f##*/}]:-} ]] && room_of[${f##*/}]=$r
@@ -66,6 +69,10 @@ for f in "${files[@]}"; do
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
   if grep -q '^#include <curl/' "$f" && [[ $room != http ]]; then
     echo "FAIL $f includes a curl header (only src/core/http may)"
+    fail=1
+  fi
+  if grep -q '^#include <google/protobuf/' "$f" && [[ $room != proto ]]; then
+    echo "FAIL $f includes a libprotobuf header (only src/core/proto may)"
     fail=1
   fi
   if grep -q '^#include <ares' "$f" && [[ $f != src/core/http/dns_lookup.c ]]; then
