@@ -20,6 +20,7 @@
 #include "http_response.h"
 #include "modules.h"
 #include "http_exchange.h"
+#include "http_error.h"
 #include "http_expected.h"
 #include "http_png.h"
 #include "redirect.h"
@@ -62,7 +63,7 @@ static ll_http_judge judge(ll_vu *vu, const ll_http_req *req) {
 void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req, const ll_http_res *r) {
     char why[256]; /* without the timings libcurl puts in its messages: the
                     * script errors of many iterations group by message */
-    ll_errors_normalize(why, sizeof(why), r->error);
+    ll_http_error_normalize(why, sizeof(why), r->error);
     lua_pushfstring(L, "%s %s: %s (error_code %d)", method, req->url, why, r->error_code);
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "http_debug.h"
+#include "http_error.h"
 #include "redirect.h"
 #include "auth_digest.h"
 #include "worker.h"
@@ -123,7 +124,7 @@ static void count_failed(ll_worker *w, const ll_http_res *r) {
     if (r->status) {
         snprintf(msg, sizeof(msg), "HTTP %d", r->status);
     } else {
-        ll_errors_normalize(why, sizeof(why), *r->error ? r->error : "request failed");
+        ll_http_error_normalize(why, sizeof(why), *r->error ? r->error : "request failed");
         snprintf(msg, sizeof(msg), "%s (error_code %d)", why, r->error_code);
     }
     ll_errors_count(&w->http_errors, msg, 1, LL_WORKER_HTTP_ERRORS_MAX);
