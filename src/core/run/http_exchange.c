@@ -1,7 +1,8 @@
 /* http_exchange.c -- one HTTP request of a VU on the wire, whoever made
- * it (a script's http call, quick mode's native loop): k6's HTTP metrics
- * of each response with their tags (and a failed request counted by
- * message in its worker's table), and the next hop of a redirect. */
+ * it (a script's http call, quick mode's native loop): the transfer it
+ * goes on, k6's HTTP metrics of each response with their tags (and a
+ * failed request counted by message in its worker's table), and the next
+ * hop of a redirect. */
 #include "http_exchange.h"
 
 #include <stdio.h>
@@ -14,6 +15,13 @@
 #include "redirect.h"
 #include "auth_digest.h"
 #include "worker.h"
+
+ll_transfer *ll_http_exchange_transfer(ll_vu *vu, int lane, int slot, uint64_t uid, const ll_http_req *req,
+                                       const ll_client_opts *opts) {
+    const ll_transport_ops *ops = ll_transport_pick(opts, req, vu->w->run->transport);
+    ll_transport *tp = ll_http_worker_transport(&vu->w->http, ops);
+    return tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, lane, slot, uid, req->http_version, opts) : NULL;
+}
 
 /* The tags of an HTTP sample, k6's names: the request's own tags first,
  * then method, status, url, name (the URL unless tagged), proto, group,
