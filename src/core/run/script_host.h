@@ -52,12 +52,14 @@ typedef struct ll_host_script {
 } ll_host_script;
 ll_host_script ll_worker_script(const ll_worker *w);
 
-/* ---- the run's settings a binding reads (w may be NULL: a state
- * without a worker gets the defaults) ---- */
+/* ---- the run's settings a binding reads ---- */
 
+/* These four take a NULL w too (a state without a worker): the defaults. */
 FILE *ll_worker_console(const ll_worker *w);      /* console.*: --console-output, else stderr */
 int ll_worker_verbose(const ll_worker *w);        /* -v */
 const char *ll_worker_options_json(const ll_worker *w); /* test.options; NULL: none yet */
+/* Whether --rps limits the requests (then luaload.http gates each). */
+int ll_worker_rate_limited(const ll_worker *w);
 /* The run's seed, or a fresh one from the OS when it has none. */
 uint64_t ll_worker_seed(const ll_worker *w);
 /* The transport forced for every Client (LUALOAD_TRANSPORT), or NULL. */
@@ -65,8 +67,6 @@ const ll_transport_ops *ll_worker_transport(const ll_worker *w);
 /* The run's overrides of a Client's options: --insecure-skip-tls-verify,
  * --http-debug. */
 void ll_worker_client_overrides(const ll_worker *w, ll_client_opts *o);
-/* Whether --rps limits the requests (then luaload.http gates each). */
-int ll_worker_rate_limited(const ll_worker *w);
 /* The flag a long job polls to give up when the run is interrupted. */
 const atomic_int *ll_worker_interrupt_flag(const ll_worker *w);
 /* An http.Client's connection slot in every VU of the worker (a new
