@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "modules.h"
+#include "script_host.h"
 #include "state.h"
-#include "worker.h"
 
 /* Appends s to b as a logfmt quoted value's content. */
 static void add_quoted(luaL_Buffer *b, const char *s, size_t n) {
@@ -73,7 +73,7 @@ static void push_message(lua_State *L, int n) {
 
 /* -v, or LUALOAD_VERBOSE set to anything but "" and "0" */
 static int verbose(const ll_worker *w) {
-    if (w && w->run && w->run->verbose) return 1;
+    if (ll_worker_verbose(w)) return 1;
     const char *v = getenv("LUALOAD_VERBOSE");
     return v && *v && strcmp(v, "0") != 0;
 }
@@ -90,17 +90,17 @@ static int console_write(lua_State *L, const char *level) {
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    const ll_vu *vu = w ? w->current : NULL;
+    const ll_vu *vu = w ? ll_worker_current(w) : NULL;
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     lua_pushfstring(L, "time=\"%s\" level=%s msg=\"", when, level);
     luaL_addvalue(&b);
     add_quoted(&b, msg, mlen);
-    if (vu) lua_pushfstring(L, "\" source=console vu=%d iteration=%d\n", vu->id, (int)vu->iteration);
+    if (vu) lua_pushfstring(L, "\" source=console vu=%d iteration=%d\n", ll_vu_id(vu), (int)ll_vu_iteration(vu));
     else lua_pushliteral(L, "\" source=console\n");
     luaL_addvalue(&b);
     luaL_pushresult(&b);
-    ll_state_write_line(L, w && w->run && w->run->console ? w->run->console : stderr);
+    ll_state_write_line(L, ll_worker_console(w));
     return 0;
 }
 

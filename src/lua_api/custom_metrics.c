@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "modules.h"
+#include "script_host.h"
 #include "state.h"
-#include "worker.h"
 
 #define METRIC_MT "luaload.Metric"
 
@@ -37,13 +37,13 @@ static const char *type_name(ll_metric_type t) {
 static int new_metric(lua_State *L, ll_metric_type type) {
     const char *name = luaL_checkstring(L, 1);
     ll_worker *w = ll_state_worker(L);
-    if (w->current) return luaL_error(L, "metrics.%s: metrics must be created in init code", type_name(type));
+    if (ll_worker_current(w)) return luaL_error(L, "metrics.%s: metrics must be created in init code", type_name(type));
     if (!valid_name(name))
         return luaL_error(L, "metrics.%s: invalid name '%s' (expected letters, digits and '_', not starting "
                              "with a digit, at most 128)", type_name(type), name);
     ll_contains contains = LL_CONTAINS_DEFAULT;
     if (type == LL_TREND && lua_toboolean(L, 2)) contains = LL_CONTAINS_TIME;
-    int id = ll_registry_metric(w->run->reg, name, type, contains);
+    int id = ll_registry_metric(ll_worker_registry(w), name, type, contains);
     if (id < 0) return luaL_error(L, "metrics.%s: '%s' already exists with another type", type_name(type), name);
     metric_ud *m = lua_newuserdata(L, sizeof(*m));
     m->id = id;
@@ -68,14 +68,14 @@ typedef struct custom_sample {
 static const char *custom_tag(const void *ctx, const char *key, char *buf, size_t len) {
     const custom_sample *c = ctx;
     if (c->tags && ll_lua_tags_get(c->L, c->tags, key, buf, len)) return buf;
-    if (strcmp(key, "group") == 0) return c->vu->group_path;
+    if (strcmp(key, "group") == 0) return ll_vu_group_path(c->vu);
     return ll_vu_tag(c->vu, key);
 }
 
 static void custom_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     const custom_sample *c = ctx;
     int has_group = c->tags ? ll_lua_tags_each(c->L, c->tags, NULL, fn, ud) : 0;
-    if (!has_group) fn(ud, "group", c->vu->group_path);
+    if (!has_group) fn(ud, "group", ll_vu_group_path(c->vu));
     ll_vu_tags(c->vu, fn, ud);
 }
 
@@ -91,7 +91,7 @@ static int l_add(lua_State *L) {
     ll_vu *vu = ll_luaload_vu(L, "metric:add()");
     custom_sample c = {L, lua_istable(L, 3) ? 3 : 0, vu};
     ll_tag_source t = {custom_tag, custom_list, &c, -1, 0};
-    ll_shard_sample(vu->w->shard, m->id, v, ll_loop_now_ns(), &t);
+    ll_vu_sample(vu, m->id, v, &t);
     lua_pushboolean(L, 1); /* k6's add() returns true */
     return 1;
 }
@@ -101,7 +101,7 @@ static int l_index(lua_State *L) {
     metric_ud *m = luaL_checkudata(L, 1, METRIC_MT);
     const char *k = lua_tostring(L, 2);
     if (k && strcmp(k, "name") == 0) {
-        lua_pushstring(L, ll_state_worker(L)->run->reg->metrics[m->id].name);
+        lua_pushstring(L, ll_worker_registry(ll_state_worker(L))->metrics[m->id].name);
         return 1;
     }
     if (k && strcmp(k, "type") == 0) {

@@ -17,8 +17,8 @@
 
 #include "json.h"
 #include "modules.h"
+#include "script_host.h"
 #include "state.h"
-#include "worker.h"
 
 #define LL_DATA_FROZEN_MT "luaload.data.frozen"
 
@@ -37,7 +37,7 @@ static void ll_data_push_frozen_mt(lua_State *L) {
  * which an iteration must never do. */
 static void ll_data_check_init(lua_State *L, const char *fn) {
     ll_worker *w = ll_state_worker(L);
-    if (w && w->current) luaL_error(L, "%s: only available in init code (outside setup, default and teardown)", fn);
+    if (w && ll_worker_current(w)) luaL_error(L, "%s: only available in init code (outside setup, default and teardown)", fn);
 }
 
 /* Pushes the contents of path (relative: to the script's directory, as
@@ -46,7 +46,7 @@ static void ll_data_check_init(lua_State *L, const char *fn) {
  * returns them past a UTF-8 BOM, as spreadsheets write. */
 static const char *ll_data_read(lua_State *L, const char *fn, const char *path, size_t *len) {
     ll_worker *w = ll_state_worker(L);
-    const char *script = w && w->run ? w->run->script_path : NULL;
+    const char *script = w ? ll_worker_script(w).path : NULL;
     const char *slash = script ? strrchr(script, '/') : NULL;
     if (path[0] == '/' || !slash) {
         lua_pushstring(L, path);

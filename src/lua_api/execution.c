@@ -10,13 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "executor.h"
 #include "json.h"
 #include "loop.h"
 #include "modules.h"
-#include "progress.h"
+#include "script_host.h"
 #include "state.h"
-#include "worker.h"
 
 typedef struct field {
     const char *snake, *camel;
@@ -65,7 +63,7 @@ static const field VU_FIELDS[] = {
 /* The running VU, or raises naming what needs one. */
 static ll_vu *running_vu(lua_State *L, const char *what) {
     ll_worker *w = ll_state_worker(L);
-    ll_vu *vu = w ? w->current : NULL;
+    ll_vu *vu = w ? ll_worker_current(w) : NULL;
     if (!vu) luaL_error(L, "luaload.execution: %s is not available in the init context", what);
     return vu;
 }
@@ -114,7 +112,7 @@ static int vu_index(lua_State *L) {
     char what[64];
     snprintf(what, sizeof(what), "vu.%s", key);
     ll_vu *vu = running_vu(L, what);
-    lua_pushinteger(L, f == 0 ? ll_vu_id_in_test(vu) : f == 1 ? vu->id : (lua_Integer)vu->iteration);
+    lua_pushinteger(L, f == 0 ? ll_vu_id_in_test(vu) : f == 1 ? ll_vu_id(vu) : (lua_Integer)ll_vu_iteration(vu));
     return 1;
 }
 
@@ -135,21 +133,16 @@ static int scenario_index(lua_State *L) {
     int f = field_index(SCENARIO_FIELDS, key);
     if (f < 0) return 0;
     ll_worker *w = ll_state_worker(L);
-    ll_vu *vu = w ? w->current : NULL;
-    if (!vu || !vu->executor)
+    ll_vu *vu = w ? ll_worker_current(w) : NULL;
+    const ll_scenario *sc = vu ? ll_vu_scenario(vu) : NULL;
+    if (!sc)
         return luaL_error(L, "luaload.execution: scenario.%s is only available in a scenario's iterations "
                              "(not in init code, setup or teardown)", key);
-    ll_run *run = w->run;
-    const ll_scenario *sc = vu->executor->sc;
-    int s = vu->executor->index;
     switch (f) {
     case 0: lua_pushstring(L, sc->name); break;
     case 1: lua_pushstring(L, ll_scenario_executor_name(sc->executor)); break;
-    case 2: lua_pushnumber(L, (double)run->t0_unix_ms + (double)(sc->start_time_us / 1000)); break;
-    case 3:
-        lua_pushnumber(L, ll_progress_fraction(sc, ll_progress_iterations(run->workers, run->nworkers, s),
-                                               ll_loop_now_ns() - run->t0));
-        break;
+    case 2: lua_pushnumber(L, (double)ll_worker_test_start_unix_ms(w) + (double)(sc->start_time_us / 1000)); break;
+    case 3: lua_pushnumber(L, ll_vu_scenario_progress(vu)); break;
     case 4: lua_pushinteger(L, (lua_Integer)ll_vu_scenario_iteration(vu)); break;
     default: lua_pushinteger(L, (lua_Integer)ll_vu_iteration_in_test(vu)); break;
     }
@@ -167,33 +160,22 @@ static const field INSTANCE_FIELDS[] = {
     {NULL, NULL},
 };
 
-/* Sums an executor counter over every scenario of every worker. */
-static int64_t sum_counter(const ll_run *run, int f) {
-    int64_t n = 0;
-    for (int i = 0; run->workers && i < run->nworkers; i++) {
-        ll_worker *w = &run->workers[i];
-        if (f == 3) {
-            n += atomic_load_explicit(&w->interrupted, memory_order_relaxed);
-            continue;
-        }
-        for (int s = 0; s < w->nexecutors; s++) {
-            ll_executor *e = &w->executors[s];
-            if (f == 0) n += atomic_load_explicit(&e->active_vus, memory_order_relaxed);
-            else if (f == 1) n += atomic_load_explicit(&e->made_vus, memory_order_relaxed);
-            else n += atomic_load_explicit(&e->done_iters, memory_order_relaxed);
-        }
-    }
-    return n;
-}
+/* The counters of INSTANCE_FIELDS, in their order (then the duration). */
+static const ll_instance_counter INSTANCE_COUNTERS[] = {
+    LL_INSTANCE_VUS_ACTIVE,
+    LL_INSTANCE_VUS_MADE,
+    LL_INSTANCE_ITERATIONS_DONE,
+    LL_INSTANCE_ITERATIONS_INTERRUPTED,
+};
 
 static int instance_index(lua_State *L) {
     int f = field_index(INSTANCE_FIELDS, luaL_checkstring(L, 2));
     if (f < 0) return 0;
     ll_worker *w = ll_state_worker(L);
-    ll_run *run = w ? w->run : NULL;
-    if (!run) lua_pushinteger(L, 0);
-    else if (f == 4) lua_pushnumber(L, run->t0 ? (double)(ll_loop_now_ns() - run->t0) / 1e6 : 0);
-    else lua_pushinteger(L, (lua_Integer)sum_counter(run, f));
+    uint64_t t0 = w ? ll_worker_test_start_ns(w) : 0;
+    if (!w) lua_pushinteger(L, 0);
+    else if (f == 4) lua_pushnumber(L, t0 ? (double)(ll_loop_now_ns() - t0) / 1e6 : 0);
+    else lua_pushinteger(L, (lua_Integer)ll_worker_instance_count(w, INSTANCE_COUNTERS[f]));
     return 1;
 }
 
@@ -225,7 +207,7 @@ static int push_options(lua_State *L) {
     else lua_newtable(L);
     lua_remove(L, -2);
     ll_worker *w = ll_state_worker(L);
-    const char *json = w && w->run ? w->run->options_json : NULL;
+    const char *json = ll_worker_options_json(w);
     char err[128];
     if (!json || ll_json_push(L, json, strlen(json), err, sizeof(err)) != 0) return 1;
     lua_pushnil(L);
@@ -243,7 +225,7 @@ static int push_options(lua_State *L) {
 static int l_test_fail(lua_State *L) {
     const char *msg = luaL_optstring(L, 1, "");
     ll_worker *w = ll_state_worker(L);
-    if (w && w->run) atomic_store(&w->run->marked_failed, 1);
+    if (w) ll_worker_mark_failed(w);
     lua_pushfstring(L, "luaload: test marked as failed%s%s\n", *msg ? ": " : "", msg);
     ll_state_write_line(L, stderr);
     return 0;
@@ -257,7 +239,7 @@ static int test_index(lua_State *L) {
 
 int luaopen_luaload_execution(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
-    if (w && w->run) atomic_store_explicit(&w->run->number_iters, 1, memory_order_relaxed);
+    if (w) ll_worker_number_iterations(w);
     lua_newtable(L);
     lua_newtable(L); /* vu.tags */
     lua_newtable(L);

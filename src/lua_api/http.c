@@ -19,13 +19,13 @@
 #include "http_cookies.h"
 #include "http_response.h"
 #include "modules.h"
-#include "http_exchange.h"
+#include "http_error.h"
 #include "http_expected.h"
 #include "http_png.h"
 #include "redirect.h"
+#include "script_host.h"
 #include "url.h"
 #include "state.h"
-#include "worker.h"
 
 static const char *const METHODS[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", NULL};
 
@@ -55,14 +55,14 @@ static void anchor_drop(lua_State *L, ll_http_call *call) {
  * the state's (http.set_response_callback). */
 static ll_http_judge judge(ll_vu *vu, const ll_http_req *req) {
     ll_http_judge j = {req->expected, 1};
-    if (!j.expected) j.expected = ll_http_expected_default(vu->w->L, &j.counted);
+    if (!j.expected) j.expected = ll_http_expected_default(ll_worker_lua(ll_vu_worker(vu)), &j.counted);
     return j;
 }
 
 void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req, const ll_http_res *r) {
     char why[256]; /* without the timings libcurl puts in its messages: the
                     * script errors of many iterations group by message */
-    ll_errors_normalize(why, sizeof(why), r->error);
+    ll_http_error_normalize(why, sizeof(why), r->error);
     lua_pushfstring(L, "%s %s: %s (error_code %d)", method, req->url, why, r->error_code);
 }
 
@@ -83,18 +83,19 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     int challenged = ll_http_exchange_challenged(call, req, r, &ch, &chlen);
     if (challenged) j.expected = &ll_http_exchange_challenge_expected; /* as k6 counts a digest challenge */
     ll_http_exchange_record(vu, req, method, r, &j);
-    ll_http_vu_store_cookies(&vu->http, req->url, r, (int64_t)time(NULL));
+    ll_http_vu_store_cookies(ll_vu_http(vu), req->url, r, (int64_t)time(NULL));
     if (challenged && ll_http_exchange_answer(vu, call, x, req, method, ch, chlen, on_done)) return;
     if (ll_http_exchange_follow(vu, call, x, req, method, r, on_done)) return; /* each hop is its own sample, as in k6 */
     if (call->index) { /* one of an http.batch */
         ll_http_batch_done(vu, call, x, r);
         return;
     }
-    anchor_drop(vu->co, call); /* the last hop is in: its body is sent */
-    ll_http_response_push(vu->co, r, ll_http_call_body_type(call, req));
+    lua_State *co = ll_vu_co(vu);
+    anchor_drop(co, call); /* the last hop is in: its body is sent */
+    ll_http_response_push(co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
-        ll_http_push_throw(vu->co, method, req, r);
+        ll_http_push_throw(co, method, req, r);
         ll_vu_resume(vu, 2);
         return;
     }
@@ -103,11 +104,8 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
 
 int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lane, const ll_http_req *req,
                        const char *m, const char **err) {
-    const ll_client_opts *opts = ll_http_client_opts(vu->co, c);
-    const ll_transport_ops *ops = ll_transport_pick(opts, req, vu->w->run->transport);
-    ll_transport *tp = ll_http_worker_transport(&vu->w->http, ops);
-    ll_transfer *x =
-        tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, lane, c->slot, c->uid, req->http_version, opts) : NULL;
+    const ll_client_opts *opts = ll_http_client_opts(ll_vu_co(vu), c);
+    ll_transfer *x = ll_http_exchange_transfer(vu, lane, c->slot, c->uid, req, opts);
     if (!x) {
         *err = "cannot make a connection slot";
         return -1;
@@ -118,8 +116,8 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
     call->redirects_left = max >= 0 ? max : LL_REDIRECTS_DEFAULT;
     call->challenged = 0;
     call->discard = opts->discard_bodies;
-    const char *cookie = ll_http_vu_cookie(&vu->http, req, (int64_t)time(NULL));
-    if (tp->ops->start(x, req, m, cookie, on_done, call, err) < 0) return -1;
+    const char *cookie = ll_http_vu_cookie(ll_vu_http(vu), req, (int64_t)time(NULL));
+    if (x->tp->ops->start(x, req, m, cookie, on_done, call, err) < 0) return -1;
     call->x = x;
     return 0;
 }
@@ -139,8 +137,9 @@ static const char *known_method(const char *m) {
 /* The VU's pending-operation slot: an interrupted VU cancels its request. */
 static void cancel_single(void *ud) {
     ll_vu *vu = ud;
-    ll_http_call_cancel(vu, &vu->http.call);
-    anchor_drop(vu->co, &vu->http.call);
+    ll_http_call *call = &ll_vu_http(vu)->call;
+    ll_http_call_cancel(vu, call);
+    anchor_drop(ll_vu_co(vu), call);
 }
 
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
@@ -178,46 +177,29 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
                       int params) {
     ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
     const char *m = NULL, *err = NULL;
-    const ll_http_req *req = ll_http_prepare(L, ll_http_vu_oneoff(&vu->http), W, method, target, body, params, &m);
-    anchor_keep(L, &vu->http.call); /* the anchor ll_http_prepare pushed (or nil) */
-    vu->http.call.index = 0;
-    if (ll_http_call_start(vu, &vu->http.call, c, 0, req, m, &err) < 0) {
-        anchor_drop(L, &vu->http.call);
+    ll_http_vu *hv = ll_vu_http(vu);
+    const ll_http_req *req = ll_http_prepare(L, ll_http_vu_oneoff(hv), W, method, target, body, params, &m);
+    anchor_keep(L, &hv->call); /* the anchor ll_http_prepare pushed (or nil) */
+    hv->call.index = 0;
+    if (ll_http_call_start(vu, &hv->call, c, 0, req, m, &err) < 0) {
+        anchor_drop(L, &hv->call);
         return luaL_error(L, "%s: %s", W, err);
     }
     ll_vu_wait(vu, cancel_single, vu);
     return ll_luaload_wait(L, vu);
 }
 
-/* --rps (k6's rps option): a request slot every run->rps_interval_ns over
- * all workers, each request taking the next free one (never one in the
- * past: no burst after an idle spell). gate(n) returns once the VU may
- * send n requests (an http.batch's): at once, or after a wait on the
- * worker's loop. The wait is kept out of the iteration's duration and,
- * as the request starts after it, out of every http_req_* timing. */
-static void on_gate_done(ll_loop *loop, void *ud) {
-    (void)loop;
-    ll_vu_resume(ud, 0);
-}
-
-static void cancel_gate(void *ud) {
-    ll_vu *vu = ud;
-    ll_loop_timer_stop(vu->w->loop, &vu->timer);
-}
-
+/* --rps (k6's rps option): gate(n) returns once the VU may send n
+ * requests (an http.batch's): at once, or after a wait on the VU's timer
+ * for the run's next free slots (ll_vu_rate_take). The wait is kept out of
+ * the iteration's duration and, as the request starts after it, out of
+ * every http_req_* timing. */
 static int l_rate_gate(lua_State *L) {
     ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
-    ll_run *run = vu->w->run;
     lua_Integer n = luaL_optinteger(L, 1, 1);
-    uint64_t need = (uint64_t)(n > 0 ? n : 1) * run->rps_interval_ns;
-    uint64_t now = ll_loop_now_ns(), slot, next = atomic_load(&run->rps_next_ns);
-    do slot = next > now ? next : now;
-    while (!atomic_compare_exchange_weak(&run->rps_next_ns, &next, slot + need));
-    if (slot <= now) return 0;
-    vu->rate_wait_ns += slot - now;
-    vu->timer.fn = on_gate_done;
-    ll_loop_timer_start(vu->w->loop, &vu->timer, (slot - now + 999) / 1000);
-    ll_vu_wait(vu, cancel_gate, vu);
+    uint64_t wait_ns = ll_vu_rate_take(vu, (int64_t)n);
+    if (!wait_ns) return 0;
+    ll_vu_wait_timer(vu, (wait_ns + 999) / 1000);
     return ll_luaload_wait(L, vu);
 }
 
@@ -333,7 +315,7 @@ int luaopen_luaload_http(lua_State *L) {
     lua_pushliteral(L, "luaload.http_wrap");
     lua_call(L, 1, 1);
     ll_worker *w = ll_state_worker(L);
-    if (w && w->run && w->run->rps_interval_ns) lua_pushcfunction(L, l_rate_gate);
+    if (ll_worker_rate_limited(w)) lua_pushcfunction(L, l_rate_gate);
     else lua_pushnil(L);
     luaL_getmetatable(L, "luaload.Client");
     lua_getfield(L, -1, "__index");

@@ -27,7 +27,7 @@ typedef struct batch_elem {
     int running, done;
 } batch_elem;
 
-/* The batch a VU waits on (vu->http.batch_ud), a userdata freed by the
+/* The batch a VU waits on (its ll_http_vu's batch_ud), a userdata freed by the
  * collector. Its Lua side, in the registry under ref: { state = it,
  * args = the argument, keys = { key, ... }, results = { ... } }. */
 typedef struct batch_state {
@@ -65,7 +65,7 @@ static void pump(ll_vu *vu, batch_state *b) {
         if (b->per_host > 0 && e->host && host_running(b, e->host) >= b->per_host) continue;
         int lane = 0;
         while (b->busy[lane]) lane++;
-        ll_http_call *call = &vu->http.batch[i];
+        ll_http_call *call = &ll_vu_http(vu)->batch[i];
         call->index = i + 1;
         const char *err = NULL;
         if (ll_http_call_start(vu, call, b->client, lane, e->req, e->method, &err) < 0) {
@@ -90,7 +90,7 @@ static void push_field(lua_State *L, const batch_state *b, const char *name) {
 
 /* b is collected once unreferenced: nothing touches it after. */
 static void finish(ll_vu *vu, batch_state *b) {
-    lua_State *co = vu->co;
+    lua_State *co = ll_vu_co(vu);
     push_field(co, b, "results");
     int nargs = 1;
     if (b->throw_msg) {
@@ -98,15 +98,15 @@ static void finish(ll_vu *vu, batch_state *b) {
         nargs = 2;
     }
     luaL_unref(co, LUA_REGISTRYINDEX, b->ref);
-    vu->http.batch_ud = NULL;
+    ll_vu_http(vu)->batch_ud = NULL;
     ll_vu_resume(vu, nargs);
 }
 
 void ll_http_batch_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_res *r) {
-    batch_state *b = vu->http.batch_ud;
+    batch_state *b = ll_vu_http(vu)->batch_ud;
     int i = call->index - 1;
     batch_elem *e = &b->e[i];
-    lua_State *co = vu->co;
+    lua_State *co = ll_vu_co(vu);
     push_field(co, b, "results");
     push_field(co, b, "keys");
     lua_rawgeti(co, -1, i + 1);
@@ -132,11 +132,11 @@ void ll_http_batch_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_
 /* The VU's pending-operation slot: cancels every request in flight. */
 static void cancel_batch(void *ud) {
     ll_vu *vu = ud;
-    batch_state *b = vu->http.batch_ud;
+    batch_state *b = ll_vu_http(vu)->batch_ud;
     if (!b) return;
-    for (int i = 0; i < b->n; i++) ll_http_call_cancel(vu, &vu->http.batch[i]);
-    vu->http.batch_ud = NULL;
-    luaL_unref(vu->co, LUA_REGISTRYINDEX, b->ref);
+    for (int i = 0; i < b->n; i++) ll_http_call_cancel(vu, &ll_vu_http(vu)->batch[i]);
+    ll_vu_http(vu)->batch_ud = NULL;
+    luaL_unref(ll_vu_co(vu), LUA_REGISTRYINDEX, b->ref);
 }
 
 /* Prepares element (the value at the top of the stack) into the i-th
@@ -144,7 +144,7 @@ static void cancel_batch(void *ud) {
 static void prepare(lua_State *L, ll_vu *vu, batch_state *b, int i, int anchors) {
     int v = lua_gettop(L);
     batch_elem *e = &b->e[i];
-    ll_http_req *scratch = &vu->http.batch_reqs[i];
+    ll_http_req *scratch = &ll_vu_http(vu)->batch_reqs[i];
     if (lua_type(L, v) == LUA_TSTRING || ll_http_client_to_request(L, v)) {
         e->req = ll_http_prepare(L, scratch, W, lua_type(L, v) == LUA_TSTRING ? "GET" : NULL, v, 0, 0, &e->method);
         lua_pop(L, 1); /* no body to keep */
@@ -215,7 +215,7 @@ static int do_batch(lua_State *L, ll_http_client *c, int idx) {
     b->busy = ll_xcalloc((size_t)b->limit, 1);
     b->e = ll_xcalloc((size_t)n, sizeof(*b->e));
     b->ref = LUA_NOREF;
-    ll_http_vu_batch(&vu->http, n);
+    ll_http_vu_batch(ll_vu_http(vu), n);
     lua_pushvalue(L, idx);
     lua_setfield(L, -2, "args");
     lua_pushvalue(L, keys);
@@ -234,11 +234,11 @@ static int do_batch(lua_State *L, ll_http_client *c, int idx) {
     }
     lua_pop(L, 1); /* anchors: in the state table */
     b->ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    vu->http.batch_ud = b;
+    ll_vu_http(vu)->batch_ud = b;
     pump(vu, b);
     if (b->done == b->n) { /* none could start */
         lua_pushstring(L, b->throw_msg ? b->throw_msg : "no request could start");
-        vu->http.batch_ud = NULL;
+        ll_vu_http(vu)->batch_ud = NULL;
         luaL_unref(L, LUA_REGISTRYINDEX, b->ref);
         return luaL_error(L, "%s: %s", W, lua_tostring(L, -1));
     }

@@ -6,7 +6,7 @@
 #define LL_HTTP_CALL_H
 
 #include "http_client.h"
-#include "vu.h"
+#include "script_host.h"
 
 /* The request for method and target (a URL or a Request at that stack
  * index) with an optional body and params (stack indexes, 0: none), built

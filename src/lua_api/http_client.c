@@ -21,10 +21,10 @@
 #include "http_expected.h"
 #include "http_options.h"
 #include "modules.h"
+#include "script_host.h"
 #include "size.h"
 #include "state.h"
 #include "tls_ctx.h"
-#include "worker.h"
 
 #define CLIENT_MT "luaload.Client"
 #define REQUEST_MT "luaload.Request"
@@ -149,8 +149,7 @@ const ll_client_opts *ll_http_client_opts(lua_State *L, ll_http_client *c) {
     const ll_http_defaults *d = ll_http_options_defaults(L);
     ll_client_opts *o = &c->opts;
     if (o->insecure_skip_verify < 0) o->insecure_skip_verify = d->o.insecure_skip_verify > 0;
-    if (ll_state_worker(L)->run->insecure_skip_verify) o->insecure_skip_verify = 1; /* --insecure-skip-tls-verify */
-    o->http_debug = ll_state_worker(L)->run->http_debug;
+    ll_worker_client_overrides(ll_state_worker(L), o); /* --insecure-skip-tls-verify, --http-debug */
     if (o->disable_keep_alive < 0) o->disable_keep_alive = d->o.disable_keep_alive > 0;
     if (o->discard_bodies < 0) o->discard_bodies = d->discard > 0;
     if (o->max_redirects < 0) o->max_redirects = d->o.max_redirects;
@@ -357,7 +356,7 @@ static int field(lua_State *L, int idx, const char *key) {
 /* http_version = "1.1" | "2" | "3" (also 1.1, 2, 3 as numbers), one the
  * transport can speak */
 static int opt_http_version(lua_State *L, int idx, const char *W) {
-    const ll_transport_ops *ops = ll_state_worker(L)->run->transport; /* forced for the run */
+    const ll_transport_ops *ops = ll_worker_transport(ll_state_worker(L)); /* forced for the run */
     if (!ops || ops == ll_transport_find("native")) ops = ll_transport_find("curl"); /* the one with every version */
     const char *s = lua_isstring(L, idx) ? lua_tostring(L, idx) : "";
     int v = strcmp(s, "1.1") == 0 ? LL_HTTP_1_1 : strcmp(s, "2") == 0 ? LL_HTTP_2 : strcmp(s, "3") == 0 ? LL_HTTP_3 : -1;
@@ -482,10 +481,10 @@ ll_http_client *ll_http_client_push(lua_State *L) {
         lua_pushnil(L);
         lua_rawseti(L, -2, nfree);
     } else {
-        c->slot = w->nclients++;
+        c->slot = ll_worker_new_client_slot(w);
     }
     lua_pop(L, 1);
-    c->uid = ++w->next_client_uid;
+    c->uid = ll_worker_new_client_uid(w);
     return c;
 }
 

@@ -13,7 +13,7 @@
 #include "cookie_jar.h"
 #include "modules.h"
 #include "redirect.h"
-#include "vu.h"
+#include "script_host.h"
 
 #define JAR_MT "luaload.CookieJar"
 
@@ -75,7 +75,7 @@ void ll_http_cookies_push_response(lua_State *L, const char *headers, size_t len
 
 static ll_cookie_jar *jar_of(lua_State *L, const char *what) {
     luaL_checkudata(L, 1, JAR_MT);
-    return &ll_luaload_vu(L, what)->http.jar;
+    return &ll_vu_http(ll_luaload_vu(L, what))->jar;
 }
 
 static void check_url(lua_State *L, int idx, ll_url *u, const char *W) {

@@ -18,9 +18,9 @@
 #include "jwt.h"
 #include "jwt_cache.h"
 #include "modules.h"
+#include "script_host.h"
 #include "state.h"
 #include "token_stream.h"
-#include "worker.h"
 
 #define JWT_SOURCE_MT "luaload.jwt.Source"
 #define JWT_GEN_OPTIONS "key, secret, alg, kid, sub, aud, iss, exp_in, claims, pregenerate, cache_dir, threads, ahead"
@@ -166,7 +166,7 @@ static void jwt_source_open(lua_State *L, jwt_source *s, const char *path) {
 /* Pregenerates n tokens into the cache (or finds them there) and streams them. */
 static void jwt_source_pregenerate(lua_State *L, jwt_source *s, int64_t n, const char *dir, int threads) {
     ll_worker *w = ll_state_worker(L);
-    ll_jwt_cache_opts o = {dir, threads, 0, &w->run->interrupt};
+    ll_jwt_cache_opts o = {dir, threads, 0, ll_worker_interrupt_flag(w)};
     char path[4096], err[512];
     if (ll_jwt_cache_ensure(s->gen, (uint64_t)n, &o, path, sizeof(path), err, sizeof(err)) != 0)
         jwt_raise(L, "%s: %s", s->what, err);
@@ -182,7 +182,7 @@ static void jwt_source_ahead(lua_State *L, jwt_source *s, int64_t n, int threads
     if (!s->ts) jwt_raise(L, "%s: %s", s->what, err);
     s->cur = ll_token_stream_cursor(s->ts);
     if (!s->cur) jwt_raise(L, "%s: out of memory", s->what);
-    s->fell_metric = ll_registry_metric(w->run->reg, "jwt_fell_behind", LL_COUNTER, LL_CONTAINS_DEFAULT);
+    s->fell_metric = ll_registry_metric(ll_worker_registry(w), "jwt_fell_behind", LL_COUNTER, LL_CONTAINS_DEFAULT);
     if (s->fell_metric < 0) jwt_raise(L, "%s: the metric jwt_fell_behind exists with another type", s->what);
 }
 
@@ -207,7 +207,7 @@ static int jwt_generator(lua_State *L) {
     if (ahead > 1 << 24) jwt_raise(L, "%s: ahead: expected at most %d tokens, got %lld", W, 1 << 24, (long long)ahead);
     if (pregen && ahead) jwt_raise(L, "%s: give pregenerate or ahead, not both", W);
     ll_worker *w = ll_state_worker(L);
-    if ((pregen || ahead) && w->current) jwt_raise(L, "%s: pregenerate and ahead work in init code only", W);
+    if ((pregen || ahead) && ll_worker_current(w)) jwt_raise(L, "%s: pregenerate and ahead work in init code only", W);
     lua_getfield(L, 1, "claims");
     st.claims = jwt_claims_json(L, -1, W);
     jwt_source *s = jwt_push_source(L, W);
@@ -251,11 +251,8 @@ static int jwt_source_token(lua_State *L) {
         return jwt_raise(L, "%s: the tokens of '%s' are used up (%llu handed out)", s->what, s->path,
                           (unsigned long long)ll_token_stream_handed(s->ts));
     if (rc < 0) return jwt_raise(L, "%s: %s", s->what, err);
-    ll_worker *w = ll_state_worker(L);
-    if (rc == 2 && s->fell_metric >= 0 && w->current) {
-        ll_tag_source t = ll_vu_tag_source(w->current);
-        ll_shard_add(w->shard, s->fell_metric, 1, &t);
-    }
+    ll_vu *vu = ll_worker_current(ll_state_worker(L));
+    if (rc == 2 && s->fell_metric >= 0 && vu) ll_vu_count(vu, s->fell_metric, 1);
     lua_pushlstring(L, tok, len);
     return 1;
 }

@@ -10,13 +10,14 @@
 
 #include "duration.h"
 #include "modules.h"
+#include "script_host.h"
 #include "state.h"
-#include "worker.h"
 
 ll_vu *ll_luaload_vu(lua_State *L, const char *what) {
     ll_worker *w = ll_state_worker(L);
-    if (!w || !w->current) luaL_error(L, "%s is not available in the init context", what);
-    return w->current;
+    ll_vu *vu = w ? ll_worker_current(w) : NULL;
+    if (!vu) luaL_error(L, "%s is not available in the init context", what);
+    return vu;
 }
 
 /* The wait token: the first value every wait yields. luaload.coroutine
@@ -27,16 +28,9 @@ static char wait_token;
 
 void ll_luaload_push_wait_token(lua_State *L) { lua_pushlightuserdata(L, &wait_token); }
 
-void ll_luaload_cancel_wait(ll_vu *vu) {
-    ll_vu_cancel_fn *cancel = vu->cancel;
-    void *ud = vu->cancel_ud;
-    ll_vu_wait(vu, NULL, NULL);
-    if (cancel) cancel(ud);
-}
-
 int ll_luaload_wait(lua_State *L, ll_vu *vu) {
     if (!lua_isyieldable(L)) { /* lua_yield would raise with the wait still registered */
-        ll_luaload_cancel_wait(vu);
+        ll_vu_cancel_wait(vu);
         return luaL_error(L, "cannot wait (an HTTP request, sleep) inside a C function such as table.sort or "
                              "string.gsub");
     }
@@ -60,12 +54,13 @@ static void push_check_cache(lua_State *L, ll_vu *vu) {
         lua_pushvalue(L, -2);
         lua_rawset(L, LUA_REGISTRYINDEX);
     }
-    lua_rawgeti(L, -1, vu->group_id + 2);
+    int group = ll_vu_group_id(vu);
+    lua_rawgeti(L, -1, group + 2);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         lua_newtable(L);
         lua_pushvalue(L, -1);
-        lua_rawseti(L, -3, vu->group_id + 2);
+        lua_rawseti(L, -3, group + 2);
     }
     lua_remove(L, -2);
 }
@@ -83,7 +78,7 @@ typedef struct check_sample {
 static const char *check_tag(const void *ctx, const char *key, char *buf, size_t len) {
     const check_sample *c = ctx;
     if (c->tags && strcmp(key, "check") != 0 && ll_lua_tags_get(c->L, c->tags, key, buf, len)) return buf;
-    if (strcmp(key, "group") == 0) return c->vu->group_path;
+    if (strcmp(key, "group") == 0) return ll_vu_group_path(c->vu);
     if (strcmp(key, "check") != 0) return ll_vu_tag(c->vu, key);
     if (c->name) return c->name;
     snprintf(buf, len, "status is %d", c->status);
@@ -95,7 +90,7 @@ static void check_list(const void *ctx, ll_tag_fn *fn, void *ud) {
     char buf[256];
     int has_group = c->tags ? ll_lua_tags_each(c->L, c->tags, "check", fn, ud) : 0;
     fn(ud, "check", check_tag(ctx, "check", buf, sizeof(buf)));
-    if (!has_group) fn(ud, "group", c->vu->group_path);
+    if (!has_group) fn(ud, "group", ll_vu_group_path(c->vu));
     ll_vu_tags(c->vu, fn, ud);
 }
 
@@ -103,7 +98,7 @@ static void record(ll_vu *vu, int id, const char *name, int status, int ok, lua_
     if (id < 0) return;
     check_sample c = {name, status, vu, L, tags};
     ll_tag_source t = {check_tag, check_list, &c, -1, 0};
-    ll_shard_check(vu->w->shard, id, ok, &t);
+    ll_vu_check(vu, id, ok, &t);
 }
 
 /* A check past the registry's bound is the group's "(other)": its id is not
@@ -116,7 +111,7 @@ void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, 
     if (lua_isnumber(L, -1)) {
         id = (int)lua_tointeger(L, -1);
     } else {
-        id = ll_registry_check(vu->w->run->reg, vu->group_path, name, &folded);
+        id = ll_vu_check_id(vu, name, &folded);
         if (!folded) {
             lua_pushinteger(L, id);
             lua_setfield(L, -3, name);
@@ -128,7 +123,8 @@ void ll_luaload_record_check(lua_State *L, ll_vu *vu, const char *name, int ok, 
 
 void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok) {
     ll_lua_cache *c = ll_state_cache(L);
-    if (c && c->status_check_id >= 0 && c->status_check_group == vu->group_id && c->status_check_status == status) {
+    int group = ll_vu_group_id(vu);
+    if (c && c->status_check_id >= 0 && c->status_check_group == group && c->status_check_status == status) {
         record(vu, c->status_check_id, NULL, status, ok, L, 0); /* the check of the last call: no lookup */
         return;
     }
@@ -140,7 +136,7 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
     } else {
         char name[48];
         snprintf(name, sizeof(name), "status is %d", status);
-        id = ll_registry_check(vu->w->run->reg, vu->group_path, name, &folded);
+        id = ll_vu_check_id(vu, name, &folded);
         if (!folded) {
             lua_pushinteger(L, id);
             lua_rawseti(L, -3, -status);
@@ -149,7 +145,7 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
     lua_pop(L, 2);
     if (c && id >= 0 && !folded) {
         c->status_check_id = id;
-        c->status_check_group = vu->group_id;
+        c->status_check_group = group;
         c->status_check_status = status;
     }
     record(vu, id, folded ? LL_REGISTRY_OTHER : NULL, status, ok, L, 0);
@@ -157,16 +153,6 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
 
 /* sleep(s): the VU's timer resumes it; an interrupt stops the timer
  * through the VU's pending-operation slot. */
-static void on_sleep_done(ll_loop *loop, void *ud) {
-    (void)loop;
-    ll_vu_resume(ud, 0);
-}
-
-static void cancel_sleep(void *ud) {
-    ll_vu *vu = ud;
-    ll_loop_timer_stop(vu->w->loop, &vu->timer);
-}
-
 static int l_sleep(lua_State *L) {
     double s = luaL_checknumber(L, 1);
     if (s != s) return luaL_argerror(L, 1, "a number of seconds, got nan");
@@ -174,9 +160,7 @@ static int l_sleep(lua_State *L) {
     if (s < 0) s = 0;
     /* at most the longest duration: the timer's deadline in ns fits in 64 bits */
     uint64_t us = s * 1e6 < (double)LL_DURATION_MAX_US ? (uint64_t)(s * 1e6) : LL_DURATION_MAX_US;
-    vu->timer.fn = on_sleep_done;
-    ll_loop_timer_start(vu->w->loop, &vu->timer, us);
-    ll_vu_wait(vu, cancel_sleep, vu);
+    ll_vu_wait_timer(vu, us);
     return ll_luaload_wait(L, vu);
 }
 
@@ -195,15 +179,11 @@ static int l_group_enter(lua_State *L) {
     const char *name = luaL_checklstring(L, 1, &len);
     ll_vu *vu = ll_luaload_vu(L, "group()");
     if (len == 0 || strstr(name, "::")) return luaL_error(L, "group name must be non-empty and not contain '::'");
-    ll_registry *reg = vu->w->run->reg;
-    lua_pushfstring(L, "%s::%s", vu->group_path, name);
-    const char *path = lua_tostring(L, -1);
-    int id = ll_registry_group(reg, path);
-    if (id < 0) return luaL_error(L, "out of memory registering group %s", name);
-    lua_pushinteger(L, vu->group_id);
+    int prev = ll_vu_group_id(vu);
+    lua_pushfstring(L, "%s::%s", ll_vu_group_path(vu), name);
+    if (ll_vu_group_enter(vu, lua_tostring(L, -1)) < 0) return luaL_error(L, "out of memory registering group %s", name);
+    lua_pushinteger(L, prev);
     lua_pushnumber(L, (double)ll_loop_now_ns());
-    vu->group_id = id;
-    vu->group_path = ll_registry_group_path(reg, id);
     return 2;
 }
 
@@ -211,13 +191,7 @@ static int l_group_enter(lua_State *L) {
 static int l_group_leave(lua_State *L) {
     int prev = (int)luaL_checkinteger(L, 1);
     double start = luaL_checknumber(L, 2);
-    ll_vu *vu = ll_luaload_vu(L, "group()");
-    ll_worker *w = vu->w;
-    double us = ((double)ll_loop_now_ns() - start) / 1000;
-    ll_tag_source t = ll_vu_tag_source(vu); /* still inside the group */
-    ll_shard_trend(w->shard, LL_M_GROUP_DURATION, (int64_t)us, &t);
-    vu->group_id = prev;
-    vu->group_path = ll_registry_group_path(w->run->reg, prev);
+    ll_vu_group_leave(ll_luaload_vu(L, "group()"), prev, start);
     return 0;
 }
 
@@ -225,15 +199,14 @@ static int l_group_leave(lua_State *L) {
 static int l_abort(lua_State *L) {
     const char *reason = luaL_optstring(L, 1, "");
     ll_worker *w = ll_state_worker(L);
-    ll_run_abort(w->run, reason);
-    lua_pushfstring(L, "test aborted: %s", w->run->abort_reason);
+    lua_pushfstring(L, "test aborted: %s", ll_worker_abort(w, reason));
     return lua_error(L);
 }
 
 /* The script's directory ("." in quick mode), for open(). */
 static int l_script_dir(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
-    const char *p = w->run->script_path;
+    const char *p = ll_worker_script(w).path;
     const char *slash = p ? strrchr(p, '/') : NULL;
     if (slash) lua_pushlstring(L, p, (size_t)(slash - p));
     else lua_pushliteral(L, ".");
@@ -242,25 +215,27 @@ static int l_script_dir(lua_State *L) {
 
 static int l_in_init(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
-    lua_pushboolean(L, w && !w->current);
+    lua_pushboolean(L, w && !ll_worker_current(w));
     return 1;
 }
 
 static int l_vu_id(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
-    lua_pushinteger(L, w && w->current ? w->current->id : 0);
+    ll_vu *vu = w ? ll_worker_current(w) : NULL;
+    lua_pushinteger(L, vu ? ll_vu_id(vu) : 0);
     return 1;
 }
 
 static int l_vu_iteration(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
-    lua_pushinteger(L, w && w->current ? (lua_Integer)w->current->iteration : 0);
+    ll_vu *vu = w ? ll_worker_current(w) : NULL;
+    lua_pushinteger(L, vu ? (lua_Integer)ll_vu_iteration(vu) : 0);
     return 1;
 }
 
 static int l_worker_id(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
-    lua_pushinteger(L, w ? w->index : 0);
+    lua_pushinteger(L, w ? ll_worker_index(w) : 0);
     return 1;
 }
 

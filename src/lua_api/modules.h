@@ -41,8 +41,6 @@ ll_vu *ll_luaload_vu(lua_State *L, const char *what);
 int ll_luaload_wait(lua_State *L, ll_vu *vu);
 /* Pushes the wait token (a light userdata). */
 void ll_luaload_push_wait_token(lua_State *L);
-/* Cancels the VU's pending wait, if any, and clears its slot. */
-void ll_luaload_cancel_wait(ll_vu *vu);
 /* Installs luaload.coroutine's coroutine functions in the state (before
  * the init code). Returns 0, or -1 with the message in err. */
 int ll_coroutine_install(lua_State *L, char *err, size_t errlen);

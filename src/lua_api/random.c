@@ -13,7 +13,7 @@
 
 #include "modules.h"
 #include "rng.h"
-#include "worker.h"
+#include "script_host.h"
 
 /* Seed streams: VU id k uses stream k, math.randomseed stream 0, and the
  * state of worker index i (-1: the lifecycle worker) stream 2^63 + i + 1. */
@@ -30,22 +30,16 @@ typedef struct ll_random_state {
 
 static char ll_random_key; /* registry[&ll_random_key] = the state's ll_random_state */
 
-/* The run's seed, or a fresh one when the run has none (tests' states). */
-static uint64_t ll_random_run_seed(const ll_run *run) {
-    if (run && run->seed) return *run->seed;
-    return ll_rng_entropy_seed();
-}
-
 static uint64_t ll_random_state_stream(const ll_worker *w) {
-    return LL_RANDOM_STREAM_STATE + (uint64_t)((int64_t)w->index + 1);
+    return LL_RANDOM_STREAM_STATE + (uint64_t)((int64_t)ll_worker_index(w) + 1);
 }
 
 /* The generator of the code calling: its VU's, or the state's outside a
  * VU's iterations and in setup()/teardown() (the lifecycle VU, id 0). */
 static uint64_t *ll_random_pick(lua_State *L) {
     ll_random_state *st = lua_touserdata(L, lua_upvalueindex(1));
-    ll_vu *vu = st->w->current;
-    if (vu && vu->id > 0) return vu->rng;
+    ll_vu *vu = ll_worker_current(st->w);
+    if (vu && ll_vu_id(vu) > 0) return ll_vu_rng(vu);
     return st->s;
 }
 
@@ -94,7 +88,7 @@ static int ll_random_randomseed(lua_State *L) {
 void ll_random_open(lua_State *L, ll_worker *w) {
     ll_random_state *st = lua_newuserdata(L, sizeof(*st));
     st->w = w;
-    ll_rng_seed(st->s, ll_random_run_seed(w->run), ll_random_state_stream(w));
+    ll_rng_seed(st->s, ll_worker_seed(w), ll_random_state_stream(w));
     lua_pushlightuserdata(L, &ll_random_key);
     lua_pushvalue(L, -2);
     lua_rawset(L, LUA_REGISTRYINDEX);

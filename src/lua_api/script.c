@@ -17,21 +17,30 @@
 #include "hints.h"
 #include "json.h"
 #include "options.h"
+#include "script_host.h"
 #include "state.h"
 
 _Static_assert(LL_SCRIPT_NOREF == LUA_NOREF, "run/ passes LL_SCRIPT_NOREF for LUA_NOREF");
 
-static int script_open(ll_worker *w) { return ll_state_open(w, 0, w->errmsg, sizeof(w->errmsg)); }
+static int open_state(ll_worker *w, int bare) {
+    char err[1024] = "";
+    int rc = ll_state_open(w, bare, err, sizeof(err));
+    if (rc) ll_worker_set_error(w, err);
+    return rc;
+}
 
-static int script_open_bare(ll_worker *w) { return ll_state_open(w, 1, w->errmsg, sizeof(w->errmsg)); }
+static int script_open(ll_worker *w) { return open_state(w, 0); }
+
+static int script_open_bare(ll_worker *w) { return open_state(w, 1); }
 
 static void script_close(ll_worker *w) {
-    free(w->lua_cache); /* first: the __gc metamethods find no cache and read the registry */
-    w->lua_cache = NULL;
-    if (!w->L) return;
-    lua_sethook(w->L, NULL, 0, 0); /* no stop in the __gc metamethods */
-    ll_state_close(w->L);
-    w->L = NULL;
+    free(ll_worker_lua_cache(w)); /* first: the __gc metamethods find no cache and read the registry */
+    ll_worker_set_lua_cache(w, NULL);
+    lua_State *L = ll_worker_lua(w);
+    if (!L) return;
+    lua_sethook(L, NULL, 0, 0); /* no stop in the __gc metamethods */
+    ll_state_close(L);
+    ll_worker_set_lua(w, NULL);
 }
 
 /* ---- stopping Lua code that does not yield ---- */
@@ -45,24 +54,26 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
 }
 
 static void script_stop(ll_worker *w) {
-    lua_State *L = w->L; /* NULL while the state is being made */
+    lua_State *L = ll_worker_lua(w); /* NULL while the state is being made */
     if (L) lua_sethook(L, stop_hook, LUA_MASKCOUNT, 1000);
 }
 
 static void script_stop_clear(ll_worker *w) {
-    if (w->L) lua_sethook(w->L, NULL, 0, 0);
+    lua_State *L = ll_worker_lua(w);
+    if (L) lua_sethook(L, NULL, 0, 0);
 }
 
 static void script_collect(ll_worker *w) {
-    if (w->L) lua_gc(w->L, LUA_GCCOLLECT, 0);
+    lua_State *L = ll_worker_lua(w);
+    if (L) lua_gc(L, LUA_GCCOLLECT, 0);
 }
 
 static int script_read_options(ll_worker *w, ll_config *cfg, ll_registry *reg, char *err, size_t errlen) {
-    return ll_options_read(w->L, cfg, reg, err, errlen);
+    return ll_options_read(ll_worker_lua(w), cfg, reg, err, errlen);
 }
 
 static int script_loaded(ll_worker *w, const char *name) {
-    lua_State *L = w->L;
+    lua_State *L = ll_worker_lua(w);
     lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED"); /* package.loaded, whatever the script did to package */
     int loaded = 0;
     if (lua_istable(L, -1)) {
@@ -75,7 +86,7 @@ static int script_loaded(ll_worker *w, const char *name) {
 }
 
 static int script_function(ll_worker *w, const char *name, int *ref, const char **type) {
-    lua_State *L = w->L;
+    lua_State *L = ll_worker_lua(w);
     lua_getglobal(L, name);
     int ok = lua_isfunction(L, -1);
     if (!ok && type) *type = luaL_typename(L, -1); /* a static string */
@@ -88,7 +99,7 @@ static int script_function(ll_worker *w, const char *name, int *ref, const char 
 }
 
 static int script_scenario_env(ll_worker *w, const ll_scenario *sc) {
-    lua_State *L = w->L;
+    lua_State *L = ll_worker_lua(w);
     lua_newtable(L);
     lua_getglobal(L, "__ENV");
     lua_pushnil(L);
@@ -106,19 +117,20 @@ static int script_scenario_env(ll_worker *w, const ll_scenario *sc) {
 }
 
 static void script_use_env(ll_worker *w, int env_ref) {
-    lua_rawgeti(w->L, LUA_REGISTRYINDEX, env_ref);
-    lua_setglobal(w->L, "__ENV");
-    w->env_ref = env_ref;
+    lua_State *L = ll_worker_lua(w);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, env_ref);
+    lua_setglobal(L, "__ENV");
 }
 
 static int script_decode(ll_worker *w, const char *json, int *ref, char *err, size_t errlen) {
-    if (ll_json_push(w->L, json, strlen(json), err, errlen) != 0) return -1;
-    *ref = luaL_ref(w->L, LUA_REGISTRYINDEX);
+    lua_State *L = ll_worker_lua(w);
+    if (ll_json_push(L, json, strlen(json), err, errlen) != 0) return -1;
+    *ref = luaL_ref(L, LUA_REGISTRYINDEX);
     return 0;
 }
 
 static char *script_encode(ll_worker *w, int ref, char *err, size_t errlen) {
-    lua_State *L = w->L;
+    lua_State *L = ll_worker_lua(w);
     char *out = NULL;
     if (errlen) err[0] = 0;
     lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
@@ -128,26 +140,26 @@ static char *script_encode(ll_worker *w, int ref, char *err, size_t errlen) {
 }
 
 static void script_unref(ll_worker *w, int ref) {
-    if (w->L && ref != LUA_NOREF && ref != LUA_REFNIL) luaL_unref(w->L, LUA_REGISTRYINDEX, ref);
+    lua_State *L = ll_worker_lua(w);
+    if (L && ref != LUA_NOREF && ref != LUA_REFNIL) luaL_unref(L, LUA_REGISTRYINDEX, ref);
 }
 
 /* ---- VU coroutines ---- */
 
 static void script_vu_open(ll_vu *vu) {
-    lua_State *L = vu->w->L;
-    vu->co = lua_newthread(L);
-    vu->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_State *L = ll_worker_lua(ll_vu_worker(vu));
+    lua_State *co = lua_newthread(L);
+    ll_vu_set_co(vu, co, luaL_ref(L, LUA_REGISTRYINDEX));
 }
 
 static void script_vu_close(ll_vu *vu) {
-    if (!vu->co) return;
-    script_unref(vu->w, vu->co_ref);
-    vu->co = NULL;
-    vu->co_ref = LUA_NOREF;
+    if (!ll_vu_co(vu)) return;
+    script_unref(ll_vu_worker(vu), ll_vu_co_ref(vu));
+    ll_vu_set_co(vu, NULL, LUA_NOREF);
 }
 
 static int script_vu_call(ll_vu *vu, int fn_ref, int arg_ref) {
-    lua_State *co = vu->co;
+    lua_State *co = ll_vu_co(vu);
     lua_settop(co, 0);
     lua_rawgeti(co, LUA_REGISTRYINDEX, fn_ref);
     if (arg_ref == LUA_NOREF) return 0;
@@ -177,25 +189,27 @@ static void error_position(lua_State *co, char *buf, size_t len) {
 }
 
 static int script_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
-    int rc = lua_resume(vu->co, nargs);
+    lua_State *co = ll_vu_co(vu);
+    int rc = lua_resume(co, nargs);
     if (rc == LUA_YIELD) return LL_SCRIPT_YIELDED;
     if (rc == 0) return LL_SCRIPT_RETURNED;
-    if (lua_touserdata(vu->co, -1) == &stop_key) return LL_SCRIPT_STOPPED;
-    const char *msg = lua_tostring(vu->co, -1);
+    if (lua_touserdata(co, -1) == &stop_key) return LL_SCRIPT_STOPPED;
+    const char *msg = lua_tostring(co, -1);
     char at[300] = "";
-    if (!msg || !has_position(msg)) error_position(vu->co, at, sizeof(at));
+    if (!msg || !has_position(msg)) error_position(co, at, sizeof(at));
     if (msg) snprintf(err, errlen, "%s%s", msg, at);
-    else snprintf(err, errlen, "(error object is a %s value)%s", luaL_typename(vu->co, -1), at);
+    else snprintf(err, errlen, "(error object is a %s value)%s", luaL_typename(co, -1), at);
     ll_hint_append(err, errlen, 0, NULL);
     return LL_SCRIPT_FAILED;
 }
 
 static int script_vu_result(ll_vu *vu, int keep) {
-    lua_State *co = vu->co;
+    lua_State *co = ll_vu_co(vu);
+    lua_State *L = ll_worker_lua(ll_vu_worker(vu));
     int ref = LUA_NOREF;
     if (keep && lua_gettop(co) > 0) {
-        lua_xmove(co, vu->w->L, 1);
-        ref = luaL_ref(vu->w->L, LUA_REGISTRYINDEX);
+        lua_xmove(co, L, 1);
+        ref = luaL_ref(L, LUA_REGISTRYINDEX);
     }
     lua_settop(co, 0);
     return ref;
@@ -228,7 +242,7 @@ static int write_output(const char *dest, const char *text, size_t len) {
  * something else than a table (or nil: nothing to write) falls back to the
  * text summary, as k6. Returns 0, or -1 when an output could not be written. */
 static int script_summary(ll_worker *w, const cJSON *data) {
-    lua_State *L = w->L;
+    lua_State *L = ll_worker_lua(w);
     int rc = 0;
     lua_getglobal(L, "handle_summary");
     if (lua_isfunction(L, -1)) {

@@ -13,13 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crash.h"
 #include "exit.h"
 #include "hints.h"
 #include "http_response.h"
 #include "json.h"
 #include "modules.h"
-#include "worker.h"
+#include "script_host.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -56,7 +55,7 @@ ll_worker *ll_state_worker(lua_State *L) {
 
 ll_lua_cache *ll_state_cache(lua_State *L) {
     ll_worker *w = ll_state_worker(L);
-    return w ? w->lua_cache : NULL;
+    return w ? ll_worker_lua_cache(w) : NULL;
 }
 
 void ll_state_close(lua_State *L) {
@@ -81,11 +80,11 @@ static int push_dir(lua_State *L, const char *dir, size_t len) {
     return 1;
 }
 
-static void set_package_path(lua_State *L, const ll_run *run) {
+static void set_package_path(lua_State *L, const ll_host_script *s) {
     int top = lua_gettop(L);
-    if (run->script_path) {
-        const char *slash = strrchr(run->script_path, '/');
-        if (slash) push_dir(L, run->script_path, (size_t)(slash - run->script_path));
+    if (s->path) {
+        const char *slash = strrchr(s->path, '/');
+        if (slash) push_dir(L, s->path, (size_t)(slash - s->path));
         else push_dir(L, ".", 1);
     }
     const char *extra = getenv("LUALOAD_PATH");
@@ -95,7 +94,7 @@ static void set_package_path(lua_State *L, const ll_run *run) {
         push_dir(L, extra, n);
         extra = sep ? sep + 1 : NULL;
     }
-    push_dir(L, run->lib_dir, strlen(run->lib_dir));
+    push_dir(L, s->lib_dir, strlen(s->lib_dir));
     lua_getglobal(L, "package");
     lua_getfield(L, -1, "path");
     lua_remove(L, -2);
@@ -129,11 +128,11 @@ static int load_summary(lua_State *L) {
 }
 
 /* __ENV: the process environment, then -e KEY=VALUE on top (k6's order). */
-static void set_env(lua_State *L, const ll_run *run) {
+static void set_env(lua_State *L, const ll_host_script *s) {
     lua_newtable(L);
     for (int pass = 0; pass < 2; pass++) {
-        char **list = pass == 0 ? environ : run->env;
-        int n = pass == 0 ? -1 : run->nenv;
+        char **list = pass == 0 ? environ : s->env;
+        int n = pass == 0 ? -1 : s->nenv;
         for (int i = 0; list && (n < 0 ? list[i] != NULL : i < n); i++) {
             const char *eq = strchr(list[i], '=');
             if (!eq) continue;
@@ -185,10 +184,10 @@ void ll_state_write_line(lua_State *L, FILE *f) {
 static int l_globals_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     ll_worker *w = ll_state_worker(L);
-    const ll_vu *vu = w ? w->current : NULL;
+    const ll_vu *vu = w ? ll_worker_current(w) : NULL;
     if (!k) return 0;
-    if (strcmp(k, "__VU") == 0) lua_pushinteger(L, vu ? vu->id : 0);
-    else if (strcmp(k, "__ITER") == 0) lua_pushinteger(L, vu ? (lua_Integer)vu->iteration : 0);
+    if (strcmp(k, "__VU") == 0) lua_pushinteger(L, vu ? ll_vu_id(vu) : 0);
+    else if (strcmp(k, "__ITER") == 0) lua_pushinteger(L, vu ? (lua_Integer)ll_vu_iteration(vu) : 0);
     else return 0;
     return 1;
 }
@@ -210,18 +209,19 @@ static int l_panic(lua_State *L) {
 }
 
 int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
-    const ll_run *run = w->run;
+    const ll_host_script script = ll_worker_script(w);
     lua_State *L = luaL_newstate();
     if (!L) {
         snprintf(err, errlen, "cannot create a Lua state (out of memory)");
         return LL_EXIT_FAILURE;
     }
-    w->L = L;
+    ll_worker_set_lua(w, L);
     lua_atpanic(L, l_panic);
-    free(w->lua_cache);
-    w->lua_cache = ll_xcalloc(1, sizeof(*w->lua_cache));
-    w->lua_cache->expected_counted = 1; /* k6's default callback */
-    w->lua_cache->status_check_id = -1;
+    free(ll_worker_lua_cache(w));
+    ll_lua_cache *cache = ll_xcalloc(1, sizeof(*cache));
+    cache->expected_counted = 1; /* k6's default callback */
+    cache->status_check_id = -1;
+    ll_worker_set_lua_cache(w, cache);
     luaL_openlibs(L);
     ll_http_response_register(L); /* before any script code: it takes the standard setmetatable */
     lua_pushcfunction(L, l_print);
@@ -232,7 +232,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     lua_pushlightuserdata(L, &worker_key);
     lua_pushlightuserdata(L, w);
     lua_rawset(L, LUA_REGISTRYINDEX);
-    set_package_path(L, run);
+    set_package_path(L, &script);
     preload(L, "luaload.core", luaopen_luaload_core);
     preload(L, "luaload.http", luaopen_luaload_http);
     preload(L, "luaload.json", luaopen_luaload_json);
@@ -244,19 +244,18 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.html", luaopen_luaload_html);
     preload(L, "luaload.execution", luaopen_luaload_execution);
     preload(L, "luaload.summary", load_summary);
-    set_env(L, run);
+    set_env(L, &script);
     if (bare) return 0;
     if (ll_guard_install(L, err, errlen) != 0 || ll_coroutine_install(L, err, errlen) != 0) return LL_EXIT_FAILURE;
 
-    int rc = run->script_source
-           ? luaL_loadbuffer(L, run->script_source, strlen(run->script_source), run->chunkname)
-           : luaL_loadfile(L, run->script_path);
+    int rc = script.source ? luaL_loadbuffer(L, script.source, strlen(script.source), script.chunkname)
+                           : luaL_loadfile(L, script.path);
     if (rc == 0) rc = lua_pcall(L, 0, 0, 0);
     if (rc != 0) {
         const char *msg = lua_tostring(L, -1);
         if (msg) snprintf(err, errlen, "%s", msg);
         else snprintf(err, errlen, "(error object is a %s value)", luaL_typename(L, -1));
-        ll_hint_append(err, errlen, 1, run->script_source ? NULL : run->script_path);
+        ll_hint_append(err, errlen, 1, script.source ? NULL : script.path);
         return LL_EXIT_SCRIPT;
     }
     lua_settop(L, 0);

@@ -9,16 +9,17 @@
 typedef struct lua_State lua_State;
 typedef struct ll_worker ll_worker;
 
-/* Creates w->L and runs the script's init code in it (not when bare).
- * Returns 0, or LL_EXIT_SCRIPT with the Lua error (file:line: message) in
- * err. */
+/* Creates w's Lua state (ll_worker_set_lua) and runs the script's init
+ * code in it (not when bare). Returns 0, or LL_EXIT_SCRIPT with the Lua
+ * error (file:line: message) in err. */
 int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen);
 
 /* The ll_worker a Lua state belongs to. */
 ll_worker *ll_state_worker(lua_State *L);
 
 /* What every request would otherwise read from a state's registry, kept
- * in its worker (w->lua_cache) from ll_state_open to the state's close. */
+ * in its worker (ll_worker_lua_cache) from ll_state_open to the state's
+ * close. */
 typedef struct ll_lua_cache {
     lua_State *response_maker;  /* http_response.c: the Response constructor's
                                  * thread, NULL until first used */

@@ -13,6 +13,11 @@
 #   quick, dist <- run and all below it (not each other)
 #   lua_api <- run and all below it, and proto
 #   app     <- every room
+#   lua_api reaches run/ through its two doors only: script_host.h (up: the
+#     worker and the VU as opaque types, and functions) and script.h (down:
+#     it implements it), and config.h (options.c fills the config); those
+#     reach no other run/ header than http_exchange.h, scenario.h and
+#     segment.h, so ll_worker, ll_vu and ll_run stay opaque to lua_api
 #   curl headers only in src/core/http/, c-ares's only in http/dns_lookup.c,
 #   Lua headers only in src/lua_api/; file names unique across src/;
 #   and the libraries of CMakeLists.txt link by the same rules.
@@ -41,6 +46,9 @@ allowed() {
 room_dir() { # where a room's files are
   case $1 in lua_api | app) echo "src/$1" ;; *) echo "src/core/$1" ;; esac
 }
+# the run/ headers a lua_api file may include, and all that they may reach
+LUA_API_DOORS="script_host.h script.h config.h"
+LUA_API_SEES="$LUA_API_DOORS http_exchange.h scenario.h segment.h"
 declare -A room_of # a project header's name -> its room
 files=()
 for r in $ROOMS; do
@@ -65,6 +73,9 @@ for f in "${files[@]}"; do
     if [[ " $ok " != *" $d "* ]]; then
       echo "FAIL $f includes $h from $d/ (a $room file may include: $ok)"
       fail=1
+    elif [[ $room == lua_api && $d == run && " $LUA_API_DOORS " != *" $h "* ]]; then
+      echo "FAIL $f includes $h from run/ (lua_api reaches run/ only through: $LUA_API_DOORS)"
+      fail=1
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
   if grep -q '^#include <curl/' "$f" && [[ $room != http ]]; then
@@ -83,6 +94,16 @@ for f in "${files[@]}"; do
     echo "FAIL $f includes a Lua header (only src/lua_api may; run/ goes through script.h)"
     fail=1
   fi
+done
+# what lua_api's doors include from run/, all the way down, keeps ll_worker,
+# ll_vu and ll_run opaque to it
+for h in $LUA_API_SEES; do
+  [[ -f src/core/run/$h ]] || { echo "FAIL src/core/run/$h, a header lua_api may see, is missing"; fail=1; continue; }
+  while IFS= read -r i; do
+    [[ ${room_of[$i]:-} == run && " $LUA_API_SEES " != *" $i "* ]] || continue
+    echo "FAIL src/core/run/$h includes $i, which lua_api would see through its doors (they may reach: $LUA_API_SEES)"
+    fail=1
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "src/core/run/$h")
 done
 # a room of src/core that the rules do not know
 for d in src/core/*/; do

@@ -1,5 +1,5 @@
-/* http_error.c -- k6's text for the common request failures (see
- * http_error.h). */
+/* http_error.c -- k6's text for the common request failures, and a
+ * message's varying numbers taken out (see http_error.h). */
 #include "http_error.h"
 
 #include <stdio.h>
@@ -19,4 +19,30 @@ const char *ll_http_error_text(int error_code, const char *url, char *buf, size_
                   error_code == 1212 ? "connect: connection refused" : "i/o timeout");
     ll_url_free(&u);
     return buf;
+}
+
+/* The length of s's start matching pat, where '#' stands for a run of
+ * digits; 0 when it does not match. */
+static size_t error_match(const char *s, const char *pat) {
+    const char *p = s;
+    for (; *pat; pat++) {
+        if (*pat != '#' && *p++ != *pat) return 0;
+        if (*pat != '#') continue;
+        if (*p < '0' || *p > '9') return 0;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return (size_t)(p - s);
+}
+
+void ll_http_error_normalize(char *dst, size_t len, const char *msg) {
+    static const char *const varying[] = {" after # ms", " after # milliseconds", " with # out of # bytes received",
+                                          " with # bytes received"};
+    size_t o = 0;
+    while (*msg && o + 1 < len) {
+        size_t skip = 0;
+        for (size_t i = 0; !skip && i < sizeof(varying) / sizeof(varying[0]); i++) skip = error_match(msg, varying[i]);
+        if (skip) msg += skip;
+        else dst[o++] = *msg++;
+    }
+    if (len) dst[o] = 0;
 }

@@ -27,9 +27,8 @@ void ll_crash_install(void);
 void ll_crash_enter(ll_worker *w);
 void ll_crash_leave(void);
 
-/* A Lua panic (what: its message) on this thread: marked as a crash of its
- * worker, as a fault is. Does not return. */
-void ll_crash_panic(const char *what);
+/* ll_crash_panic, a Lua panic on this thread, is declared in
+ * script_host.h: lua_api calls it. */
 
 /* The one line saying what happened to a crashed worker (no newline). */
 const char *ll_crash_describe(const ll_worker *w, char *buf, size_t len);

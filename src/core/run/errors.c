@@ -67,29 +67,3 @@ void ll_errors_free(ll_errors *e) {
     free(e->items);
     memset(e, 0, sizeof(*e));
 }
-
-/* The length of s's start matching pat, where '#' stands for a run of
- * digits; 0 when it does not match. */
-static size_t errors_match(const char *s, const char *pat) {
-    const char *p = s;
-    for (; *pat; pat++) {
-        if (*pat != '#' && *p++ != *pat) return 0;
-        if (*pat != '#') continue;
-        if (*p < '0' || *p > '9') return 0;
-        while (*p >= '0' && *p <= '9') p++;
-    }
-    return (size_t)(p - s);
-}
-
-void ll_errors_normalize(char *dst, size_t len, const char *msg) {
-    static const char *const varying[] = {" after # ms", " after # milliseconds", " with # out of # bytes received",
-                                          " with # bytes received"};
-    size_t o = 0;
-    while (*msg && o + 1 < len) {
-        size_t skip = 0;
-        for (size_t i = 0; !skip && i < sizeof(varying) / sizeof(varying[0]); i++) skip = errors_match(msg, varying[i]);
-        if (skip) msg += skip;
-        else dst[o++] = *msg++;
-    }
-    if (len) dst[o] = 0;
-}

@@ -31,9 +31,4 @@ void ll_errors_merge(ll_errors *dst, const ll_errors *src);
 void ll_errors_sort(ll_errors *e);
 void ll_errors_free(ll_errors *e);
 
-/* Copies msg into dst (truncated to len) without the varying numbers that
- * libcurl puts in its messages (" after 3 ms", " with 0 bytes received"),
- * so that one error counts as one message. */
-void ll_errors_normalize(char *dst, size_t len, const char *msg);
-
 #endif

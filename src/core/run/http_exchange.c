@@ -1,7 +1,8 @@
 /* http_exchange.c -- one HTTP request of a VU on the wire, whoever made
- * it (a script's http call, quick mode's native loop): k6's HTTP metrics
- * of each response with their tags (and a failed request counted by
- * message in its worker's table), and the next hop of a redirect. */
+ * it (a script's http call, quick mode's native loop): the transfer it
+ * goes on, k6's HTTP metrics of each response with their tags (and a
+ * failed request counted by message in its worker's table), and the next
+ * hop of a redirect. */
 #include "http_exchange.h"
 
 #include <stdio.h>
@@ -10,9 +11,17 @@
 #include <time.h>
 
 #include "http_debug.h"
+#include "http_error.h"
 #include "redirect.h"
 #include "auth_digest.h"
 #include "worker.h"
+
+ll_transfer *ll_http_exchange_transfer(ll_vu *vu, int lane, int slot, uint64_t uid, const ll_http_req *req,
+                                       const ll_client_opts *opts) {
+    const ll_transport_ops *ops = ll_transport_pick(opts, req, vu->w->run->transport);
+    ll_transport *tp = ll_http_worker_transport(&vu->w->http, ops);
+    return tp ? ll_http_vu_transfer(&vu->http, tp, vu->index, lane, slot, uid, req->http_version, opts) : NULL;
+}
 
 /* The tags of an HTTP sample, k6's names: the request's own tags first,
  * then method, status, url, name (the URL unless tagged), proto, group,
@@ -123,7 +132,7 @@ static void count_failed(ll_worker *w, const ll_http_res *r) {
     if (r->status) {
         snprintf(msg, sizeof(msg), "HTTP %d", r->status);
     } else {
-        ll_errors_normalize(why, sizeof(why), *r->error ? r->error : "request failed");
+        ll_http_error_normalize(why, sizeof(why), *r->error ? r->error : "request failed");
         snprintf(msg, sizeof(msg), "%s (error_code %d)", why, r->error_code);
     }
     ll_errors_count(&w->http_errors, msg, 1, LL_WORKER_HTTP_ERRORS_MAX);

@@ -1,5 +1,7 @@
 /* http_exchange.h -- one HTTP request of a VU on the wire, whoever made
- * it: the metrics of its responses and its redirect hops (http_exchange.c). */
+ * it: the transfer it goes on, the metrics of its responses and its
+ * redirect hops (http_exchange.c). Part of the door up from lua_api
+ * (script_host.h includes it): the VU is opaque here. */
 #ifndef LL_HTTP_EXCHANGE_H
 #define LL_HTTP_EXCHANGE_H
 
@@ -8,7 +10,8 @@
 #include "http_req.h"
 #include "http_vu.h"
 #include "transport.h"
-#include "vu.h"
+
+typedef struct ll_vu ll_vu;
 
 /* How a response is judged: expected (NULL: k6's default, 200 to 399)
  * and whether any judgement is made (0 after setResponseCallback(nil): no
@@ -18,6 +21,12 @@ typedef struct ll_http_judge {
     int counted;
 } ll_http_judge;
 
+/* The VU's transfer for req on lane, for the client of slot and uid with
+ * opts (http_vu.h's ll_http_vu_transfer), on the transport that serves it:
+ * the run's forced one, else ll_transport_pick's. NULL when none can be
+ * made. */
+ll_transfer *ll_http_exchange_transfer(ll_vu *vu, int lane, int slot, uint64_t uid, const ll_http_req *req,
+                                       const ll_client_opts *opts);
 /* Records k6's HTTP metrics of r, the response to req sent with method,
  * with their tags; a failed request is also counted by message in the
  * worker's table; the transport's retries count as lost requests. */

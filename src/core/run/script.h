@@ -12,9 +12,10 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "worker.h"
 
 typedef struct cJSON cJSON;
+typedef struct ll_worker ll_worker;
+typedef struct ll_vu ll_vu;
 
 #define LL_SCRIPT_NOREF (-2)
 

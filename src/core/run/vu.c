@@ -1,7 +1,9 @@
 /* vu.c -- a virtual user's iterations: starting one, resuming its coroutine
  * after a wait, recording iteration metrics and script errors at its end,
  * and abandoning it on an interrupt through the pending-operation slot.
- * What the VU does next is its owner's decision (on_idle). */
+ * What the VU does next is its owner's decision (on_idle). And what the
+ * Lua bindings may ask of a VU through script_host.h: its identity,
+ * coroutine, timed waits, group, tags and samples. */
 #include "vu.h"
 
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "executor.h"
 #include "mode.h"
+#include "progress.h"
 #include "rng.h"
 #include "script.h"
 #include "worker.h"
@@ -83,7 +86,10 @@ static void end_iteration(ll_vu *vu, int completed) {
 static void run(ll_vu *vu, int nargs) {
     ll_worker *w = vu->w;
     /* the VU's scenario __ENV, when another scenario's is in place */
-    if (vu->executor && vu->executor->env_ref != w->env_ref) w->run->script->use_env(w, vu->executor->env_ref);
+    if (vu->executor && vu->executor->env_ref != w->env_ref) {
+        w->run->script->use_env(w, vu->executor->env_ref);
+        w->env_ref = vu->executor->env_ref;
+    }
     char err[1024];
     w->current = vu;
     atomic_store_explicit(&w->in_lua, 1, memory_order_relaxed);
@@ -180,13 +186,17 @@ void ll_vu_resume(ll_vu *vu, int nargs) {
     run(vu, nargs);
 }
 
-void ll_vu_interrupt(ll_vu *vu) {
-    if (!vu->in_iteration) return;
+void ll_vu_cancel_wait(ll_vu *vu) {
     ll_vu_cancel_fn *cancel = vu->cancel;
     void *ud = vu->cancel_ud;
     vu->cancel = NULL;
     vu->cancel_ud = NULL;
     if (cancel) cancel(ud);
+}
+
+void ll_vu_interrupt(ll_vu *vu) {
+    if (!vu->in_iteration) return;
+    ll_vu_cancel_wait(vu);
     renew_coroutine(vu);
     vu->w->interrupted++;
     vu->in_iteration = 0;
@@ -263,4 +273,94 @@ static void source_tags(const void *ctx, ll_tag_fn *fn, void *ud) {
 ll_tag_source ll_vu_tag_source(const ll_vu *vu) {
     ll_tag_source t = {source_tag, source_tags, vu, -1, 0};
     return t;
+}
+
+/* ---- what the Lua bindings ask of a VU (script_host.h) ---- */
+
+ll_worker *ll_vu_worker(const ll_vu *vu) { return vu->w; }
+int ll_vu_id(const ll_vu *vu) { return vu->id; }
+int ll_vu_index(const ll_vu *vu) { return vu->index; }
+int64_t ll_vu_iteration(const ll_vu *vu) { return vu->iteration; }
+uint64_t *ll_vu_rng(ll_vu *vu) { return vu->rng; }
+ll_http_vu *ll_vu_http(ll_vu *vu) { return &vu->http; }
+lua_State *ll_vu_co(const ll_vu *vu) { return vu->co; }
+int ll_vu_co_ref(const ll_vu *vu) { return vu->co_ref; }
+
+void ll_vu_set_co(ll_vu *vu, lua_State *co, int ref) {
+    vu->co = co;
+    vu->co_ref = ref;
+}
+
+const ll_scenario *ll_vu_scenario(const ll_vu *vu) { return vu->executor ? vu->executor->sc : NULL; }
+
+double ll_vu_scenario_progress(const ll_vu *vu) {
+    const ll_run *run = vu->w->run;
+    if (!vu->executor) return 0;
+    int64_t done = ll_progress_iterations(run->workers, run->nworkers, vu->executor->index);
+    return ll_progress_fraction(vu->executor->sc, done, ll_loop_now_ns() - run->t0);
+}
+
+static void on_timer_done(ll_loop *loop, void *ud) {
+    (void)loop;
+    ll_vu_resume(ud, 0);
+}
+
+static void cancel_timer(void *ud) {
+    ll_vu *vu = ud;
+    ll_loop_timer_stop(vu->w->loop, &vu->timer);
+}
+
+void ll_vu_wait_timer(ll_vu *vu, uint64_t us) {
+    vu->timer.fn = on_timer_done;
+    ll_loop_timer_start(vu->w->loop, &vu->timer, us);
+    ll_vu_wait(vu, cancel_timer, vu);
+}
+
+/* --rps (k6's rps option): a request slot every run->rps_interval_ns over
+ * all workers, each request taking the next free one (never one in the
+ * past: no burst after an idle spell). */
+uint64_t ll_vu_rate_take(ll_vu *vu, int64_t n) {
+    ll_run *run = vu->w->run;
+    uint64_t need = (uint64_t)(n > 0 ? n : 1) * run->rps_interval_ns;
+    uint64_t now = ll_loop_now_ns(), slot, next = atomic_load(&run->rps_next_ns);
+    do slot = next > now ? next : now;
+    while (!atomic_compare_exchange_weak(&run->rps_next_ns, &next, slot + need));
+    if (slot <= now) return 0;
+    vu->rate_wait_ns += slot - now;
+    return slot - now;
+}
+
+int ll_vu_group_id(const ll_vu *vu) { return vu->group_id; }
+const char *ll_vu_group_path(const ll_vu *vu) { return vu->group_path; }
+
+int ll_vu_group_enter(ll_vu *vu, const char *path) {
+    ll_registry *reg = vu->w->run->reg;
+    int id = ll_registry_group(reg, path);
+    if (id < 0) return -1;
+    vu->group_id = id;
+    vu->group_path = ll_registry_group_path(reg, id);
+    return 0;
+}
+
+void ll_vu_group_leave(ll_vu *vu, int prev, double start_ns) {
+    double us = ((double)ll_loop_now_ns() - start_ns) / 1000;
+    ll_tag_source t = ll_vu_tag_source(vu); /* still inside the group */
+    ll_shard_trend(vu->w->shard, LL_M_GROUP_DURATION, (int64_t)us, &t);
+    vu->group_id = prev;
+    vu->group_path = ll_registry_group_path(vu->w->run->reg, prev);
+}
+
+void ll_vu_sample(ll_vu *vu, int metric, double value, ll_tag_source *t) {
+    ll_shard_sample(vu->w->shard, metric, value, ll_loop_now_ns(), t);
+}
+
+void ll_vu_check(ll_vu *vu, int check, int ok, ll_tag_source *t) { ll_shard_check(vu->w->shard, check, ok, t); }
+
+void ll_vu_count(ll_vu *vu, int metric, double n) {
+    ll_tag_source t = ll_vu_tag_source(vu);
+    ll_shard_add(vu->w->shard, metric, n, &t);
+}
+
+int ll_vu_check_id(const ll_vu *vu, const char *name, int *folded) {
+    return ll_registry_check(vu->w->run->reg, vu->group_path, name, folded);
 }

@@ -6,7 +6,10 @@
  * does): an HTTP request its transfer, sleep() its timer. Interrupting the
  * VU calls it, so this file knows nothing of transfers or sleeps. When an
  * iteration ends, the VU tells its owner (an executor, or the worker
- * running setup/teardown) through on_idle. */
+ * running setup/teardown) through on_idle. What the Lua bindings may ask
+ * of a VU (its identity, coroutine, waits, group, tags and samples) is
+ * declared in script_host.h, the door up from lua_api: there the struct is
+ * opaque. */
 #ifndef LL_VU_H
 #define LL_VU_H
 
@@ -15,13 +18,10 @@
 #include "http_vu.h"
 #include "loop.h"
 #include "metrics.h"
+#include "script_host.h"
 
-typedef struct lua_State lua_State;
-typedef struct ll_worker ll_worker;
 typedef struct ll_executor ll_executor;
-typedef struct ll_vu ll_vu;
 
-typedef void ll_vu_cancel_fn(void *ud);
 typedef void ll_vu_idle_fn(ll_vu *vu, void *ud);
 
 /* How a VU runs an iteration, as wrk's struct sock: the script's (a call of
@@ -87,32 +87,5 @@ void ll_vu_start_iteration(ll_vu *vu); /* exec function with the setup data */
 void ll_vu_interrupt(ll_vu *vu);       /* abandon the running iteration */
 /* Ends an iteration that ran in C (a mode's iter->start). */
 void ll_vu_native_done(ll_vu *vu);
-
-/* The running iteration's number in its scenario over all workers,
- * drawn from the run's counter on first use (0-based, dense: every
- * number is used once); -1 outside a scenario's iteration. */
-int64_t ll_vu_scenario_iteration(ll_vu *vu);
-/* The same and the VU's id across every instance of a test split with
- * execution segments (k6's iterationInTest, idInTest); the instance's own
- * ones when it is not split. */
-int64_t ll_vu_iteration_in_test(ll_vu *vu);
-int64_t ll_vu_id_in_test(const ll_vu *vu);
-
-/* Registers how to cancel the wait the VU's coroutine is about to yield in;
- * called right before every yield. */
-void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud);
-/* Ends the wait and resumes the coroutine with the nargs values on vu->co. */
-void ll_vu_resume(ll_vu *vu, int nargs);
-
-/* Sets the VU's own tag key (value NULL: removes it). Returns 0, or -1
- * when out of memory. */
-int ll_vu_set_tag(ll_vu *vu, const char *key, const char *value);
-
-/* The tags of a VU's samples: its own, then its scenario's (scenario and
- * the scenario's tags). */
-const char *ll_vu_tag(const ll_vu *vu, const char *key);
-void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud);
-/* A tag source with only the VU's scenario tags and group. */
-ll_tag_source ll_vu_tag_source(const ll_vu *vu);
 
 #endif

@@ -2,7 +2,9 @@
  * transports and metrics shard. Drives its executors until they are done,
  * publishes a snapshot of its shard every second, probes its own
  * saturation (busy share, loop lag), and runs single calls (setup,
- * teardown) on the lifecycle worker. */
+ * teardown) on the lifecycle worker. And what the Lua bindings may ask of
+ * a worker through script_host.h: its state, the run's settings, stopping
+ * and counting the run. */
 #include "worker.h"
 
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "crash.h"
 #include "cstack.h"
+#include "rng.h"
 #include "xmalloc.h"
 #include "script.h"
 #include "mode.h"
@@ -283,4 +286,76 @@ int ll_worker_call(ll_worker *w, const char *fname, const char *data_json, char 
     w->run->script->unref(w, w->setup_ref);
     w->exec_ref = w->setup_ref = LL_SCRIPT_NOREF;
     return rc;
+}
+
+/* ---- what the Lua bindings ask of a worker (script_host.h) ---- */
+
+lua_State *ll_worker_lua(const ll_worker *w) { return w->L; }
+void ll_worker_set_lua(ll_worker *w, lua_State *L) { w->L = L; }
+struct ll_lua_cache *ll_worker_lua_cache(const ll_worker *w) { return w->lua_cache; }
+void ll_worker_set_lua_cache(ll_worker *w, struct ll_lua_cache *c) { w->lua_cache = c; }
+void ll_worker_set_error(ll_worker *w, const char *msg) { snprintf(w->errmsg, sizeof(w->errmsg), "%s", msg); }
+int ll_worker_index(const ll_worker *w) { return w->index; }
+ll_vu *ll_worker_current(const ll_worker *w) { return w->current; }
+ll_registry *ll_worker_registry(const ll_worker *w) { return w->run->reg; }
+
+ll_host_script ll_worker_script(const ll_worker *w) {
+    const ll_run *run = w->run;
+    ll_host_script s = {run->script_path, run->script_source, run->chunkname, run->lib_dir, run->env, run->nenv};
+    return s;
+}
+
+FILE *ll_worker_console(const ll_worker *w) { return w && w->run && w->run->console ? w->run->console : stderr; }
+int ll_worker_verbose(const ll_worker *w) { return w && w->run && w->run->verbose; }
+const char *ll_worker_options_json(const ll_worker *w) { return w && w->run ? w->run->options_json : NULL; }
+
+uint64_t ll_worker_seed(const ll_worker *w) {
+    return w->run && w->run->seed ? *w->run->seed : ll_rng_entropy_seed();
+}
+
+const ll_transport_ops *ll_worker_transport(const ll_worker *w) { return w->run->transport; }
+
+void ll_worker_client_overrides(const ll_worker *w, ll_client_opts *o) {
+    if (w->run->insecure_skip_verify) o->insecure_skip_verify = 1;
+    o->http_debug = w->run->http_debug;
+}
+
+int ll_worker_rate_limited(const ll_worker *w) { return w && w->run && w->run->rps_interval_ns; }
+const atomic_int *ll_worker_interrupt_flag(const ll_worker *w) { return &w->run->interrupt; }
+int ll_worker_new_client_slot(ll_worker *w) { return w->nclients++; }
+uint64_t ll_worker_new_client_uid(ll_worker *w) { return ++w->next_client_uid; }
+
+const char *ll_worker_abort(ll_worker *w, const char *reason) {
+    ll_run_abort(w->run, reason);
+    return w->run->abort_reason;
+}
+
+void ll_worker_mark_failed(ll_worker *w) {
+    if (w->run) atomic_store(&w->run->marked_failed, 1);
+}
+
+void ll_worker_number_iterations(ll_worker *w) {
+    if (w->run) atomic_store_explicit(&w->run->number_iters, 1, memory_order_relaxed);
+}
+
+uint64_t ll_worker_test_start_ns(const ll_worker *w) { return w->run ? w->run->t0 : 0; }
+int64_t ll_worker_test_start_unix_ms(const ll_worker *w) { return w->run ? w->run->t0_unix_ms : 0; }
+
+int64_t ll_worker_instance_count(const ll_worker *w, ll_instance_counter which) {
+    const ll_run *run = w->run;
+    int64_t n = 0;
+    for (int i = 0; run && run->workers && i < run->nworkers; i++) {
+        ll_worker *o = &run->workers[i];
+        if (which == LL_INSTANCE_ITERATIONS_INTERRUPTED) {
+            n += atomic_load_explicit(&o->interrupted, memory_order_relaxed);
+            continue;
+        }
+        for (int s = 0; s < o->nexecutors; s++) {
+            ll_executor *e = &o->executors[s];
+            if (which == LL_INSTANCE_VUS_ACTIVE) n += atomic_load_explicit(&e->active_vus, memory_order_relaxed);
+            else if (which == LL_INSTANCE_VUS_MADE) n += atomic_load_explicit(&e->made_vus, memory_order_relaxed);
+            else n += atomic_load_explicit(&e->done_iters, memory_order_relaxed);
+        }
+    }
+    return n;
 }

@@ -3,7 +3,8 @@
  * executor each), and its script and request errors counted by message.
  * The engine also uses one worker, the lifecycle worker,
  * to run init, setup(), teardown() and the summary, each on a thread of
- * its own (lifecycle.c). */
+ * its own (lifecycle.c). The struct is run/'s own: lua_api sees a worker
+ * only as an opaque type, through script_host.h. */
 #ifndef LL_WORKER_H
 #define LL_WORKER_H
 

@@ -1,0 +1,188 @@
+/* script_host.h -- the one door up from Lua into run/ (script.h is the one
+ * down): what the Lua bindings of src/lua_api may ask of their host, the
+ * worker whose state they run in and the VU they run for. ll_worker and
+ * ll_vu are opaque here, as ll_loop is: lua_api includes no other run/
+ * header but script.h (which it implements) and config.h (which options.c
+ * fills), and reads no field of a worker, a VU or the run; this header
+ * gives it functions instead (defined in worker.c, vu.c and, for a VU's
+ * requests on the wire, http_exchange.c, whose header it includes). The
+ * run/ files that own the structs include it through worker.h and vu.h.
+ * Release builds inline the small ones across files (LTO). */
+#ifndef LL_SCRIPT_HOST_H
+#define LL_SCRIPT_HOST_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "http_exchange.h"
+#include "http_vu.h"
+#include "loop.h"
+#include "metrics.h"
+#include "scenario.h"
+#include "transport.h"
+
+typedef struct lua_State lua_State;
+typedef struct ll_worker ll_worker;
+typedef struct ll_vu ll_vu;
+struct ll_lua_cache;
+
+/* ---- the worker and its Lua state (lua_api/state.c, script.c) ---- */
+
+lua_State *ll_worker_lua(const ll_worker *w);
+void ll_worker_set_lua(ll_worker *w, lua_State *L);
+/* lua_api's per-state lookups (lua_api/state.h), kept with the state. */
+struct ll_lua_cache *ll_worker_lua_cache(const ll_worker *w);
+void ll_worker_set_lua_cache(ll_worker *w, struct ll_lua_cache *c);
+/* The error a failed script operation leaves for the engine (script.h). */
+void ll_worker_set_error(ll_worker *w, const char *msg);
+/* Its index: -1 for the lifecycle worker, else 0 to workers - 1. */
+int ll_worker_index(const ll_worker *w);
+
+/* What the worker's state opens: the script (path NULL in quick mode,
+ * whose generated source is in source), the shipped lib/lua, -e's
+ * KEY=VALUE pairs. */
+typedef struct ll_host_script {
+    const char *path;
+    const char *source;
+    const char *chunkname;
+    const char *lib_dir;
+    char **env;
+    int nenv;
+} ll_host_script;
+ll_host_script ll_worker_script(const ll_worker *w);
+
+/* ---- the run's settings a binding reads ---- */
+
+/* These four take a NULL w too (a state without a worker): the defaults. */
+FILE *ll_worker_console(const ll_worker *w);      /* console.*: --console-output, else stderr */
+int ll_worker_verbose(const ll_worker *w);        /* -v */
+const char *ll_worker_options_json(const ll_worker *w); /* test.options; NULL: none yet */
+/* Whether --rps limits the requests (then luaload.http gates each). */
+int ll_worker_rate_limited(const ll_worker *w);
+/* The run's seed, or a fresh one from the OS when it has none. */
+uint64_t ll_worker_seed(const ll_worker *w);
+/* The transport forced for every Client (LUALOAD_TRANSPORT), or NULL. */
+const ll_transport_ops *ll_worker_transport(const ll_worker *w);
+/* The run's overrides of a Client's options: --insecure-skip-tls-verify,
+ * --http-debug. */
+void ll_worker_client_overrides(const ll_worker *w, ll_client_opts *o);
+/* The flag a long job polls to give up when the run is interrupted. */
+const atomic_int *ll_worker_interrupt_flag(const ll_worker *w);
+/* An http.Client's connection slot in every VU of the worker (a new
+ * one; lua_api reuses those of collected clients), and its unique id. */
+int ll_worker_new_client_slot(ll_worker *w);
+uint64_t ll_worker_new_client_uid(ll_worker *w);
+
+/* ---- the run: stopping it, counting it ---- */
+
+/* luaload.abort(reason): stops the run (exit 108); returns the reason
+ * kept (the first one given). */
+const char *ll_worker_abort(ll_worker *w, const char *reason);
+/* test.fail(): the run goes on and exits with 110. */
+void ll_worker_mark_failed(ll_worker *w);
+/* A Lua panic (what: its message) on this thread: the crash guard ends the
+ * run as for a fault (crash.c). Does not return. */
+void ll_crash_panic(const char *what);
+/* luaload.execution is loaded: number each iteration as it starts. */
+void ll_worker_number_iterations(ll_worker *w);
+/* When the scenarios started, on ll_loop_now_ns's clock (0: not yet) and
+ * in Unix ms. */
+uint64_t ll_worker_test_start_ns(const ll_worker *w);
+int64_t ll_worker_test_start_unix_ms(const ll_worker *w);
+/* This instance's counters over every worker (luaload.execution's
+ * instance). */
+typedef enum {
+    LL_INSTANCE_VUS_ACTIVE,
+    LL_INSTANCE_VUS_MADE,
+    LL_INSTANCE_ITERATIONS_DONE,
+    LL_INSTANCE_ITERATIONS_INTERRUPTED,
+} ll_instance_counter;
+int64_t ll_worker_instance_count(const ll_worker *w, ll_instance_counter which);
+/* The run's registry: metrics, checks and groups by name. */
+ll_registry *ll_worker_registry(const ll_worker *w);
+
+/* ---- the VU running now and its identity ---- */
+
+/* The VU whose coroutine is running in w's state; NULL in init code. */
+ll_vu *ll_worker_current(const ll_worker *w);
+ll_worker *ll_vu_worker(const ll_vu *vu);
+int ll_vu_id(const ll_vu *vu);                    /* 1-based, in this instance; 0: setup/teardown */
+int ll_vu_index(const ll_vu *vu);                 /* in its worker */
+int64_t ll_vu_iteration(const ll_vu *vu);         /* 0-based, of this VU */
+/* The running iteration's number in its scenario over all workers,
+ * drawn from the run's counter on first use (0-based, dense: every
+ * number is used once); -1 outside a scenario's iteration. */
+int64_t ll_vu_scenario_iteration(ll_vu *vu);
+/* The same and the VU's id across every instance of a test split with
+ * execution segments (k6's iterationInTest, idInTest); the instance's own
+ * ones when it is not split. */
+int64_t ll_vu_iteration_in_test(ll_vu *vu);
+int64_t ll_vu_id_in_test(const ll_vu *vu);
+/* Its scenario, NULL in setup() and teardown(); how far the scenario is,
+ * 0 to 1 (exec.scenario.progress). */
+const ll_scenario *ll_vu_scenario(const ll_vu *vu);
+double ll_vu_scenario_progress(const ll_vu *vu);
+/* Its math.random generator (4 words, lua_api/random.c). */
+uint64_t *ll_vu_rng(ll_vu *vu);
+
+/* ---- its coroutine and its waits ---- */
+
+/* The coroutine its iterations run in (made by script.h's vu_open). */
+lua_State *ll_vu_co(const ll_vu *vu);
+int ll_vu_co_ref(const ll_vu *vu);
+void ll_vu_set_co(ll_vu *vu, lua_State *co, int ref);
+
+typedef void ll_vu_cancel_fn(void *ud);
+/* Registers how to cancel the wait the VU's coroutine is about to yield in;
+ * called right before every yield. */
+void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud);
+/* Ends the wait and resumes the coroutine with the nargs values on its
+ * stack. */
+void ll_vu_resume(ll_vu *vu, int nargs);
+/* Cancels the VU's pending wait, if any, and clears its slot. */
+void ll_vu_cancel_wait(ll_vu *vu);
+/* A wait of us microseconds on the VU's timer, registered in its slot:
+ * the VU resumes with no values (sleep, the --rps gate). */
+void ll_vu_wait_timer(ll_vu *vu, uint64_t us);
+/* --rps: takes the next n request slots of the run; returns how long the
+ * VU must wait for them, in ns (0: go now), kept out of the iteration's
+ * duration. */
+uint64_t ll_vu_rate_take(ll_vu *vu, int64_t n);
+
+/* ---- its HTTP side, group, tags and samples ---- */
+
+/* Its transfers, one-off requests, batch and cookie jar (http/'s). */
+ll_http_vu *ll_vu_http(ll_vu *vu);
+
+/* Its group: id (-1 for the root) and path ("" or "::a::b"). */
+int ll_vu_group_id(const ll_vu *vu);
+const char *ll_vu_group_path(const ll_vu *vu);
+/* Enters the group of path (registered on first use). Returns 0, or -1
+ * when out of memory. */
+int ll_vu_group_enter(ll_vu *vu, const char *path);
+/* Leaves the group entered at start_ns (ll_loop_now_ns, as a Lua number
+ * keeps it) for prev (an id of ll_vu_group_id), recording group_duration. */
+void ll_vu_group_leave(ll_vu *vu, int prev, double start_ns);
+
+/* Sets the VU's own tag key (value NULL: removes it). Returns 0, or -1
+ * when out of memory. */
+int ll_vu_set_tag(ll_vu *vu, const char *key, const char *value);
+/* The tags of a VU's samples: its own, then its scenario's (scenario and
+ * the scenario's tags). */
+const char *ll_vu_tag(const ll_vu *vu, const char *key);
+void ll_vu_tags(const ll_vu *vu, ll_tag_fn *fn, void *ud);
+/* A tag source with only the VU's scenario tags and group. */
+ll_tag_source ll_vu_tag_source(const ll_vu *vu);
+
+/* Samples of the VU into its worker's shard, with tags t: a custom
+ * metric's value (now), a check's pass or fail, a counter's n (with the
+ * VU's own tags). */
+void ll_vu_sample(ll_vu *vu, int metric, double value, ll_tag_source *t);
+void ll_vu_check(ll_vu *vu, int check, int ok, ll_tag_source *t);
+void ll_vu_count(ll_vu *vu, int metric, double n);
+/* The id of check name in the VU's group (*folded: past the registry's
+ * bound, the group's "(other)"). */
+int ll_vu_check_id(const ll_vu *vu, const char *name, int *folded);
+
+#endif
