@@ -118,6 +118,16 @@ static int ll_compress_zstd(const char *in, size_t n, char **out, size_t *outlen
     return 0;
 }
 
+int ll_compress_bytes(const char *in, size_t n, int algo, char **out, size_t *outlen, char *err, size_t errlen) {
+    switch (algo) {
+    case LL_COMPRESS_GZIP: return ll_compress_zlib(in, n, 31, out, outlen, err, errlen);
+    case LL_COMPRESS_DEFLATE: return ll_compress_zlib(in, n, 15, out, outlen, err, errlen);
+    case LL_COMPRESS_BR: return ll_compress_br(in, n, out, outlen, err, errlen);
+    case LL_COMPRESS_ZSTD: return ll_compress_zstd(in, n, out, outlen, err, errlen);
+    default: snprintf(err, errlen, "unknown compression algorithm %d", algo); return -1;
+    }
+}
+
 int ll_body_compress(ll_body *b, int algo, char *err, size_t errlen) {
     if (b->kind == LL_BODY_NONE) {
         snprintf(err, errlen, "compression needs a body in memory (a string); the request has no body");
@@ -134,16 +144,7 @@ int ll_body_compress(ll_body *b, int algo, char *err, size_t errlen) {
     if (algo == LL_COMPRESS_NONE) return 0;
     char *out = NULL;
     size_t outlen = 0;
-    int rc;
-    switch (algo) {
-    case LL_COMPRESS_GZIP: rc = ll_compress_zlib(b->mem, (size_t)b->len, 31, &out, &outlen, err, errlen); break;
-    case LL_COMPRESS_DEFLATE: rc = ll_compress_zlib(b->mem, (size_t)b->len, 15, &out, &outlen, err, errlen); break;
-    case LL_COMPRESS_BR: rc = ll_compress_br(b->mem, (size_t)b->len, &out, &outlen, err, errlen); break;
-    case LL_COMPRESS_ZSTD: rc = ll_compress_zstd(b->mem, (size_t)b->len, &out, &outlen, err, errlen); break;
-    default:
-        snprintf(err, errlen, "unknown compression algorithm %d", algo);
-        return -1;
-    }
+    int rc = ll_compress_bytes(b->mem, (size_t)b->len, algo, &out, &outlen, err, errlen);
     if (rc != 0) return -1;
     ll_body next = {.kind = LL_BODY_NONE, .fd = -1}; /* b stays as it is if the copy fails */
     rc = ll_body_set_memory(&next, out, outlen);
