@@ -11,6 +11,10 @@
  * exception stops at this file's edge: the C side sees -1 and a reason. */
 #include "proto.h"
 
+extern "C" {
+#include "errmsg.h"
+}
+
 #include <google/protobuf/compiler/importer.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
@@ -18,7 +22,6 @@
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/util/json_util.h>
 
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -51,13 +54,10 @@ class FirstError : public pb::compiler::MultiFileErrorCollector {
     }
 };
 
-/* One line: libprotobuf's JSON errors may point at the text below. */
-void set_err(char *err, size_t errlen, const std::string &s) {
-    if (errlen) snprintf(err, errlen, "%.*s", (int)s.find('\n'), s.c_str());
-}
-
+/* One line (libprotobuf's JSON errors may point at the text below it),
+ * through base/'s one formatter. */
 int fail(char *err, size_t errlen, const std::string &s) {
-    set_err(err, errlen, s);
+    ll_errmsg(err, errlen, "%.*s", (int)s.find('\n'), s.c_str());
     return -1;
 }
 
