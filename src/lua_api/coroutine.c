@@ -13,7 +13,7 @@
 /* cancel_wait(): the wait of the running VU is given up (its coroutine
  * could not pass it up to the worker) */
 static int l_cancel_wait(lua_State *L) {
-    ll_vu_cancel_wait(ll_luaload_vu(L, "waiting"));
+    ll_vu_task_cancel_wait(ll_vu_running(ll_luaload_vu(L, "waiting")));
     return 0;
 }
 

@@ -86,20 +86,22 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     ll_http_vu_store_cookies(ll_vu_http(vu), req->url, r, (int64_t)time(NULL));
     if (challenged && ll_http_exchange_answer(vu, call, x, req, method, ch, chlen, on_done)) return;
     if (ll_http_exchange_follow(vu, call, x, req, method, r, on_done)) return; /* each hop is its own sample, as in k6 */
+    ll_http_vu_lane_give(ll_vu_http(vu), call->lane);
     if (call->index) { /* one of an http.batch */
         ll_http_batch_done(vu, call, x, r);
         return;
     }
-    lua_State *co = ll_vu_co(vu);
+    ll_vu_task *t = call->waiter;
+    lua_State *co = ll_vu_task_co(t);
     anchor_drop(co, call); /* the last hop is in: its body is sent */
     ll_http_response_push(co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
         ll_http_push_throw(co, method, req, r);
-        ll_vu_resume(vu, 2);
+        ll_vu_task_resume(t, 2);
         return;
     }
-    ll_vu_resume(vu, 1);
+    ll_vu_task_resume(t, 1);
 }
 
 int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lane, const ll_http_req *req,
@@ -126,6 +128,7 @@ void ll_http_call_cancel(ll_vu *vu, ll_http_call *call) {
     if (!call->x) return;
     ll_http_judge j = judge(vu, call->x->req);
     ll_http_exchange_cancel(vu, call, &j);
+    ll_http_vu_lane_give(ll_vu_http(vu), call->lane);
 }
 
 static const char *known_method(const char *m) {
@@ -134,12 +137,12 @@ static const char *known_method(const char *m) {
     return NULL;
 }
 
-/* The VU's pending-operation slot: an interrupted VU cancels its request. */
+/* The task's pending-operation slot: an interrupted VU cancels its request. */
 static void cancel_single(void *ud) {
-    ll_vu *vu = ud;
-    ll_http_call *call = &ll_vu_http(vu)->call;
-    ll_http_call_cancel(vu, call);
-    anchor_drop(ll_vu_co(vu), call);
+    ll_vu_task *t = ud;
+    ll_http_call *call = ll_vu_task_call(t);
+    ll_http_call_cancel(ll_vu_task_vu(t), call);
+    anchor_drop(ll_vu_task_co(t), call);
 }
 
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
@@ -177,15 +180,19 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
                       int params) {
     ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
     const char *m = NULL, *err = NULL;
-    ll_http_vu *hv = ll_vu_http(vu);
-    const ll_http_req *req = ll_http_prepare(L, ll_http_vu_oneoff(hv), W, method, target, body, params, &m);
-    anchor_keep(L, &hv->call); /* the anchor ll_http_prepare pushed (or nil) */
-    hv->call.index = 0;
-    if (ll_http_call_start(vu, &hv->call, c, 0, req, m, &err) < 0) {
-        anchor_drop(L, &hv->call);
+    ll_vu_task *t = ll_vu_running(vu); /* whose request it is: the iteration's or a callback's */
+    ll_http_call *call = ll_vu_task_call(t);
+    const ll_http_req *req = ll_http_prepare(L, ll_vu_task_oneoff(t), W, method, target, body, params, &m);
+    anchor_keep(L, call); /* the anchor ll_http_prepare pushed (or nil) */
+    call->index = 0;
+    call->waiter = t;
+    int lane = ll_http_vu_lane_take(ll_vu_http(vu));
+    if (ll_http_call_start(vu, call, c, lane, req, m, &err) < 0) {
+        ll_http_vu_lane_give(ll_vu_http(vu), lane);
+        anchor_drop(L, call);
         return luaL_error(L, "%s: %s", W, err);
     }
-    ll_vu_wait(vu, cancel_single, vu);
+    ll_vu_wait(vu, cancel_single, t);
     return ll_luaload_wait(L, vu);
 }
 

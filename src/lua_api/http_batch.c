@@ -35,7 +35,7 @@ typedef struct batch_state {
     int n, started, done, running;
     int limit, per_host;
     int ref;
-    char *busy;                /* lanes in use, limit of them */
+    ll_vu_task *task;          /* the VU's task that waits for it */
     char *throw_msg;           /* the first failure of a request with throw */
     batch_elem *e;
 } batch_state;
@@ -44,7 +44,6 @@ static int l_state_gc(lua_State *L) {
     batch_state *b = lua_touserdata(L, 1);
     for (int i = 0; b->e && i < b->n; i++) free(b->e[i].host);
     free(b->e);
-    free(b->busy);
     free(b->throw_msg);
     return 0;
 }
@@ -63,18 +62,18 @@ static void pump(ll_vu *vu, batch_state *b) {
         batch_elem *e = &b->e[i];
         if (e->running || e->done) continue;
         if (b->per_host > 0 && e->host && host_running(b, e->host) >= b->per_host) continue;
-        int lane = 0;
-        while (b->busy[lane]) lane++;
+        int lane = ll_http_vu_lane_take(ll_vu_http(vu));
         ll_http_call *call = &ll_vu_http(vu)->batch[i];
         call->index = i + 1;
+        call->waiter = b->task;
         const char *err = NULL;
         if (ll_http_call_start(vu, call, b->client, lane, e->req, e->method, &err) < 0) {
+            ll_http_vu_lane_give(ll_vu_http(vu), lane);
             e->done = 1;
             b->done++;
             if (!b->throw_msg) b->throw_msg = strdup(err);
             continue;
         }
-        b->busy[lane] = 1;
         e->running = 1;
         b->running++;
         b->started++;
@@ -90,7 +89,7 @@ static void push_field(lua_State *L, const batch_state *b, const char *name) {
 
 /* b is collected once unreferenced: nothing touches it after. */
 static void finish(ll_vu *vu, batch_state *b) {
-    lua_State *co = ll_vu_co(vu);
+    lua_State *co = ll_vu_task_co(b->task);
     push_field(co, b, "results");
     int nargs = 1;
     if (b->throw_msg) {
@@ -99,14 +98,14 @@ static void finish(ll_vu *vu, batch_state *b) {
     }
     luaL_unref(co, LUA_REGISTRYINDEX, b->ref);
     ll_vu_http(vu)->batch_ud = NULL;
-    ll_vu_resume(vu, nargs);
+    ll_vu_task_resume(b->task, nargs);
 }
 
 void ll_http_batch_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_res *r) {
     batch_state *b = ll_vu_http(vu)->batch_ud;
     int i = call->index - 1;
     batch_elem *e = &b->e[i];
-    lua_State *co = ll_vu_co(vu);
+    lua_State *co = ll_vu_task_co(b->task);
     push_field(co, b, "results");
     push_field(co, b, "keys");
     lua_rawgeti(co, -1, i + 1);
@@ -120,7 +119,6 @@ void ll_http_batch_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_
         b->throw_msg = strdup(lua_tostring(co, -1));
         lua_pop(co, 1);
     }
-    b->busy[call->lane] = 0;
     e->running = 0;
     e->done = 1;
     b->running--;
@@ -212,7 +210,10 @@ static int do_batch(lua_State *L, ll_http_client *c, int idx) {
     b->n = n;
     b->limit = d->batch < n ? d->batch : n;
     b->per_host = d->batch_per_host;
-    b->busy = ll_xcalloc((size_t)b->limit, 1);
+    b->task = ll_vu_running(vu);
+    if (ll_vu_http(vu)->batch_ud) /* the batch calls are the VU's: one set */
+        return luaL_error(L, "%s: another http.batch of this VU is in flight (a timer's callback, or the "
+                             "iteration's); one at a time", W);
     b->e = ll_xcalloc((size_t)n, sizeof(*b->e));
     b->ref = LUA_NOREF;
     ll_http_vu_batch(ll_vu_http(vu), n);

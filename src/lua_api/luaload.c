@@ -30,7 +30,7 @@ void ll_luaload_push_wait_token(lua_State *L) { lua_pushlightuserdata(L, &wait_t
 
 int ll_luaload_wait(lua_State *L, ll_vu *vu) {
     if (!lua_isyieldable(L)) { /* lua_yield would raise with the wait still registered */
-        ll_vu_cancel_wait(vu);
+        ll_vu_task_cancel_wait(ll_vu_running(vu));
         return luaL_error(L, "cannot wait (an HTTP request, sleep) inside a C function such as table.sort or "
                              "string.gsub");
     }

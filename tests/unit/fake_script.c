@@ -108,14 +108,14 @@ static char *fake_encode(ll_worker *w, int ref, char *err, size_t errlen) {
 static void fake_unref(ll_worker *w, int ref) { (void)w, (void)ref; }
 
 static void fake_vu_open(ll_vu *vu) {
-    vu->co_ref = LL_SCRIPT_NOREF;
+    vu->main.co_ref = LL_SCRIPT_NOREF;
     atomic_fetch_add(&fake_script.vus, 1);
 }
 
-static void fake_vu_close(ll_vu *vu) { vu->co_ref = LL_SCRIPT_NOREF; }
+static void fake_vu_close(ll_vu *vu) { vu->main.co_ref = LL_SCRIPT_NOREF; }
 
 static int fake_vu_call(ll_vu *vu, int fn_ref, int arg_ref) {
-    vu->co_ref = fn_ref;
+    vu->main.co_ref = fn_ref;
     if (arg_ref == REF_DATA) atomic_fetch_add(&fake_script.with_data, 1);
     return arg_ref == LL_SCRIPT_NOREF ? 0 : 1;
 }
@@ -123,7 +123,7 @@ static int fake_vu_call(ll_vu *vu, int fn_ref, int arg_ref) {
 static int fake_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
     (void)nargs;
     char buf[64];
-    const char *name = name_of(vu->co_ref, buf, sizeof(buf));
+    const char *name = name_of(vu->main.co_ref, buf, sizeof(buf));
     if (strcmp(name, "setup") == 0) atomic_fetch_add(&fake_script.setups, 1);
     else if (strcmp(name, "teardown") == 0) atomic_fetch_add(&fake_script.teardowns, 1);
     else atomic_fetch_add(&fake_script.iterations, 1);
@@ -136,7 +136,7 @@ static int fake_vu_resume(ll_vu *vu, int nargs, char *err, size_t errlen) {
 
 static int fake_vu_result(ll_vu *vu, int keep) {
     char buf[64];
-    int setup = strcmp(name_of(vu->co_ref, buf, sizeof(buf)), "setup") == 0;
+    int setup = strcmp(name_of(vu->main.co_ref, buf, sizeof(buf)), "setup") == 0;
     return keep && setup && fake_script_setup_json ? REF_SETUP_RESULT : LL_SCRIPT_NOREF;
 }
 

@@ -32,15 +32,30 @@ static int variant_of(int http_version, const ll_client_opts *opts, const ll_tra
     return v + 4 * tp->ops->slot;
 }
 
+static void lanes_grow(ll_http_vu *hv, int lane) {
+    if (lane < hv->nlanes) return;
+    hv->lanes = ll_xrealloc(hv->lanes, (size_t)(lane + 1) * sizeof(*hv->lanes));
+    memset(hv->lanes + hv->nlanes, 0, (size_t)(lane + 1 - hv->nlanes) * sizeof(*hv->lanes));
+    hv->nlanes = lane + 1;
+}
+
+int ll_http_vu_lane_take(ll_http_vu *hv) {
+    int lane = 0;
+    while (lane < hv->nlanes && hv->lanes[lane].busy) lane++;
+    lanes_grow(hv, lane);
+    hv->lanes[lane].busy = 1;
+    return lane;
+}
+
+void ll_http_vu_lane_give(ll_http_vu *hv, int lane) {
+    if (lane >= 0 && lane < hv->nlanes) hv->lanes[lane].busy = 0;
+}
+
 ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int lane, int client_slot,
                                  uint64_t uid, int http_version, const ll_client_opts *opts) {
     int variant = variant_of(http_version, opts, tp);
     int slot = client_slot * LL_HTTP_VARIANTS + variant;
-    if (lane >= hv->nlanes) {
-        hv->lanes = ll_xrealloc(hv->lanes, (size_t)(lane + 1) * sizeof(*hv->lanes));
-        memset(hv->lanes + hv->nlanes, 0, (size_t)(lane + 1 - hv->nlanes) * sizeof(*hv->lanes));
-        hv->nlanes = lane + 1;
-    }
+    lanes_grow(hv, lane);
     ll_http_lane *ln = &hv->lanes[lane];
     if (slot >= ln->n) {
         int n = slot + 4;
@@ -72,28 +87,28 @@ ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index,
 }
 
 /* A cleared, initialised scratch request in *slot, made on first use. */
-static ll_http_req *scratch(ll_http_req **slot) {
+ll_http_req *ll_http_scratch(ll_http_req **slot) {
     if (!*slot) *slot = ll_xcalloc(1, sizeof(**slot));
     ll_http_req_clear(*slot);
     ll_http_req_init(*slot);
     return *slot;
 }
 
-static void scratch_free(ll_http_req **slot) {
+void ll_http_scratch_free(ll_http_req **slot) {
     if (*slot) ll_http_req_clear(*slot);
     free(*slot);
     *slot = NULL;
 }
 
-static void call_free(ll_http_call *c) {
-    scratch_free(&c->hops[0]);
-    scratch_free(&c->hops[1]);
+void ll_http_call_free(ll_http_call *c) {
+    ll_http_scratch_free(&c->hops[0]);
+    ll_http_scratch_free(&c->hops[1]);
 }
 
-ll_http_req *ll_http_vu_oneoff(ll_http_vu *hv) { return scratch(&hv->oneoff); }
+ll_http_req *ll_http_vu_oneoff(ll_http_vu *hv) { return ll_http_scratch(&hv->oneoff); }
 
 ll_http_req *ll_http_vu_hop(ll_http_call *call, const ll_http_req *current) {
-    return scratch(&call->hops[call->hops[0] && call->hops[0] == current ? 1 : 0]);
+    return ll_http_scratch(&call->hops[call->hops[0] && call->hops[0] == current ? 1 : 0]);
 }
 
 void ll_http_vu_batch(ll_http_vu *hv, int n) {
@@ -147,10 +162,10 @@ void ll_http_vu_store_cookies(ll_http_vu *hv, const char *url, const ll_http_res
 void ll_http_vu_free(ll_http_vu *hv) {
     for (int i = 0; i < hv->nlanes; i++) lane_free(&hv->lanes[i]);
     free(hv->lanes);
-    scratch_free(&hv->oneoff);
-    call_free(&hv->call);
+    ll_http_scratch_free(&hv->oneoff);
+    ll_http_call_free(&hv->call);
     for (int i = 0; i < hv->cap_batch; i++) {
-        call_free(&hv->batch[i]);
+        ll_http_call_free(&hv->batch[i]);
         ll_http_req_clear(&hv->batch_reqs[i]);
     }
     free(hv->batch);

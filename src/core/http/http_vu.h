@@ -14,6 +14,7 @@
 /* One request of a VU in flight, from its first hop to its response. */
 typedef struct ll_http_call {
     void *owner;               /* the VU (for the completion) */
+    void *waiter;              /* who waits for it (lua_api: the VU's task) */
     ll_transfer *x;            /* the transfer it is in flight on; NULL: none */
     ll_http_req *hops[2];      /* its redirect hops, alternating */
     int redirects_left;        /* hops it may still follow */
@@ -36,6 +37,7 @@ typedef struct ll_http_lane {
     uint64_t *owners;          /* the client (uid) each transfer was made for */
     char *per_iteration;       /* its client's connections last one iteration */
     int n;
+    int busy;                  /* a request is in flight on it (ll_http_vu_lane_take) */
 } ll_http_lane;
 
 typedef struct ll_http_vu {
@@ -60,9 +62,21 @@ typedef struct ll_http_vu {
  * the VU's index in its worker. NULL when the transport cannot make one. */
 ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int lane, int slot, uint64_t uid,
                                  int http_version, const ll_client_opts *opts);
+/* A lane with no request in flight, marked busy until given back: the
+ * lowest free (0 for a VU whose requests go one at a time, so its
+ * connections are lane 0's); its connections stay for the next request
+ * that takes it. */
+int ll_http_vu_lane_take(ll_http_vu *hv);
+void ll_http_vu_lane_give(ll_http_vu *hv, int lane);
 /* n calls and n cleared, initialised scratch requests for an http.batch
  * (hv->batch, hv->batch_reqs). */
 void ll_http_vu_batch(ll_http_vu *hv, int n);
+/* The request in *slot (made when NULL), cleared and initialised for a new
+ * call; and freed. */
+ll_http_req *ll_http_scratch(ll_http_req **slot);
+void ll_http_scratch_free(ll_http_req **slot);
+/* Frees what a call keeps (its redirect hops). */
+void ll_http_call_free(ll_http_call *c);
 /* The one-off scratch request, cleared and initialised for a new call. */
 ll_http_req *ll_http_vu_oneoff(ll_http_vu *hv);
 void ll_http_vu_free(ll_http_vu *hv);

@@ -126,25 +126,59 @@ double ll_vu_scenario_progress(const ll_vu *vu);
 /* Its math.random generator (4 words, lua_api/random.c). */
 uint64_t *ll_vu_rng(ll_vu *vu);
 
-/* ---- its coroutine and its waits ---- */
+/* ---- its coroutines, their waits and its event loop ---- */
 
-/* The coroutine its iterations run in (made by script.h's vu_open). */
+/* A coroutine of the VU (vu.h): its iteration's own, or a callback's. */
+typedef struct ll_vu_task ll_vu_task;
+typedef void ll_vu_cancel_fn(void *ud);
+
+/* The coroutine running now: the running task's; else the iteration's own
+ * (made by script.h's vu_open). */
 lua_State *ll_vu_co(const ll_vu *vu);
 int ll_vu_co_ref(const ll_vu *vu);
-void ll_vu_set_co(ll_vu *vu, lua_State *co, int ref);
+void ll_vu_set_co(ll_vu *vu, lua_State *co, int ref); /* the iteration's own */
 
-typedef void ll_vu_cancel_fn(void *ud);
-/* Registers how to cancel the wait the VU's coroutine is about to yield in;
- * called right before every yield. */
-void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud);
-/* Ends the wait and resumes the coroutine with the nargs values on its
+/* Registers how to cancel the wait the running task's coroutine is about
+ * to yield in (called right before every yield) and returns that task: what
+ * ends the wait resumes it with ll_vu_task_resume. */
+ll_vu_task *ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud);
+/* Ends t's wait and resumes its coroutine with the nargs values on its
  * stack. */
-void ll_vu_resume(ll_vu *vu, int nargs);
-/* Cancels the VU's pending wait, if any, and clears its slot. */
-void ll_vu_cancel_wait(ll_vu *vu);
-/* A wait of us microseconds on the VU's timer, registered in its slot:
- * the VU resumes with no values (sleep, the --rps gate). */
-void ll_vu_wait_timer(ll_vu *vu, uint64_t us);
+void ll_vu_task_resume(ll_vu_task *t, int nargs);
+/* Cancels t's wait, if any, and clears its slot. */
+void ll_vu_task_cancel_wait(ll_vu_task *t);
+/* The task running now (NULL outside Lua), its VU and its coroutine. */
+ll_vu_task *ll_vu_running(const ll_vu *vu);
+ll_vu *ll_vu_task_vu(const ll_vu_task *t);
+lua_State *ll_vu_task_co(const ll_vu_task *t);
+/* Its one-off request's call and scratch request (http.c): a request in
+ * flight belongs to the task that waits for it. */
+ll_http_call *ll_vu_task_call(ll_vu_task *t);
+ll_http_req *ll_vu_task_oneoff(ll_vu_task *t);
+/* A wait of us microseconds on the running task's timer, registered in
+ * its slot: the task resumes with no values (sleep, the --rps gate). */
+ll_vu_task *ll_vu_wait_timer(ll_vu *vu, uint64_t us);
+
+/* A callback's coroutine co (ref: what keeps it, freed with the task
+ * through script.h's unref) as a new task of vu's iteration, started with
+ * the function and nargs values on co's stack. Only while an iteration
+ * runs (ll_vu_in_iteration). What it raises fails the iteration, as an
+ * error in the iteration's function does. */
+void ll_vu_task_start(ll_vu *vu, lua_State *co, int ref, int nargs);
+int ll_vu_in_iteration(const ll_vu *vu);
+
+/* Something else the iteration waits for (a timer not yet due): it keeps
+ * the iteration going until ll_vu_pending_del, and cancel(ud) is called if
+ * the iteration is cut first. The caller owns p. */
+typedef struct ll_vu_pending {
+    ll_vu_cancel_fn *cancel;
+    void *ud;
+    struct ll_vu_pending *prev, *next;
+} ll_vu_pending;
+void ll_vu_pending_add(ll_vu *vu, ll_vu_pending *p, ll_vu_cancel_fn *cancel, void *ud);
+/* p is over (it came, or the script gave it up): the iteration may end
+ * once nothing else is left. */
+void ll_vu_pending_del(ll_vu *vu, ll_vu_pending *p);
 /* --rps: takes the next n request slots of the run; returns how long the
  * VU must wait for them, in ns (0: go now), kept out of the iteration's
  * duration. */

@@ -1,6 +1,8 @@
-/* vu.c -- a virtual user's iterations: starting one, resuming its coroutine
- * after a wait, recording iteration metrics and script errors at its end,
- * and abandoning it on an interrupt through the pending-operation slot.
+/* vu.c -- a virtual user's iterations: starting one, resuming its
+ * coroutines (its own and its callbacks' tasks) after a wait, ending it
+ * once its function returned and nothing of it is left, recording
+ * iteration metrics and script errors at its end, and abandoning it on an
+ * interrupt through the pending-operation slots and pending things.
  * What the VU does next is its owner's decision (on_idle). And what the
  * Lua bindings may ask of a VU through script_host.h: its identity,
  * coroutine, timed waits, group, tags and samples. */
@@ -16,6 +18,7 @@
 #include "rng.h"
 #include "script.h"
 #include "worker.h"
+#include "xmalloc.h"
 
 void ll_vu_init(ll_vu *vu, ll_worker *w, int id, const ll_vu_iter *iter, ll_vu_idle_fn *on_idle,
                 void *idle_ud) {
@@ -35,13 +38,67 @@ void ll_vu_init(ll_vu *vu, ll_worker *w, int id, const ll_vu_iter *iter, ll_vu_i
     vu->group_path = "";
     vu->scenario_iter = -1;
     vu->result_ref = LL_SCRIPT_NOREF;
-    vu->co_ref = LL_SCRIPT_NOREF;
+    vu->main.vu = vu;
+    vu->main.co_ref = LL_SCRIPT_NOREF;
+    vu->main.call = &vu->http.call;
+    vu->main.oneoff = &vu->http.oneoff;
+    ll_loop_timer_init(&vu->main.timer, NULL, &vu->main);
     ll_loop_timer_init(&vu->timer, NULL, vu);
     vu->w->run->script->vu_open(vu);
 }
 
+/* ---- its tasks and pending things ---- */
+
+static void task_free(ll_vu_task *t) {
+    ll_vu *vu = t->vu;
+    if (t->prev) t->prev->next = t->next;
+    else vu->tasks = t->next;
+    if (t->next) t->next->prev = t->prev;
+    ll_loop_timer_stop(vu->w->loop, &t->timer);
+    vu->w->run->script->unref(vu->w, t->co_ref);
+    ll_http_call_free(&t->own_call);
+    ll_http_scratch_free(&t->own_oneoff);
+    free(t);
+}
+
+static void cancel_slot(ll_vu_task *t) {
+    ll_vu_cancel_fn *cancel = t->cancel;
+    void *ud = t->cancel_ud;
+    t->cancel = NULL;
+    t->cancel_ud = NULL;
+    if (cancel) cancel(ud);
+}
+
+/* Everything of the iteration beside its own coroutine: its callbacks'
+ * tasks (their waits cancelled, their coroutines dropped) and its pending
+ * things (cancelled). */
+static void drop_all(ll_vu *vu) {
+    while (vu->tasks) {
+        ll_vu_task *t = vu->tasks;
+        cancel_slot(t);
+        task_free(t);
+    }
+    while (vu->pending) {
+        ll_vu_pending *p = vu->pending;
+        ll_vu_cancel_fn *cancel = p->cancel;
+        ll_vu_pending_del(vu, p);
+        cancel(p->ud);
+    }
+}
+
+void ll_vu_pending_add(ll_vu *vu, ll_vu_pending *p, ll_vu_cancel_fn *cancel, void *ud) {
+    p->cancel = cancel;
+    p->ud = ud;
+    p->prev = NULL;
+    p->next = vu->pending;
+    if (vu->pending) vu->pending->prev = p;
+    vu->pending = p;
+}
+
 void ll_vu_free(ll_vu *vu) {
     if (!vu->w) return;
+    drop_all(vu);
+    ll_loop_timer_stop(vu->w->loop, &vu->main.timer);
     ll_loop_timer_stop(vu->w->loop, &vu->timer);
     ll_http_vu_free(&vu->http);
     vu->w->run->script->vu_close(vu);
@@ -64,6 +121,7 @@ static void renew_coroutine(ll_vu *vu) {
 static void end_iteration(ll_vu *vu, int completed) {
     ll_worker *w = vu->w;
     vu->in_iteration = 0;
+    vu->main_done = 0;
     vu->iteration++;
     vu->scenario_iter = -1;
     vu->group_id = -1;
@@ -83,7 +141,38 @@ static void end_iteration(ll_vu *vu, int completed) {
     vu->on_idle(vu, vu->idle_ud);
 }
 
-static void run(ll_vu *vu, int nargs) {
+/* The iteration ends once its function returned and nothing of it is
+ * left (k6's event-loop rule). */
+static void maybe_end(ll_vu *vu) {
+    if (vu->in_iteration && vu->main_done && !vu->tasks && !vu->pending && !vu->running) end_iteration(vu, 1);
+}
+
+static void on_end_check(ll_loop *loop, void *ud) {
+    (void)loop;
+    maybe_end(ud);
+}
+
+/* Never ends the iteration at once: its caller may be about to start a
+ * task in p's place (a timer's callback), or be inside Lua. The check
+ * runs at the loop's next turn, on the VU's own timer (free during a
+ * script's iteration: the owner uses it between iterations). */
+void ll_vu_pending_del(ll_vu *vu, ll_vu_pending *p) {
+    if (!p->cancel) return; /* not (or no longer) registered */
+    if (p->prev) p->prev->next = p->next;
+    else vu->pending = p->next;
+    if (p->next) p->next->prev = p->prev;
+    p->cancel = NULL;
+    p->prev = p->next = NULL;
+    if (!vu->pending && vu->main_done && vu->in_iteration) {
+        vu->timer.fn = on_end_check;
+        ll_loop_timer_start(vu->w->loop, &vu->timer, 0);
+    }
+}
+
+/* Runs t's coroutine until it waits, returns or fails. What a task raises
+ * (or the engine's stop, or abort()) ends the whole iteration. */
+static void run(ll_vu_task *t, int nargs) {
+    ll_vu *vu = t->vu;
     ll_worker *w = vu->w;
     /* the VU's scenario __ENV, when another scenario's is in place */
     if (vu->executor && vu->executor->env_ref != w->env_ref) {
@@ -91,15 +180,31 @@ static void run(ll_vu *vu, int nargs) {
         w->env_ref = vu->executor->env_ref;
     }
     char err[1024];
+    vu->running = t;
     w->current = vu;
     atomic_store_explicit(&w->in_lua, 1, memory_order_relaxed);
-    int rc = vu->w->run->script->vu_resume(vu, nargs, err, sizeof(err));
+    int rc = w->run->script->vu_resume(vu, nargs, err, sizeof(err));
     atomic_store_explicit(&w->in_lua, 0, memory_order_relaxed);
     w->current = NULL;
     if (rc == LL_SCRIPT_YIELDED) {
+        vu->running = NULL;
         vu->yielded = 1;
         return;
     }
+    if (rc == LL_SCRIPT_RETURNED) {
+        if (t == &vu->main) {
+            vu->result_ref = w->run->script->vu_result(vu, w->single);
+            vu->main_done = 1;
+        } else {
+            task_free(t);
+        }
+        vu->running = NULL;
+        maybe_end(vu);
+        return;
+    }
+    vu->running = NULL;
+    drop_all(vu); /* the iteration is over: its callbacks too */
+    cancel_slot(&vu->main);
     if (rc == LL_SCRIPT_STOPPED) { /* the engine stopped Lua code that did not yield */
         renew_coroutine(vu);
         w->interrupted++;
@@ -112,18 +217,14 @@ static void run(ll_vu *vu, int nargs) {
         end_iteration(vu, 0);
         return;
     }
-    if (rc == LL_SCRIPT_FAILED) {
-        if (w->single) { /* setup/teardown: the engine reports it */
-            snprintf(w->errmsg, sizeof(w->errmsg), "%s", err);
-            vu->last_error = w->errmsg;
-        } else {
-            const char *kept = ll_errors_add(&w->errors, err, LL_WORKER_SCRIPT_ERRORS_MAX);
-            vu->last_error = kept ? kept : "a script error (not kept: too many distinct ones)";
-        }
-        renew_coroutine(vu);
+    if (w->single) { /* setup/teardown: the engine reports it */
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s", err);
+        vu->last_error = w->errmsg;
     } else {
-        vu->result_ref = vu->w->run->script->vu_result(vu, w->single);
+        const char *kept = ll_errors_add(&w->errors, err, LL_WORKER_SCRIPT_ERRORS_MAX);
+        vu->last_error = kept ? kept : "a script error (not kept: too many distinct ones)";
     }
+    renew_coroutine(vu);
     end_iteration(vu, 1);
 }
 
@@ -143,14 +244,14 @@ void ll_vu_start_iteration(ll_vu *vu) {
 static void script_start(ll_vu *vu) {
     ll_worker *w = vu->w;
     int nargs = w->run->script->vu_call(vu, vu->executor ? vu->executor->exec_ref : w->exec_ref, w->setup_ref);
-    run(vu, nargs);
+    run(&vu->main, nargs);
 }
 
 const ll_vu_iter ll_vu_script_iter = {.start = script_start};
 
 void ll_vu_native_done(ll_vu *vu) {
-    vu->cancel = NULL;
-    vu->cancel_ud = NULL;
+    vu->main.cancel = NULL;
+    vu->main.cancel_ud = NULL;
     end_iteration(vu, 1);
 }
 
@@ -175,31 +276,43 @@ int64_t ll_vu_id_in_test(const ll_vu *vu) {
     return t ? ll_segment_tuple_global(t, vu->id - 1) + 1 : vu->id;
 }
 
-void ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud) {
-    vu->cancel = cancel;
-    vu->cancel_ud = ud;
+ll_vu_task *ll_vu_wait(ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud) {
+    ll_vu_task *t = vu->running ? vu->running : &vu->main; /* main: a C iteration's wait */
+    t->cancel = cancel;
+    t->cancel_ud = ud;
+    return t;
 }
 
-void ll_vu_resume(ll_vu *vu, int nargs) {
-    vu->cancel = NULL;
-    vu->cancel_ud = NULL;
-    run(vu, nargs);
+void ll_vu_task_resume(ll_vu_task *t, int nargs) {
+    t->cancel = NULL;
+    t->cancel_ud = NULL;
+    run(t, nargs);
 }
 
-void ll_vu_cancel_wait(ll_vu *vu) {
-    ll_vu_cancel_fn *cancel = vu->cancel;
-    void *ud = vu->cancel_ud;
-    vu->cancel = NULL;
-    vu->cancel_ud = NULL;
-    if (cancel) cancel(ud);
+void ll_vu_task_cancel_wait(ll_vu_task *t) { cancel_slot(t); }
+
+void ll_vu_task_start(ll_vu *vu, lua_State *co, int ref, int nargs) {
+    ll_vu_task *t = ll_xcalloc(1, sizeof(*t));
+    t->vu = vu;
+    t->co = co;
+    t->co_ref = ref;
+    t->call = &t->own_call;
+    t->oneoff = &t->own_oneoff;
+    ll_loop_timer_init(&t->timer, NULL, t);
+    t->next = vu->tasks;
+    if (vu->tasks) vu->tasks->prev = t;
+    vu->tasks = t;
+    run(t, nargs);
 }
 
 void ll_vu_interrupt(ll_vu *vu) {
     if (!vu->in_iteration) return;
-    ll_vu_cancel_wait(vu);
+    drop_all(vu);
+    cancel_slot(&vu->main);
     renew_coroutine(vu);
     vu->w->interrupted++;
     vu->in_iteration = 0;
+    vu->main_done = 0;
     vu->scenario_iter = -1;
     vu->group_id = -1;
     vu->group_path = "";
@@ -283,13 +396,20 @@ int ll_vu_index(const ll_vu *vu) { return vu->index; }
 int64_t ll_vu_iteration(const ll_vu *vu) { return vu->iteration; }
 uint64_t *ll_vu_rng(ll_vu *vu) { return vu->rng; }
 ll_http_vu *ll_vu_http(ll_vu *vu) { return &vu->http; }
-lua_State *ll_vu_co(const ll_vu *vu) { return vu->co; }
-int ll_vu_co_ref(const ll_vu *vu) { return vu->co_ref; }
+lua_State *ll_vu_co(const ll_vu *vu) { return vu->running ? vu->running->co : vu->main.co; }
+int ll_vu_co_ref(const ll_vu *vu) { return vu->running ? vu->running->co_ref : vu->main.co_ref; }
 
 void ll_vu_set_co(ll_vu *vu, lua_State *co, int ref) {
-    vu->co = co;
-    vu->co_ref = ref;
+    vu->main.co = co;
+    vu->main.co_ref = ref;
 }
+
+ll_vu_task *ll_vu_running(const ll_vu *vu) { return vu->running; }
+ll_vu *ll_vu_task_vu(const ll_vu_task *t) { return t->vu; }
+lua_State *ll_vu_task_co(const ll_vu_task *t) { return t->co; }
+ll_http_call *ll_vu_task_call(ll_vu_task *t) { return t->call; }
+ll_http_req *ll_vu_task_oneoff(ll_vu_task *t) { return ll_http_scratch(t->oneoff); }
+int ll_vu_in_iteration(const ll_vu *vu) { return vu->in_iteration; }
 
 const ll_scenario *ll_vu_scenario(const ll_vu *vu) { return vu->executor ? vu->executor->sc : NULL; }
 
@@ -302,18 +422,19 @@ double ll_vu_scenario_progress(const ll_vu *vu) {
 
 static void on_timer_done(ll_loop *loop, void *ud) {
     (void)loop;
-    ll_vu_resume(ud, 0);
+    ll_vu_task_resume(ud, 0);
 }
 
 static void cancel_timer(void *ud) {
-    ll_vu *vu = ud;
-    ll_loop_timer_stop(vu->w->loop, &vu->timer);
+    ll_vu_task *t = ud;
+    ll_loop_timer_stop(t->vu->w->loop, &t->timer);
 }
 
-void ll_vu_wait_timer(ll_vu *vu, uint64_t us) {
-    vu->timer.fn = on_timer_done;
-    ll_loop_timer_start(vu->w->loop, &vu->timer, us);
-    ll_vu_wait(vu, cancel_timer, vu);
+ll_vu_task *ll_vu_wait_timer(ll_vu *vu, uint64_t us) {
+    ll_vu_task *t = vu->running ? vu->running : &vu->main;
+    t->timer.fn = on_timer_done;
+    ll_loop_timer_start(vu->w->loop, &t->timer, us);
+    return ll_vu_wait(vu, cancel_timer, t);
 }
 
 /* --rps (k6's rps option): a request slot every run->rps_interval_ns over

@@ -1,10 +1,16 @@
 /* vu.h -- a virtual user: a coroutine in its worker's Lua state that runs
- * one iteration at a time and yields whenever it waits.
+ * one iteration at a time and yields whenever it waits, and its small
+ * event loop: the tasks (coroutines of its callbacks: a timer's, a
+ * promise's) and the pending things (a timer not yet due, a request in
+ * flight for no coroutine) its iteration may have beside its own.
  *
- * Every wait registers how to cancel it in the VU's one pending-operation
+ * Every wait registers how to cancel it in its task's pending-operation
  * slot before the coroutine yields (as lua-nginx-module's coroutine cleanup
- * does): an HTTP request its transfer, sleep() its timer. Interrupting the
- * VU calls it, so this file knows nothing of transfers or sleeps. When an
+ * does): an HTTP request its transfer, sleep() its timer; every pending
+ * thing registers its own cancel too. An iteration ends when its function
+ * has returned and nothing of it is left (k6's event-loop rule); an
+ * interrupt cancels every wait and pending thing through what they
+ * registered, so this file knows nothing of transfers or sleeps. When an
  * iteration ends, the VU tells its owner (an executor, or the worker
  * running setup/teardown) through on_idle. What the Lua bindings may ask
  * of a VU (its identity, coroutine, waits, group, tags and samples) is
@@ -41,6 +47,22 @@ typedef struct ll_vu_iter {
  * with the setup data, in the VU's coroutine. */
 extern const ll_vu_iter ll_vu_script_iter;
 
+/* A coroutine of the VU: its iteration's own (vu->main) or a callback's,
+ * with the wait it is in and what its requests and sleeps use. */
+struct ll_vu_task {
+    ll_vu *vu;
+    lua_State *co;              /* lua_api's (script.h's vu_open, or lua_api's own) */
+    int co_ref;
+    ll_vu_cancel_fn *cancel;    /* the pending-operation slot: how to cancel */
+    void *cancel_ud;            /* the wait the coroutine is in, or NULL */
+    ll_timer timer;             /* its sleeps */
+    ll_http_call *call;         /* its one-off requests (the main task's: the VU's) */
+    ll_http_req **oneoff;
+    ll_http_call own_call;      /* a callback task's */
+    ll_http_req *own_oneoff;
+    struct ll_vu_task *prev, *next; /* the VU's callback tasks */
+};
+
 struct ll_vu {
     ll_worker *w;
     ll_executor *executor;      /* its scenario in this worker; NULL in setup */
@@ -56,16 +78,17 @@ struct ll_vu {
     int64_t iteration;          /* 0-based, of this VU */
     int64_t scenario_iter;      /* the iteration's number in its scenario over
                                  * all workers, -1 until drawn (vu.c) */
-    lua_State *co;
-    int co_ref;
+    ll_vu_task main;            /* the coroutine its iterations run in */
+    ll_vu_task *running;        /* the task whose coroutine runs now, or NULL */
+    ll_vu_task *tasks;          /* its callbacks' tasks, running or waiting */
+    ll_vu_pending *pending;     /* what else its iteration waits for */
+    int main_done;              /* the iteration's function returned */
     int in_iteration;
     int yielded;                /* the current iteration waited at least once */
     uint64_t iter_start_ns;
     uint64_t rate_wait_ns;      /* of this iteration, waited for --rps: not in its duration */
     uint64_t next_start_ns;     /* when the last iteration ended, if going on */
-    ll_timer timer;             /* the owner's deferred starts, or a wait's */
-    ll_vu_cancel_fn *cancel;    /* the pending-operation slot: how to cancel */
-    void *cancel_ud;            /* the wait the coroutine is in, or NULL */
+    ll_timer timer;             /* the owner's deferred starts, or a C iteration's wait */
     ll_http_vu http;            /* its connections, one per http.Client */
     int alive;                  /* will run (or is running) iterations */
     int group_id;               /* current group, -1 for the root */
