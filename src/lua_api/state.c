@@ -243,6 +243,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.jwt", luaopen_luaload_jwt);
     preload(L, "luaload.html", luaopen_luaload_html);
     preload(L, "luaload.execution", luaopen_luaload_execution);
+    preload(L, "luaload.timers", luaopen_luaload_timers);
     preload(L, "luaload.summary", load_summary);
     set_env(L, &script);
     if (bare) return 0;

@@ -38,6 +38,8 @@ void ll_worker_set_lua_cache(ll_worker *w, struct ll_lua_cache *c);
 void ll_worker_set_error(ll_worker *w, const char *msg);
 /* Its index: -1 for the lifecycle worker, else 0 to workers - 1. */
 int ll_worker_index(const ll_worker *w);
+/* Its event loop: where the bindings' own timers run (luaload.timers). */
+ll_loop *ll_worker_loop(const ll_worker *w);
 
 /* What the worker's state opens: the script (path NULL in quick mode,
  * whose generated source is in source), the shipped lib/lua, -e's
