@@ -178,4 +178,14 @@ kill -INT "$SERVE_PID"
 wait "$SERVE_PID"
 expect_eq "SIGINT: exit 0" "$?" 0
 SERVE_PID=
+
+# ---- --faults leaves the WebSocket and SSE routes alone ----
+start_serve --faults reset=100%
+ADDR=127.0.0.1:$PORT
+expect_eq "faults: the default route is reset" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$URL/")" 000
+R=$(peer text 'not faulted')
+expect_eq "faults: /ws/echo still echoes" "$(field "$R" .value)" "not faulted"
+R=$(peer sse '/sse?n=2')
+expect_eq "faults: /sse still streams (the next request on its connection is reset)" \
+  "$(field "$R" '"\(.events | length) \(.then | test("ConnectionReset|RemoteDisconnected"))"')" "2 true"
 finish

@@ -193,8 +193,11 @@ def sse():
            "connection": r.getheader("Connection"), "events": events, "retries": retries,
            "ms": round((time.monotonic() - start) * 1000)}
     if not r.will_close:
-        c.request("GET", "/status/204")
-        res["then"] = c.getresponse().status
+        try:
+            c.request("GET", "/status/204")
+            res["then"] = c.getresponse().status
+        except (OSError, http.client.HTTPException) as e:
+            res["then"] = type(e).__name__
     out(**res)
 
 
