@@ -16,6 +16,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 
 import websockets
@@ -151,6 +152,42 @@ def raw_cases():
         s, status, accept_ok, rest = raw_handshake(masked(1, b"early bird"))
         op, payload = read_frame(s, rest)
         out(status=status, accept_ok=accept_ok, opcode=op, payload=payload.decode())
+    elif CASE == "raw_flood":  # ARGS: seconds; echo frames sent without reading, then all read back
+        s, status, accept_ok, rest = raw_handshake()
+        frame = masked(2, os.urandom(120))  # 126 bytes on the wire, the echo 122
+        s.setblocking(False)
+        sent, end = 0, time.monotonic() + float(ARGS[0])
+        pending = b""
+        while time.monotonic() < end:
+            if not pending:
+                pending = frame * 512
+            try:
+                k = s.send(pending)
+            except BlockingIOError:
+                time.sleep(0.01)
+                continue
+            pending = pending[k:]
+            sent += k
+        # finish the frame under way (the server reads it only as its
+        # echoes are read: a thread reads them), then read every echo
+        s.setblocking(True)
+        s.settimeout(20)
+        cut = sent % len(frame)
+        want = ((sent + len(frame) - 1) // len(frame)) * 122
+        got = [len(rest)]
+
+        def reader():
+            while got[0] < want:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                got[0] += len(chunk)
+        t = threading.Thread(target=reader)
+        t.start()
+        if cut:
+            s.sendall(frame[cut:])
+        t.join(30)
+        out(status=status, messages=want // 122, echoed_all=got[0] == want)
     elif CASE == "raw_unmasked":  # a client frame without a mask: 1002
         s, status, accept_ok, rest = raw_handshake()
         s.sendall(b"\x81\x02hi")
