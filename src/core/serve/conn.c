@@ -12,7 +12,11 @@
  * counts through headers.c), pacing the output queue for the slow faults,
  * the RST close (reset fault) and the stalled connection that only drops
  * input (stall fault). A connection's upload state (upload.c's) goes with
- * it. */
+ * it. So do an /sse stream's steps (sse.c queues the events; requests wait
+ * behind it as behind a delayed one) and, after a WebSocket upgrade, the
+ * session (ws.c's): the connection's reads feed it and its frames go out
+ * through the same output queue, until it is over and the connection ends
+ * as an HTTP one does. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -26,14 +30,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define OUT_HIGH (1024 * 1024)          /* stop parsing above this much queued output */
 #define READ_MIN 2048                   /* free space wanted before each read */
 #define READ_BIG (64 * 1024)            /* rbuf grows to this while reads fill it */
 #define IOV_BATCH 64
 #define LINGER_US 2000000
 #define PACE_TICKS 20                   /* the slow faults send in up to this many steps */
 
-enum { STOP_MORE, STOP_DELAY, STOP_FULL, STOP_CLOSE };
+enum { STOP_MORE, STOP_DELAY, STOP_FULL, STOP_CLOSE, STOP_UPGRADE };
 
 static char fill_bytes[64 * 1024]; /* all 'x', read-only once serving */
 
@@ -216,7 +219,9 @@ static void account(conn *c) {
     worker *w = c->w;
     int reused = c->used;
     c->used = 1;
-    if (w->cfg->faults_on && r->route != ROUTE_FAULT && r->route != ROUTE_STATS) r->fault = ll_faults_draw(w);
+    int no_fault = r->route == ROUTE_FAULT || r->route == ROUTE_STATS || r->route == ROUTE_WS_ECHO ||
+                   r->route == ROUTE_WS_SEND || r->route == ROUTE_SSE;
+    if (w->cfg->faults_on && !no_fault) r->fault = ll_faults_draw(w);
     ll_stats_add(&w->stats.routes[r->route], 1);
     if (r->fault) ll_stats_add(&w->stats.faults[r->fault], 1);
     if (r->route == ROUTE_STATS) return;
@@ -225,14 +230,32 @@ static void account(conn *c) {
     if (w->cfg->nhdr) ll_headers_account(c);
 }
 
-/* Answers every complete request in rbuf, in order, until one is delayed,
- * the connection is closing, output backs up, or more input is needed. */
+/* A response is queued: the next request may follow. */
+static void request_done(conn *c) {
+    if (!c->req.keep_alive) c->closing = 1;
+    ll_request_reset(c);
+    if (c->out_pending >= OUT_HIGH) c->full = 1;
+}
+
+/* Answers every complete request in rbuf, in order, until one is delayed
+ * or streams events, the connection is closing or upgraded, output backs
+ * up, or more input is needed. */
 static int process(conn *c) {
     request *r = &c->req;
     for (;;) {
         if (c->closing || c->failed) return STOP_CLOSE;
         if (c->delay_pending) return STOP_DELAY;
         if (c->full) return STOP_FULL;
+        if (c->streaming) {
+            int st = ll_sse_step(c);
+            if (st == SSE_WAIT) return STOP_DELAY;
+            if (st == SSE_FULL) {
+                c->full = 1;
+                return STOP_FULL;
+            }
+            request_done(c);
+            continue;
+        }
         int rc = ll_request_parse(c);
         if (rc == P_MORE) return STOP_MORE;
         if (rc == P_BAD) {
@@ -248,9 +271,11 @@ static int process(conn *c) {
         }
         if (r->fault) ll_faults_respond(c);
         else ll_routes_respond(c);
-        if (!r->keep_alive) c->closing = 1;
-        ll_request_reset(c);
-        if (c->out_pending >= OUT_HIGH) c->full = 1;
+        if (c->ws) {
+            ll_request_reset(c);
+            return STOP_UPGRADE;
+        }
+        if (!c->streaming) request_done(c);
     }
 }
 
@@ -267,6 +292,7 @@ void ll_conn_close(conn *c) {
     free(c->rbuf);
     free(c->body);
     ll_upload_free(c->up);
+    ll_ws_free(c->ws);
     free(c->wbuf);
     free(c->segs);
     free(c);
@@ -283,7 +309,12 @@ static int conn_set_events(conn *c, int events) {
 
 static int wanted_events(const conn *c) {
     int ev = 0;
-    if (c->stalled || (!c->eof && !c->closing && !c->delay_pending && !c->full)) ev |= LL_READABLE;
+    if (c->ws) {
+        if (!c->eof && !c->closing && ll_ws_wants_read(c)) ev |= LL_READABLE;
+        if (c->out_pending > 0 || (!c->closing && ll_ws_ready(c))) ev |= LL_WRITABLE;
+        return ev;
+    }
+    if (c->stalled || (!c->eof && !c->closing && !c->delay_pending && !c->full && !c->streaming)) ev |= LL_READABLE;
     if (c->out_pending > 0 && !(c->pacing && c->pace_cap == 0)) ev |= LL_WRITABLE;
     return ev;
 }
@@ -355,17 +386,34 @@ static int conn_read(conn *c) {
     return 0;
 }
 
+/* A WebSocket session's turn: its input to wslay, wslay's output sent, a
+ * few rounds while the output drains. -1 on a dead peer. */
+static int ws_turn(conn *c) {
+    for (int i = 0; i < 4 && !c->closing; i++) {
+        int st = ll_ws_pump(c);
+        if (c->failed || flush(c) < 0) return -1;
+        if (st == WS_DONE) c->closing = 1;
+        else if (c->out_pending >= OUT_HIGH || !ll_ws_ready(c)) break;
+    }
+    return 0;
+}
+
 /* Answers what can be answered, sends, then watches what is needed next. */
 static void conn_drive(conn *c) {
-    int why;
-    do {
+    int why = STOP_UPGRADE;
+    while (!c->ws) {
         why = process(c);
         if (why == STOP_MORE && c->eof) c->closing = 1;
         if (c->failed || flush(c) < 0) {
             ll_conn_close(c);
             return;
         }
-    } while (why == STOP_FULL && !c->full);
+        if (why != STOP_FULL || c->full) break;
+    }
+    if (c->ws && ws_turn(c) < 0) {
+        ll_conn_close(c);
+        return;
+    }
     if (c->closing && c->out_pending == 0) {
         if (c->reset) conn_reset(c);
         else conn_finish(c);
@@ -402,6 +450,15 @@ static void on_conn_timer(ll_loop *loop, void *ud) {
     }
     if (c->pacing) {
         pace_tick(c);
+        conn_drive(c);
+        return;
+    }
+    if (c->ws) {
+        ll_ws_timer(c);
+        conn_drive(c);
+        return;
+    }
+    if (c->streaming) { /* the next event is due */
         conn_drive(c);
         return;
     }

@@ -10,7 +10,8 @@
  * arrives otherwise: a body of any size costs no memory), the limits on
  * them, the decimal parser serve.c, routes.c and app.c share, the method
  * names /stats uses, and handing each header line to headers.c when
- * --echo-header names some. */
+ * --echo-header names some, and a /ws/ route's other header lines to ws.c
+ * (which checks the upgrade once the head is parsed). */
 #include "serve_internal.h"
 
 #include <stdint.h>
@@ -92,6 +93,7 @@ static void parse_connection(request *r, const char *v, size_t n) {
         while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t')) e--;
         if (e - s == 5 && strncasecmp(v + s, "close", 5) == 0) r->conn_close = 1;
         if (e - s == 10 && strncasecmp(v + s, "keep-alive", 10) == 0) r->conn_ka = 1;
+        if (e - s == 7 && strncasecmp(v + s, "upgrade", 7) == 0) r->conn_upgrade = 1;
     }
 }
 
@@ -101,6 +103,7 @@ static int header_is(const char *name, size_t n, const char *want) {
 
 static int is_upload(const request *r) { return r->route == ROUTE_SHA256 || r->route == ROUTE_MULTIPART; }
 static int is_app(const request *r) { return r->route == ROUTE_API || r->route == ROUTE_LOGIN; }
+static int is_ws(const request *r) { return r->route == ROUTE_WS_ECHO || r->route == ROUTE_WS_SEND; }
 
 /* Appends n bytes to c->body, which holds at most max. 0, or -1 past max
  * or out of memory. */
@@ -161,6 +164,8 @@ static int parse_header(conn *c, const char *p, const char *eol) {
         return keep_app_header(c, "authorization", v, vlen);
     } else if (is_app(r) && header_is(p, nlen, "cookie")) {
         return keep_app_header(c, "cookie", v, vlen);
+    } else if (is_ws(r)) {
+        ll_ws_header(r, p, nlen, v, vlen);
     }
     return 0;
 }
@@ -208,6 +213,7 @@ static int parse_head(conn *c) {
     if (r->chunked && r->has_cl) return P_BAD;
     r->keep_alive = r->http10 ? r->conn_ka && !r->conn_close : !r->conn_close;
     if (r->route == ROUTE_CLOSE) r->keep_alive = 0;
+    if (is_ws(r)) ll_ws_check(r);
     if (r->route == ROUTE_ECHO && r->content_length > ECHO_MAX) {
         r->err_status = 413;
         r->msg = "request body too large for /echo\n";

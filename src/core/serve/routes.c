@@ -3,12 +3,14 @@
  * Owns: matching a request target to a route (/status/N, /bytes/N,
  * /delay/MS, /echo, /close, /sha256, /multipart, /fault/NAME, /stats, the
  * demo application's /api/... ("api") and /login, /welcome ("login") as
- * app.c matches them, anything else the default route), the route names
+ * app.c matches them, /ws/echo, /ws/send and /sse with their query
+ * parameters, anything else the default route), the route names
  * the counters use, reason phrases, the status line and headers, the
  * default route's prebuilt keep-alive response, and queueing each route's
  * response (and the error responses) on the connection's output (conn.c).
  * What a fault does to a response is faults.c's; the upload routes'
- * answers are upload.c's, the demo application's app.c's. */
+ * answers are upload.c's, the demo application's app.c's, the WebSocket
+ * sessions ws.c's, the event streams sse.c's. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -19,6 +21,10 @@
 
 #define HELLO "hello world\n"
 #define TEXT "text/plain"
+#define STREAM_N_MAX 1000000            /* /ws/send's and /sse's n */
+#define STREAM_INTERVAL_MAX 3600000     /* their interval, ms */
+#define SSE_RETRY_MAX 86400000          /* /sse's retry, ms */
+#define SSE_LINES_MAX 100               /* /sse's lines */
 
 enum { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEP };
 
@@ -26,7 +32,7 @@ enum { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEP };
 
 static const char *const route_names[ROUTE_COUNT] = {
     "default", "status", "bytes", "delay", "echo", "close", "sha256", "multipart", "error", "fault", "stats",
-    "api", "login", "malformed",
+    "api", "login", "ws_echo", "ws_send", "sse", "malformed",
 };
 
 const char *ll_routes_name(int route) { return route_names[route]; }
@@ -38,6 +44,87 @@ static int has_prefix(const char *s, size_t n, const char *pre) {
 
 static int is_exactly(const char *s, size_t n, const char *word) {
     return strlen(word) == n && memcmp(s, word, n) == 0;
+}
+
+/* ---- query parameters (/ws/send, /sse) ---- */
+
+static int name_is(const char *s, size_t n, const char *word) { return strlen(word) == n && memcmp(s, word, n) == 0; }
+
+/* v (n bytes) as a decimal from 0 to max into *out. 0 or -1. */
+static int param_u64(const char *v, size_t n, uint64_t max, uint64_t *out) {
+    return ll_request_parse_u64n(v, n, out) == 0 && *out <= max ? 0 : -1;
+}
+
+/* 1 to SSE_EVENT_MAX of A-Z a-z 0-9 _ . - */
+static int param_event(const char *v, size_t n, char *out) {
+    if (n < 1 || n > SSE_EVENT_MAX) return -1;
+    for (size_t i = 0; i < n; i++) {
+        char ch = v[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+              ch == '.' || ch == '-'))
+            return -1;
+    }
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* One name=value of the route's query into r->sp; NULL, or the reason
+ * (one line, with its newline) it is refused. */
+static const char *stream_param(request *r, const char *name, size_t nn, const char *v, size_t vn) {
+    stream_params *sp = &r->sp;
+    uint64_t x;
+    int sse = r->route == ROUTE_SSE;
+    if (name_is(name, nn, "n"))
+        return param_u64(v, vn, STREAM_N_MAX, &sp->n) == 0 ? NULL : "bad n: expected an integer from 0 to 1000000\n";
+    if (name_is(name, nn, "interval")) {
+        if (param_u64(v, vn, STREAM_INTERVAL_MAX, &x) < 0)
+            return "bad interval: expected milliseconds from 0 to 3600000\n";
+        sp->interval_us = x * 1000;
+        return NULL;
+    }
+    if (!sse && name_is(name, nn, "size"))
+        return param_u64(v, vn, WS_MSG_MAX, &sp->size) == 0 ? NULL
+                                                              : "bad size: expected bytes from 0 to 1048576\n";
+    if (sse && name_is(name, nn, "event"))
+        return param_event(v, vn, sp->event) == 0 ? NULL
+                                                  : "bad event: expected 1 to 64 of A-Z a-z 0-9 _ . -\n";
+    if (sse && name_is(name, nn, "retry")) {
+        sp->has_retry = 1;
+        return param_u64(v, vn, SSE_RETRY_MAX, &sp->retry_ms) == 0
+                   ? NULL
+                   : "bad retry: expected milliseconds from 0 to 86400000\n";
+    }
+    if (sse && name_is(name, nn, "lines")) {
+        if (param_u64(v, vn, SSE_LINES_MAX, &x) < 0 || x < 1) return "bad lines: expected an integer from 1 to 100\n";
+        sp->lines = (int)x;
+        return NULL;
+    }
+    if (r->route == ROUTE_WS_ECHO) return "unknown parameter: /ws/echo takes none\n";
+    return sse ? "unknown parameter: /sse takes n, interval, event, retry and lines\n"
+               : "unknown parameter: /ws/send takes n, size and interval\n";
+}
+
+/* The defaults, then the query (q to end, after its '?'; a '#' ends it):
+ * sets r->msg for a bad or unknown parameter. */
+static void stream_params_parse(request *r, const char *q, const char *end) {
+    r->sp.n = 10;
+    r->sp.size = 32;
+    r->sp.lines = 1;
+    if (q >= end || *q != '?') return;
+    const char *e = ++q;
+    while (e < end && *e != '#') e++;
+    end = e;
+    while (q < end && !r->msg) {
+        const char *amp = memchr(q, '&', (size_t)(end - q));
+        if (!amp) amp = end;
+        const char *eq = memchr(q, '=', (size_t)(amp - q));
+        if (amp > q) {
+            const char *ne = eq ? eq : amp, *v = eq ? eq + 1 : amp;
+            r->msg = stream_param(r, q, (size_t)(ne - q), v, (size_t)(amp - v));
+        }
+        q = amp + 1;
+    }
 }
 
 /* Fills in route, status, delay and fault (and msg, making it ROUTE_ERROR
@@ -98,6 +185,16 @@ void ll_routes_match(request *r, const serve_cfg *cfg, const char *t, size_t n) 
     } else if (is_exactly(path, len, "/stats")) {
         r->route = ROUTE_STATS;
         r->delay_us = 0;
+    } else if (is_exactly(path, len, "/ws/echo") || is_exactly(path, len, "/ws/send") ||
+               is_exactly(path, len, "/sse")) {
+        r->route = path[1] == 's' ? ROUTE_SSE : path[4] == 'e' ? ROUTE_WS_ECHO : ROUTE_WS_SEND;
+        r->delay_us = 0;
+        stream_params_parse(r, q, end);
+    } else if (has_prefix(path, len, "/ws/")) {
+        r->route = ROUTE_ERROR;
+        r->delay_us = 0;
+        bad_status = 404;
+        r->msg = "unknown WebSocket route: expected /ws/echo or /ws/send\n";
     } else if ((app = ll_app_match(r, path, len)) >= 0) {
         r->route = app;
         r->delay_us = 0;
@@ -301,7 +398,14 @@ size_t ll_routes_respond_general(conn *c) {
         respond_upload(c);
         break;
     case ROUTE_ERROR:
-        respond_with(c, r->status, r->msg, strlen(r->msg), 0);
+        respond_full(c, r->status, TEXT, r->msg_extra, r->msg, strlen(r->msg), 0);
+        break;
+    case ROUTE_WS_ECHO:
+    case ROUTE_WS_SEND:
+        ll_ws_accept(c);
+        break;
+    case ROUTE_SSE:
+        ll_sse_begin(c);
         break;
     case ROUTE_STATS:
         respond_stats(c);

@@ -139,7 +139,7 @@ static void usage(FILE *f) {
           f);
     ll_flag_usage(f, ll_serve_flag_groups, 1);
     fputs("\n"
-          "Routes (the query string is ignored):\n"
+          "Routes (the query string is ignored, except by /ws/ and /sse):\n"
           "  /status/NNN   respond with status NNN\n"
           "  /bytes/N      respond with N bytes\n"
           "  /delay/MS     respond after MS milliseconds\n"
@@ -150,8 +150,14 @@ static void usage(FILE *f) {
           "  /api/login, /api/items[/ID]   the demo application's JSON API (token auth)\n"
           "  /login, /welcome              its form login (CSRF token, session cookie)\n"
           "  /fault/NAME   the fault NAME (see --faults), whatever --faults says\n"
+          "  /ws/echo      WebSocket: echoes each message, answers pings, echoes the close\n"
+          "  /ws/send?n=N&size=B&interval=MS\n"
+          "                WebSocket: N text messages of B bytes MS apart, then close 1000\n"
+          "  /sse?n=N&interval=MS&event=NAME&retry=MS&lines=L\n"
+          "                N server-sent events MS apart, then the end of the stream\n"
           "  /stats        JSON counts of requests, bytes, routes, faults, methods,\n"
-          "                connections and --echo-header's headers so far\n"
+          "                connections, WebSocket sessions, SSE streams and\n"
+          "                --echo-header's headers so far\n"
           "                (not counted itself; never faulted)\n"
           "  anything else the default route (--status, --body-size, --delay)\n",
           f);

@@ -14,6 +14,8 @@
  *   headers.c   --echo-header: the named headers' requests, missing, distinct
  *   distinct.c  the distinct-values set the threads share (hash, HyperLogLog)
  *   app.c       the demo application: /api/login, /api/items, /login, /welcome
+ *   ws.c        WebSocket: the upgrade, /ws/echo and /ws/send over wslay
+ *   sse.c       server-sent events: /sse's stream of events
  *
  * Data flow per connection: conn.c reads into rbuf; request.c parses as many
  * complete requests as it can; routes.c appends their responses to conn.c's
@@ -26,7 +28,14 @@
  * for app.c). A request that drew
  * a fault (faults.c) gets faults.c's response instead, which may pace the
  * output queue (conn.c sends it a few bytes at a time) or end the
- * connection. */
+ * connection.
+ *
+ * A WebSocket upgrade (/ws/echo, /ws/send) turns the connection over to
+ * ws.c for good: wslay reads the frames from rbuf and writes its frames to
+ * the output queue; conn.c still does the socket I/O. An /sse response is a
+ * stream: sse.c queues its events a step at a time (on the connection's
+ * timer, or as the output queue drains) and further requests wait, as they
+ * do behind a delayed one. */
 #ifndef LL_SERVE_INTERNAL_H
 #define LL_SERVE_INTERNAL_H
 
@@ -46,6 +55,11 @@
 #define HEADERS_MAX 8                   /* --echo-header names */
 #define HEADER_NAME_MAX 128
 #define HEADERS_LIMIT_DEFAULT 4000000   /* --echo-header-limit */
+#define OUT_HIGH (1024 * 1024)          /* stop parsing (streams: queueing) above this much queued output */
+#define WS_MSG_MAX (1024 * 1024)        /* largest WebSocket message received (1009 past it) or sent */
+#define WS_KEY_LEN 24                   /* Sec-WebSocket-Key: base64 of 16 bytes */
+#define WS_PROTO_MAX 64                 /* the subprotocol /ws/ routes echo */
+#define SSE_EVENT_MAX 64                /* /sse's event=NAME */
 
 /* ---- routes and faults (their names: ll_routes_name, ll_faults_name) ---- */
 
@@ -55,8 +69,8 @@
  * and /welcome pages (app.c). */
 enum {
     ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_SHA256,
-    ROUTE_MULTIPART, ROUTE_ERROR, ROUTE_FAULT, ROUTE_STATS, ROUTE_API, ROUTE_LOGIN, ROUTE_MALFORMED,
-    ROUTE_COUNT
+    ROUTE_MULTIPART, ROUTE_ERROR, ROUTE_FAULT, ROUTE_STATS, ROUTE_API, ROUTE_LOGIN, ROUTE_WS_ECHO, ROUTE_WS_SEND,
+    ROUTE_SSE, ROUTE_MALFORMED, ROUTE_COUNT
 };
 /* The request methods the demo application tells apart, and those /stats
  * counts by name (ll_request_method_name). */
@@ -72,6 +86,7 @@ enum {
 typedef struct worker worker;
 typedef struct upload upload; /* upload.c's */
 typedef struct distinct distinct; /* distinct.c's */
+typedef struct ws_session ws_session; /* ws.c's */
 
 /* ---- configuration (serve.c fills it; read-only once serving) ---- */
 
@@ -105,6 +120,21 @@ typedef struct serve_cfg {
 enum { RS_HEAD, RS_BODY, RS_CHUNK_SIZE, RS_CHUNK_DATA, RS_CHUNK_END, RS_TRAILER, RS_READY };
 enum { P_MORE, P_OK, P_BAD };
 
+/* /ws/send's and /sse's query parameters (routes.c parses them), and
+ * sse.c's progress through its stream. */
+typedef struct stream_params {
+    uint64_t n;           /* messages or events */
+    uint64_t size;        /* /ws/send: bytes per message */
+    uint64_t interval_us; /* between two messages or events */
+    uint64_t retry_ms;    /* /sse: retry: in the first event, when has_retry */
+    int has_retry;
+    int lines;            /* /sse: data: lines per event */
+    char event[SSE_EVENT_MAX + 1]; /* /sse: event: NAME, "" for none */
+    int chunked;          /* /sse: the stream is chunked (HTTP/1.1), else ends with the connection */
+    uint64_t sent;        /* /sse: events queued so far */
+    uint64_t next_ns;     /* /sse: when the next one is due (ll_loop_now) */
+} stream_params;
+
 typedef struct request {
     int state;            /* RS_* */
     int route;            /* ROUTE_* */
@@ -117,6 +147,7 @@ typedef struct request {
     uint64_t content_length;
     size_t head_len;      /* status line + headers of the response routes.c queued */
     const char *msg;      /* body of ROUTE_ERROR and of parse errors */
+    const char *msg_extra; /* ROUTE_ERROR: more header lines (each ending in CRLF), or NULL */
     const char *ctype;    /* the Content-Type value, in rbuf: valid only while the head is parsed */
     size_t ctype_len;
     int err_status;       /* parse errors: 400 unless set */
@@ -127,6 +158,14 @@ typedef struct request {
     int has_cl, chunked, te_seen;
     int conn_close, conn_ka, expect_continue;
     int http10, head, keep_alive, delay_done;
+    stream_params sp;     /* ROUTE_WS_SEND, ROUTE_SSE */
+    /* a /ws/ route's handshake headers (ws.c reads them) */
+    int conn_upgrade;     /* Connection: has the upgrade token */
+    int ws_upgrade;       /* Upgrade: has the websocket token */
+    int ws_version;       /* Sec-WebSocket-Version (-1: not a number) */
+    int ws_keys;          /* Sec-WebSocket-Key lines seen */
+    char ws_key[WS_KEY_LEN + 1]; /* the key when it had WS_KEY_LEN characters, else "" */
+    char ws_proto[WS_PROTO_MAX + 1]; /* the first subprotocol offered, or "" */
 } request;
 
 typedef struct seg {
@@ -143,6 +182,8 @@ typedef struct conn {
     int stalled;          /* never answer again; drop input until EOF (stall fault) */
     int pacing;           /* the output queue is released a step per timer tick */
     int used;             /* a request was counted on it (stats: reused) */
+    int streaming;        /* an /sse response is under way (sse.c); requests wait */
+    ws_session *ws;       /* after a WebSocket upgrade: ws.c's session */
     worker *w;
     struct conn *prev, *next;
     ll_timer timer;       /* delayed response, or lingering close */
@@ -171,6 +212,10 @@ typedef struct conn {
  * request other than /stats one method counter, reused when its
  * connection had carried a request before, and with --echo-header one of
  * hdr_requests[k] or hdr_missing[k] per name. connections counts accepts.
+ * A WebSocket upgrade or an /sse request is one request like any other;
+ * ws_sessions counts the upgrades accepted (101), ws_msgs_* the data
+ * messages (not control frames) a session received and queued to send,
+ * sse_streams the /sse streams begun (not HEAD), sse_events their events.
  * The pad keeps the next worker's fields off the last cache line. */
 typedef struct serve_stats {
     _Atomic uint64_t bytes_received, bytes_sent;
@@ -179,6 +224,8 @@ typedef struct serve_stats {
     _Atomic uint64_t methods[METHOD_COUNT];
     _Atomic uint64_t connections, reused;
     _Atomic uint64_t hdr_requests[HEADERS_MAX], hdr_missing[HEADERS_MAX];
+    _Atomic uint64_t ws_sessions, ws_msgs_received, ws_msgs_sent;
+    _Atomic uint64_t sse_streams, sse_events;
     char pad[64];
 } serve_stats;
 
@@ -264,6 +311,44 @@ size_t ll_routes_respond_general(conn *c);
 /* Queues the error response to a P_BAD request and marks c closing. */
 void ll_routes_respond_error(conn *c);
 const char *ll_routes_name(int route);
+
+/* ---- ws.c ---- */
+
+enum { WS_OPEN, WS_DONE };
+
+/* A header line of a /ws/ route's request (request.c hands over those it
+ * does not know): Upgrade, Sec-WebSocket-Key, -Version and -Protocol. */
+void ll_ws_header(request *r, const char *name, size_t nlen, const char *v, size_t vlen);
+/* The head of a /ws/ request is parsed: makes it ROUTE_ERROR (400, or 426
+ * with an Upgrade header) with a one-line reason unless it is a valid
+ * WebSocket upgrade (RFC 6455 4.2.1). */
+void ll_ws_check(request *r);
+/* Queues the 101 to the complete, valid upgrade c->req and starts c->ws. */
+void ll_ws_accept(conn *c);
+/* Feeds rbuf's frames to the session, runs /ws/send's schedule and queues
+ * the frames to send. WS_DONE when the session is over (close handshake
+ * done or timed out, the peer gone, a protocol error answered). */
+int ll_ws_pump(conn *c);
+/* The session would read more input now (not backed up, not closed). */
+int ll_ws_wants_read(const conn *c);
+/* The session could do more now (input in rbuf, a /ws/send message due). */
+int ll_ws_ready(const conn *c);
+/* The connection's timer fired: /ws/send's next message, or the wait for
+ * the peer's close frame is over. */
+void ll_ws_timer(conn *c);
+void ll_ws_free(ws_session *s);
+
+/* ---- sse.c ---- */
+
+enum { SSE_FULL, SSE_WAIT, SSE_DONE };
+
+/* Queues the head of the /sse response to c->req and, unless it is HEAD,
+ * marks c streaming (the events follow in ll_sse_step). */
+void ll_sse_begin(conn *c);
+/* Queues the events that are due: SSE_FULL when the output queue is above
+ * OUT_HIGH, SSE_WAIT when the next is on the timer, SSE_DONE after the
+ * last (the stream's end is queued and c is no longer streaming). */
+int ll_sse_step(conn *c);
 
 /* ---- faults.c ---- */
 

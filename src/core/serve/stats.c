@@ -5,10 +5,15 @@
  * GET /stats returns and the exit line prints:
  *   {"requests":N,"bytes_received":N,"bytes_sent":N,
  *    "routes":{"default":N,...},"faults":{"reset":N,...},
- *    "methods":{"GET":N,...},"connections":N,"reused":N,"headers":{...}}
+ *    "methods":{"GET":N,...},"connections":N,"reused":N,
+ *    "websocket":{"sessions":N,"messages_received":N,"messages_sent":N},
+ *    "sse":{"streams":N,"events":N},"headers":{...}}
  * with only the nonzero routes, faults and methods listed. requests is the
- * sum of the routes; /stats itself is in none of them. The "headers"
- * object is headers.c's. */
+ * sum of the routes; /stats itself is in none of them. A WebSocket
+ * upgrade and an /sse request are one request each (routes ws_echo,
+ * ws_send, sse; a refused upgrade is an "error"), however long they last;
+ * what happens after is in "websocket" and "sse". The "headers" object is
+ * headers.c's. */
 #include "serve_internal.h"
 
 #include <inttypes.h>
@@ -22,6 +27,7 @@ typedef struct stats_sum {
     uint64_t faults[FAULT_COUNT];
     uint64_t methods[METHOD_COUNT];
     uint64_t connections, reused;
+    uint64_t ws_sessions, ws_msgs_received, ws_msgs_sent, sse_streams, sse_events;
 } stats_sum;
 
 static uint64_t load(const _Atomic uint64_t *counter) {
@@ -39,6 +45,11 @@ static void sum_workers(stats_sum *s, const worker *ws, int n) {
         for (int m = 0; m < METHOD_COUNT; m++) s->methods[m] += load(&st->methods[m]);
         s->connections += load(&st->connections);
         s->reused += load(&st->reused);
+        s->ws_sessions += load(&st->ws_sessions);
+        s->ws_msgs_received += load(&st->ws_msgs_received);
+        s->ws_msgs_sent += load(&st->ws_msgs_sent);
+        s->sse_streams += load(&st->sse_streams);
+        s->sse_events += load(&st->sse_events);
     }
     s->routes[ROUTE_STATS] = 0;
     for (int r = 0; r < ROUTE_COUNT; r++) s->requests += s->routes[r];
@@ -87,6 +98,14 @@ void ll_stats_json(ll_buf *b, const worker *ws, int n) {
     ll_buf_puts(b, "}");
     put_count(b, 0, "connections", s.connections);
     put_count(b, 0, "reused", s.reused);
+    ll_buf_puts(b, ",\"websocket\":{");
+    put_count(b, 1, "sessions", s.ws_sessions);
+    put_count(b, 0, "messages_received", s.ws_msgs_received);
+    put_count(b, 0, "messages_sent", s.ws_msgs_sent);
+    ll_buf_puts(b, "},\"sse\":{");
+    put_count(b, 1, "streams", s.sse_streams);
+    put_count(b, 0, "events", s.sse_events);
+    ll_buf_puts(b, "}");
     ll_buf_puts(b, ",\"headers\":");
     ll_headers_json(b, ws, n);
     ll_buf_puts(b, "}");
