@@ -12,6 +12,7 @@
 #   quick, dist, lua_api <- run and all below it (not each other)
 #   app     <- every room
 #   curl headers only in src/core/http/, c-ares's only in http/dns_lookup.c,
+#   wslay's only in src/core/http/ and src/core/serve/ (WebSocket framing),
 #   Lua headers only in src/lua_api/; file names unique across src/;
 #   and the libraries of CMakeLists.txt link by the same rules.
 set -uo pipefail
@@ -70,6 +71,10 @@ for f in "${files[@]}"; do
   fi
   if grep -q '^#include <ares' "$f" && [[ $f != src/core/http/dns_lookup.c ]]; then
     echo "FAIL $f includes a c-ares header (only src/core/http/dns_lookup.c may)"
+    fail=1
+  fi
+  if grep -q '^#include <wslay/' "$f" && [[ $room != http && $room != serve ]]; then
+    echo "FAIL $f includes a wslay header (only src/core/http and src/core/serve may)"
     fail=1
   fi
   if grep -qE '^#include <(lua|lauxlib|lualib|luajit)\.h>' "$f" && [[ $room != lua_api ]]; then
