@@ -18,6 +18,7 @@
 #include "resolve.h"
 #include "test_util.h"
 #include "ws_conn.h"
+#include "ws_deflate.h"
 #include "ws_handshake.h"
 
 #define PEER LUALOAD_SOURCE_LUA_DIR "/../../tests/e2e/helpers/ws_peer.py"
@@ -70,7 +71,8 @@ static void peer_stop(peer *p) {
 typedef struct seen {
     int opens, messages, pings, pongs, errors, closes;
     int status, open_code, err_code, close_code, last_opcode;
-    char open_err[320], headers[2048], protocol[64], tls_version[32];
+    char open_err[320], headers[2048], protocol[64], tls_version[32], extensions[128];
+    int all_a; /* the big message was all 'a' */
     char err[320], reason[128], ping_data[32], pong_data[32];
     char msg[4][64];
     size_t msg_len[4];
@@ -92,6 +94,7 @@ static void on_open(ll_ws *ws, const ll_ws_open_result *r, void *ud) {
     snprintf(s->headers, sizeof(s->headers), "%.*s", (int)r->headers_len, r->headers);
     snprintf(s->protocol, sizeof(s->protocol), "%s", r->protocol);
     snprintf(s->tls_version, sizeof(s->tls_version), "%s", r->tls_version);
+    snprintf(s->extensions, sizeof(s->extensions), "%s", r->extensions);
     s->t = r->t;
     if (!r->error_code && s->send_on_open) ll_ws_send(ws, LL_WS_TEXT, "first", 5);
 }
@@ -106,6 +109,8 @@ static void on_message(ll_ws *ws, int opcode, const char *data, size_t len, void
         s->msg_len[s->messages] = len;
     }
     s->big_len = len;
+    s->all_a = len > 0;
+    for (size_t i = 0; i < len && s->all_a; i++) s->all_a = data[i] == 'a';
     s->messages++;
     s->last_opcode = opcode;
     if (s->free_on_message) {
@@ -420,6 +425,69 @@ static void test_cancel(int port) {
     ll_ws_free(ws);
 }
 
+static void test_deflate(int port) {
+    char url[128];
+    snprintf(url, sizeof(url), "ws://127.0.0.1:%d/echo", port);
+    seen s = {0};
+    ll_ws_opts o = {.deflate = 1};
+    ll_ws *ws = open_ws(url, &o, &s);
+    RUN_UNTIL(s.opens, 5000);
+    tu_check(s.status == 101 && strncmp(s.extensions, "permessage-deflate", 18) == 0,
+             "deflate: negotiated (%s; %s)", s.extensions, s.open_err);
+    enum { BIG = 200000 };
+    char *big = malloc(BIG);
+    memset(big, 'a', BIG);
+    int64_t sent0 = 0, recv0 = 0, sent1 = 0, recv1 = 0;
+    ll_ws_bytes(ws, &sent0, &recv0);
+    int ok = ll_ws_send(ws, LL_WS_TEXT, big, BIG) == 0;
+    size_t buffered = ll_ws_buffered(ws);
+    tu_check(ok && buffered > 0 && buffered < 2000, "deflate: 200000 bytes queued as %zu compressed", buffered);
+    RUN_UNTIL(s.messages == 1, 5000);
+    tu_check(s.messages == 1 && s.big_len == BIG && s.all_a && s.last_opcode == LL_WS_TEXT,
+             "deflate: the text comes back whole (%zu bytes)", s.big_len);
+    static const char bin[] = {1, 2, 3, 0, (char)200};
+    ok = ll_ws_send(ws, LL_WS_BINARY, bin, 5) == 0 && ll_ws_send(ws, LL_WS_TEXT, "", 0) == 0 &&
+         ll_ws_send(ws, LL_WS_TEXT, "h\xc3\xa9", 3) == 0;
+    RUN_UNTIL(s.messages == 4, 5000);
+    tu_check(ok && s.messages == 4 && s.msg_len[1] == 5 && memcmp(s.msg[1], bin, 5) == 0 && s.msg_len[2] == 0 &&
+                 strcmp(s.msg[3], "h\xc3\xa9") == 0,
+             "deflate: binary, empty and UTF-8 text back (%zu %zu %s)", s.msg_len[1], s.msg_len[2], s.msg[3]);
+    ll_ws_bytes(ws, &sent1, &recv1);
+    tu_check(sent1 - sent0 < 3000 && recv1 - recv0 < 3000, "deflate: compressed on the wire both ways (%lld, %lld bytes)",
+             (long long)(sent1 - sent0), (long long)(recv1 - recv0));
+    ll_ws_close(ws, 1000, NULL, 0);
+    RUN_UNTIL(s.closes, 5000);
+    tu_check(s.closes == 1 && s.close_code == 1000 && s.errors == 0, "deflate: closed 1000 (%d %s)", s.close_code, s.err);
+    ll_ws_free(ws);
+    free(big);
+    /* 2 MiB of one byte inflate from a few KiB: the limit holds on what they inflate to */
+    seen b = {0};
+    snprintf(url, sizeof(url), "ws://127.0.0.1:%d/big?n=%d", port, 2 << 20);
+    ll_ws_opts bo = {.deflate = 1, .max_message = 1 << 20};
+    ws = open_ws(url, &bo, &b);
+    RUN_UNTIL(b.closes, 5000);
+    tu_check(b.messages == 0 && b.errors == 1 && strstr(b.err, "once inflated") && b.close_code == 1009,
+             "deflate: over max_message once inflated: an error and close 1009 (%s; %d)", b.err, b.close_code);
+    ll_ws_free(ws);
+}
+
+static void test_utf8(void) {
+    tu_check(ll_ws_deflate_utf8_ok("h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 12), "utf8: valid text passes");
+    tu_check(!ll_ws_deflate_utf8_ok("\xc0\xaf", 2) && !ll_ws_deflate_utf8_ok("\xed\xa0\x80", 3) &&
+                 !ll_ws_deflate_utf8_ok("\xf4\x90\x80\x80", 4) && !ll_ws_deflate_utf8_ok("\xe2\x82", 2) &&
+                 !ll_ws_deflate_utf8_ok("\xff", 1),
+             "utf8: overlong, surrogate, over U+10FFFF, cut short and 0xff refused");
+    int reset = 0;
+    char err[200];
+    tu_check(ll_ws_deflate_accept("permessage-deflate; server_no_context_takeover; server_max_window_bits=10", strlen("permessage-deflate; server_no_context_takeover; server_max_window_bits=10"),
+                                  &reset, err, sizeof(err)) == 1 && reset == 1,
+             "deflate: an answer with server_no_context_takeover is taken");
+    tu_check(ll_ws_deflate_accept("permessage-deflate; client_max_window_bits=10", strlen("permessage-deflate; client_max_window_bits=10"), &reset, err, sizeof(err)) < 0,
+             "deflate: client_max_window_bits (not offered) is refused: %s", err);
+    tu_check(ll_ws_deflate_accept("x-webkit-deflate-frame", strlen("x-webkit-deflate-frame"), &reset, err, sizeof(err)) < 0,
+             "deflate: another extension is refused: %s", err);
+}
+
 static void test_tls(const char *dir) {
     char cert[512], key[512], cmd[2048];
     snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
@@ -464,6 +532,7 @@ int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGPIPE, SIG_IGN);
     test_accept();
+    test_utf8();
     if (access("/usr/bin/python3", X_OK) != 0 || system("/usr/bin/python3 -c 'import websockets' 2>/dev/null") != 0) {
         tu_check(0, "Debian's python3-websockets for /usr/bin/python3 (scripts/setup.sh installs it)");
         return tu_summary();
@@ -485,6 +554,7 @@ int main(void) {
         test_drop(p.port);
         test_timeouts_and_refused(p.port);
         test_cancel(p.port);
+        test_deflate(p.port);
     }
     peer_stop(&p);
     char dir[] = "/tmp/luaload-ws-XXXXXX";

@@ -22,6 +22,7 @@
 #include "net.h"
 #include "rng.h"
 #include "url.h"
+#include "ws_deflate.h"
 #include "ws_handshake.h"
 #include "xmalloc.h"
 
@@ -48,6 +49,7 @@ typedef struct ws_opening {
     char **protocols;          /* offered (copies), for the check */
     int nprotocols;
     char *protocol_header;     /* a Sec-WebSocket-Protocol header of the caller's */
+    int deflate;               /* permessage-deflate offered */
     uint64_t deadline_ns, dial_deadline_ns;
     int fail_errno;
     char fail_msg[200];
@@ -66,6 +68,7 @@ struct ll_ws {
     ws_opening *o;
     char *http_url;            /* the URL as http(s), for k6's error texts */
     wslay_event_context_ptr wc;
+    ll_ws_deflate_inflater *inflater; /* permessage-deflate is on */
     uint64_t rng[4];           /* frame masks */
     uint64_t max_message;
     long close_timeout_ms;
@@ -78,6 +81,7 @@ struct ll_ws {
     int depth, dead;
     int pending_code;          /* a failure to give at the next turn */
     int failing;               /* wslay refused a frame: an error, then the end */
+    int fail_close;            /* or this file did, with this close code (its error in msg) */
     int net_code;              /* the socket failed under wslay (k6 code) */
     char net_msg[200];
     int eof;                   /* the server closed the connection */
@@ -135,6 +139,7 @@ static void ws_stop(ll_ws *ws) {
 static void ws_destroy(ll_ws *ws) {
     ws_stop(ws);
     if (ws->wc) wslay_event_context_free(ws->wc);
+    ll_ws_deflate_inflater_free(ws->inflater);
     if (ws->own_ctx) ll_tls_ctx_free(ws->ctx);
     free(ws->rest);
     free(ws->http_url);
@@ -225,6 +230,7 @@ static void ws_error(ll_ws *ws, int code, const char *msg) {
 
 /* Why wslay refused what the server sent, by the close code it answered with. */
 static void ws_protocol_error(ll_ws *ws) {
+    if (ws->fail_close) return ws_error(ws, 1000, ws->msg);
     int sent = wslay_event_get_close_sent(ws->wc) ? wslay_event_get_status_code_sent(ws->wc) : 1002;
     char m[320];
     if (sent == 1009)
@@ -338,14 +344,54 @@ static int wc_genmask(wslay_event_context_ptr wc, uint8_t *buf, size_t len, void
     return 0;
 }
 
+/* This file refuses what the server sent (wslay took it): close with
+ * code, the error msg. */
+static void ws_refuse(ll_ws *ws, int code, const char *msg) {
+    ws->failing = 1;
+    ws->fail_close = code;
+    snprintf(ws->msg, sizeof(ws->msg), "%s", msg);
+    wslay_event_shutdown_read(ws->wc);
+    wslay_event_queue_close(ws->wc, (uint16_t)code, NULL, 0);
+    ll_loop_timer_start(ws->loop, &ws->timer, (uint64_t)ws->close_timeout_ms * 1000u);
+}
+
+/* A data message: inflated when compressed, then the caller's. */
+static void ws_data(ll_ws *ws, const struct wslay_event_on_msg_recv_arg *a) {
+    const char *p = (const char *)a->msg;
+    size_t n = a->msg_length;
+    int op = a->opcode == WSLAY_TEXT_FRAME ? LL_WS_TEXT : LL_WS_BINARY;
+    ll_buf plain = {0};
+    if (wslay_get_rsv1(a->rsv) && ws->inflater) {
+        const char *why = NULL;
+        int rc = ll_ws_deflate_inflate(ws->inflater, p, n, ws->max_message, &plain, &why);
+        char m[320];
+        if (rc == -2)
+            snprintf(m, sizeof(m), "websocket: the server sent a message over the maximum size of %llu bytes once "
+                     "inflated (close 1009)", (unsigned long long)ws->max_message);
+        else if (rc < 0)
+            snprintf(m, sizeof(m), "websocket: the server sent a compressed message that does not inflate: %s "
+                     "(close 1007)", why);
+        else if (op == LL_WS_TEXT && !ll_ws_deflate_utf8_ok(plain.p, plain.len))
+            snprintf(m, sizeof(m), "websocket: the server sent text that is not valid UTF-8 (close 1007)"), rc = -3;
+        if (rc < 0) {
+            ll_buf_free(&plain);
+            return ws_refuse(ws, rc == -2 ? 1009 : 1007, m);
+        }
+        p = plain.p ? plain.p : "";
+        n = plain.len;
+    }
+    if (ws->cb.message) ws->cb.message(ws, op, p, n, ws->ud);
+    ll_buf_free(&plain);
+}
+
 static void wc_msg(wslay_event_context_ptr wc, const struct wslay_event_on_msg_recv_arg *a, void *ud) {
     (void)wc;
     ll_ws *ws = ud;
-    if (ws->dead || ws->st != W_OPEN) return;
+    if (ws->dead || ws->st != W_OPEN || ws->failing) return;
     const char *p = (const char *)a->msg;
     size_t n = a->msg_length;
     if (a->opcode == WSLAY_TEXT_FRAME || a->opcode == WSLAY_BINARY_FRAME) {
-        if (ws->cb.message) ws->cb.message(ws, a->opcode == WSLAY_TEXT_FRAME ? LL_WS_TEXT : LL_WS_BINARY, p, n, ws->ud);
+        ws_data(ws, a);
     } else if (a->opcode == WSLAY_PING) {
         if (ws->cb.ping) ws->cb.ping(ws, p, n, ws->ud);
     } else if (a->opcode == WSLAY_PONG) {
@@ -382,13 +428,19 @@ static void ws_opened(ll_ws *ws, const char *rest, size_t rest_len) {
     char err[320];
     ll_header own = {(char *)"Sec-WebSocket-Protocol", o->protocol_header};
     ll_ws_handshake_in in = {.protocols = (const char *const *)o->protocols, .nprotocols = o->nprotocols,
-                             .headers = &own, .nheaders = o->protocol_header ? 1 : 0};
-    if (ll_ws_handshake_check(o->hdrs.p, o->hdrs.len, o->key, &in, &proto, &plen, &ext, &elen, err, sizeof(err)) < 0)
+                             .headers = &own, .nheaders = o->protocol_header ? 1 : 0,
+                             .extensions = o->deflate ? LL_WS_DEFLATE_OFFER : NULL};
+    int reset = 0;
+    if (ll_ws_handshake_check(o->hdrs.p, o->hdrs.len, o->key, &in, &proto, &plen, &ext, &elen, err, sizeof(err)) < 0 ||
+        (elen && ll_ws_deflate_accept(ext, elen, &reset, err, sizeof(err)) < 0))
         return open_fail(ws, 1000, err);
+    if (elen && !(ws->inflater = ll_ws_deflate_inflater_new(reset)))
+        return open_fail(ws, 1000, "websocket: out of memory");
     static const struct wslay_event_callbacks cbs = {
         .recv_callback = wc_recv, .send_callback = wc_send, .genmask_callback = wc_genmask, .on_msg_recv_callback = wc_msg};
     if (wslay_event_context_client_init(&ws->wc, &cbs, ws) != 0) return open_fail(ws, 1000, "websocket: out of memory");
     wslay_event_config_set_max_recv_msg_length(ws->wc, ws->max_message);
+    if (ws->inflater) wslay_event_config_set_allowed_rsv_bits(ws->wc, WSLAY_RSV1_BIT);
     if (rest_len) {
         ws->rest = malloc(rest_len);
         if (!ws->rest) return open_fail(ws, 1000, "websocket: out of memory");
@@ -636,7 +688,9 @@ static int ws_prepare(ll_ws *ws, const ll_url *u, const ll_ws_opts *opts, char *
     }
     ll_ws_handshake_in in = {.url = u, .headers = opts->headers, .nheaders = opts->nheaders, .cookie = opts->cookie,
                              .protocols = opts->protocols, .nprotocols = opts->nprotocols,
-                             .user_agent = c && c->user_agent ? c->user_agent : NULL};
+                             .user_agent = c && c->user_agent ? c->user_agent : NULL,
+                             .extensions = opts->deflate ? LL_WS_DEFLATE_OFFER : NULL};
+    o->deflate = opts->deflate;
     if (ll_ws_handshake_build(&o->head, &in, o->key, err, errlen) < 0) return -1;
     ll_h1_parse_start(&o->parse, &o->hdrs, &o->body, 0, 0);
     o->host = ll_xstrdup(u->host);
@@ -713,7 +767,18 @@ ll_ws *ll_ws_open(ll_loop *loop, const char *url, const ll_ws_opts *opts, const 
 int ll_ws_send(ll_ws *ws, int opcode, const void *data, size_t len) {
     if (ws->st != W_OPEN || ws->dead || !wslay_event_get_write_enabled(ws->wc) || ws->failing) return -1;
     struct wslay_event_msg m = {opcode == LL_WS_BINARY ? WSLAY_BINARY_FRAME : WSLAY_TEXT_FRAME, data, len};
-    if (wslay_event_queue_msg(ws->wc, &m) != 0) return -1;
+    ll_buf z = {0};
+    if (ws->inflater) { /* permessage-deflate: every data message compressed */
+        if (len > UINT32_MAX || ll_ws_deflate_compress(data, len, &z) < 0) {
+            ll_buf_free(&z);
+            return -1;
+        }
+        m.msg = (const uint8_t *)(z.p ? z.p : "");
+        m.msg_length = z.len;
+    }
+    int rc = wslay_event_queue_msg_ex(ws->wc, &m, ws->inflater ? WSLAY_RSV1_BIT : WSLAY_RSV_NONE);
+    ll_buf_free(&z);
+    if (rc != 0) return -1;
     ll_loop_timer_start(ws->loop, &ws->soon, 0);
     return 0;
 }

@@ -7,8 +7,8 @@
  * through wslay's event API, I/O-free, over net.h's read and write: text
  * and binary messages (queued), ping, pong, fragmented messages
  * reassembled, the close handshake with code and reason, a maximum message
- * size, and a malformed frame from the server turned into an error and a
- * close.
+ * size, permessage-deflate when asked (ws_deflate.c), and a malformed frame
+ * from the server turned into an error and a close.
  *
  * Everything reaches the caller through its callbacks, always from the
  * loop, never from inside an ll_ws_* call. The course of a connection:
@@ -107,6 +107,8 @@ typedef struct ll_ws_opts {
     int nprotocols;
     uint64_t max_message;     /* bytes; 0: LL_WS_MAX_MESSAGE_DEFAULT */
     long close_timeout_ms;    /* 0: LL_WS_CLOSE_TIMEOUT_MS_DEFAULT */
+    int deflate;              /* offer permessage-deflate (ws_deflate.h); on when the server
+                               * takes it: messages both ways compressed */
 } ll_ws_opts;
 
 /* Starts opening url (ws:// or wss://, any case) on loop. The caller's
@@ -130,7 +132,8 @@ int ll_ws_ping(ll_ws *ws, const void *data, size_t len);
  * the open is abandoned: its callback says so. 0, or -1 when the code or
  * reason is not allowed; nothing when already closing. */
 int ll_ws_close(ll_ws *ws, int code, const char *reason, size_t len);
-/* Bytes of messages queued and not yet on the wire (bufferedAmount). */
+/* Bytes of messages queued and not yet on the wire (bufferedAmount;
+ * compressed, with permessage-deflate). */
 size_t ll_ws_buffered(const ll_ws *ws);
 ll_ws_state ll_ws_ready_state(const ll_ws *ws);
 /* Bytes on the wire so far, both ways, the handshake's included
