@@ -453,11 +453,13 @@ static void test_deflate(int port) {
                  strcmp(s.msg[3], "h\xc3\xa9") == 0,
              "deflate: binary, empty and UTF-8 text back (%zu %zu %s)", s.msg_len[1], s.msg_len[2], s.msg[3]);
     ll_ws_bytes(ws, &sent1, &recv1);
-    tu_check(sent1 - sent0 < 3000 && recv1 - recv0 < 3000, "deflate: compressed on the wire both ways (%lld, %lld bytes)",
+    tu_check(sent1 - sent0 < 3000 && recv1 - recv0 < 3000,
+             "deflate: compressed on the wire both ways (%lld, %lld bytes)",
              (long long)(sent1 - sent0), (long long)(recv1 - recv0));
     ll_ws_close(ws, 1000, NULL, 0);
     RUN_UNTIL(s.closes, 5000);
-    tu_check(s.closes == 1 && s.close_code == 1000 && s.errors == 0, "deflate: closed 1000 (%d %s)", s.close_code, s.err);
+    tu_check(s.closes == 1 && s.close_code == 1000 && s.errors == 0, "deflate: closed 1000 (%d %s)", s.close_code,
+             s.err);
     ll_ws_free(ws);
     free(big);
     /* 2 MiB of one byte inflate from a few KiB: the limit holds on what they inflate to */
@@ -479,12 +481,13 @@ static void test_utf8(void) {
              "utf8: overlong, surrogate, over U+10FFFF, cut short and 0xff refused");
     int reset = 0;
     char err[200];
-    tu_check(ll_ws_deflate_accept("permessage-deflate; server_no_context_takeover; server_max_window_bits=10", strlen("permessage-deflate; server_no_context_takeover; server_max_window_bits=10"),
-                                  &reset, err, sizeof(err)) == 1 && reset == 1,
+    const char *a = "permessage-deflate; server_no_context_takeover; server_max_window_bits=10";
+    const char *b = "permessage-deflate; client_max_window_bits=10", *c = "x-webkit-deflate-frame";
+    tu_check(ll_ws_deflate_accept(a, strlen(a), &reset, err, sizeof(err)) == 1 && reset == 1,
              "deflate: an answer with server_no_context_takeover is taken");
-    tu_check(ll_ws_deflate_accept("permessage-deflate; client_max_window_bits=10", strlen("permessage-deflate; client_max_window_bits=10"), &reset, err, sizeof(err)) < 0,
+    tu_check(ll_ws_deflate_accept(b, strlen(b), &reset, err, sizeof(err)) < 0,
              "deflate: client_max_window_bits (not offered) is refused: %s", err);
-    tu_check(ll_ws_deflate_accept("x-webkit-deflate-frame", strlen("x-webkit-deflate-frame"), &reset, err, sizeof(err)) < 0,
+    tu_check(ll_ws_deflate_accept(c, strlen(c), &reset, err, sizeof(err)) < 0,
              "deflate: another extension is refused: %s", err);
 }
 
@@ -517,7 +520,8 @@ static void test_tls(const char *dir) {
     ws = open_ws(url, &o, &t);
     RUN_UNTIL(t.opens, 5000);
     tu_check(t.opens == 1 && t.status == 101 && t.tls_version[0] && t.t.tls_handshaking > 0,
-             "wss with the CA: opened (%s, tls %lld us; %s)", t.tls_version, (long long)t.t.tls_handshaking, t.open_err);
+             "wss with the CA: opened (%s, tls %lld us; %s)", t.tls_version, (long long)t.t.tls_handshaking,
+             t.open_err);
     ll_ws_send(ws, LL_WS_TEXT, "over tls", 8);
     RUN_UNTIL(t.messages, 5000);
     tu_check(t.messages == 1 && strcmp(t.msg[0], "over tls") == 0, "wss: echo");
