@@ -368,6 +368,66 @@ static void test_drop(int port) {
     ll_ws_free(ws);
 }
 
+static void test_close_timeout(int port) {
+    char url[128];
+    snprintf(url, sizeof(url), "ws://127.0.0.1:%d/deaf", port);
+    seen s = {0};
+    ll_ws_opts o = {.close_timeout_ms = 300};
+    ll_ws *ws = open_ws(url, &o, &s);
+    RUN_UNTIL(s.opens, 5000);
+    uint64_t t0 = ll_loop_now_ns();
+    ll_ws_close(ws, 4000, "x", 1);
+    RUN_UNTIL(s.closes, 3000);
+    uint64_t ms = (ll_loop_now_ns() - t0) / 1000000;
+    tu_check(s.closes == 1 && s.close_code == 4000 && ms >= 250 && ms < 2000 && s.errors == 0,
+             "close timeout: an unanswered close ends after close_timeout_ms (%d, %llu ms)", s.close_code,
+             (unsigned long long)ms);
+    ll_ws_free(ws);
+}
+
+/* the 101's checks, on header blocks made here */
+static void test_check(void) {
+    const char *key = "dGhlIHNhbXBsZSBub25jZQ==";
+    const char *protos[] = {"chat"};
+    ll_ws_handshake_in in = {.protocols = protos, .nprotocols = 1};
+    const char *p, *e;
+    size_t pl, el;
+    char err[300];
+    static const char good[] = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: WebSocket\r\nConnection: upgrade\r\n"
+                               "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+                               "Sec-WebSocket-Protocol: chat\r\n\r\n";
+    tu_check(ll_ws_handshake_check(good, sizeof(good) - 1, key, &in, &p, &pl, &e, &el, err, sizeof(err)) == 0 &&
+                 pl == 4 && memcmp(p, "chat", 4) == 0 && el == 0,
+             "check: a good 101 (any case) passes");
+    static const char accept[] = "HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                 "Sec-WebSocket-Accept: AAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n";
+    tu_check(ll_ws_handshake_check(accept, sizeof(accept) - 1, key, &in, &p, &pl, &e, &el, err, sizeof(err)) < 0 &&
+                 strstr(err, "Accept"),
+             "check: a wrong Sec-WebSocket-Accept fails: %s", err);
+    static const char noup[] = "HTTP/1.1 101 x\r\nConnection: Upgrade\r\n"
+                               "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+    tu_check(ll_ws_handshake_check(noup, sizeof(noup) - 1, key, &in, &p, &pl, &e, &el, err, sizeof(err)) < 0 &&
+                 strstr(err, "Upgrade"),
+             "check: no Upgrade fails: %s", err);
+    static const char proto[] = "HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+                                "Sec-WebSocket-Protocol: mqtt\r\n\r\n";
+    tu_check(ll_ws_handshake_check(proto, sizeof(proto) - 1, key, &in, &p, &pl, &e, &el, err, sizeof(err)) < 0 &&
+                 strstr(err, "mqtt"),
+             "check: a subprotocol not offered fails: %s", err);
+    static const char ext[] = "HTTP/1.1 101 x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                              "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+                              "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n";
+    tu_check(ll_ws_handshake_check(ext, sizeof(ext) - 1, key, &in, &p, &pl, &e, &el, err, sizeof(err)) < 0 &&
+                 strstr(err, "extensions"),
+             "check: an extension not asked for fails: %s", err);
+    /* k6/ws offers subprotocols as a header of the script's */
+    ll_header own = {"Sec-WebSocket-Protocol", "mqtt, chat"};
+    ll_ws_handshake_in hin = {.headers = &own, .nheaders = 1};
+    tu_check(ll_ws_handshake_check(proto, sizeof(proto) - 1, key, &hin, &p, &pl, &e, &el, err, sizeof(err)) == 0,
+             "check: a subprotocol offered in the script's own header passes");
+}
+
 static void test_timeouts_and_refused(int port) {
     char url[128];
     snprintf(url, sizeof(url), "ws://127.0.0.1:%d/slow", port);
@@ -537,6 +597,7 @@ int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_accept();
     test_utf8();
+    test_check();
     if (access("/usr/bin/python3", X_OK) != 0 || system("/usr/bin/python3 -c 'import websockets' 2>/dev/null") != 0) {
         tu_check(0, "Debian's python3-websockets for /usr/bin/python3 (scripts/setup.sh installs it)");
         return tu_summary();
@@ -556,6 +617,7 @@ int main(void) {
         test_server_close(p.port);
         test_ping(p.port);
         test_drop(p.port);
+        test_close_timeout(p.port);
         test_timeouts_and_refused(p.port);
         test_cancel(p.port);
         test_deflate(p.port);

@@ -15,6 +15,7 @@ Paths:
   /close       a close with 4001 "bye"
   /ping        a ping "srv", and after its pong a text "pong received"
   /drop        the TCP connection cut without a close frame
+  /deaf        reads nothing more once open: a close is never answered
 Every 101 carries Set-Cookie: sid=abc; Path=/.
 """
 import asyncio
@@ -65,6 +66,9 @@ async def handler(ws, path=None):
             await ws.wait_closed()
         elif u.path == "/drop":
             ws.transport.abort()
+        elif u.path == "/deaf":
+            ws.transport.pause_reading()
+            await asyncio.sleep(10)
     except websockets.ConnectionClosed:
         pass
 
