@@ -29,7 +29,7 @@ typedef struct peer {
     int port;
 } peer;
 
-static int peer_start(peer *p, const char *cert, const char *key) {
+static int peer_start(peer *p, const char *cert, const char *key, const char *client_ca) {
     int in[2], out[2];
     if (pipe(in) < 0 || pipe(out) < 0) return -1;
     p->pid = fork();
@@ -38,6 +38,7 @@ static int peer_start(peer *p, const char *cert, const char *key) {
         dup2(out[1], 1);
         close(in[1]);
         close(out[0]);
+        if (client_ca) execl("/usr/bin/python3", "python3", PEER, "--tls", cert, key, client_ca, (char *)NULL);
         if (cert) execl("/usr/bin/python3", "python3", PEER, "--tls", cert, key, (char *)NULL);
         else execl("/usr/bin/python3", "python3", PEER, (char *)NULL);
         _exit(127);
@@ -321,6 +322,26 @@ static void test_big(int port) {
     ll_ws_free(ws);
 }
 
+static void test_big_send(int port) {
+    char url[128];
+    snprintf(url, sizeof(url), "ws://127.0.0.1:%d/echo", port);
+    seen s = {0};
+    ll_ws *ws = open_ws(url, NULL, &s);
+    RUN_UNTIL(s.opens, 5000);
+    enum { N = 4 << 20 }; /* more than the socket takes at once: the writes wait for room */
+    char *big = malloc(N);
+    memset(big, 'a', N);
+    int ok = ll_ws_send(ws, LL_WS_BINARY, big, N) == 0;
+    free(big); /* queued as a copy */
+    size_t queued = ll_ws_buffered(ws);
+    RUN_UNTIL(s.messages, 10000);
+    tu_check(ok && queued == N && s.messages == 1 && s.big_len == N && s.all_a && ll_ws_buffered(ws) == 0,
+             "big send: 4 MiB queued (%zu), sent as the socket takes it, echoed whole (%zu)", queued, s.big_len);
+    ll_ws_close(ws, 1000, NULL, 0);
+    RUN_UNTIL(s.closes, 5000);
+    ll_ws_free(ws);
+}
+
 static void test_malformed(int port) {
     char url[128];
     snprintf(url, sizeof(url), "ws://127.0.0.1:%d/malformed", port);
@@ -551,6 +572,45 @@ static void test_utf8(void) {
              "deflate: another extension is refused: %s", err);
 }
 
+/* a server that wants a client certificate: the Client's certificate and key (mTLS) */
+static void test_mtls(const char *dir, const char *cert, const char *key) {
+    char ccert[512], ckey[512], cmd[2048];
+    snprintf(ccert, sizeof(ccert), "%s/client.pem", dir);
+    snprintf(ckey, sizeof(ckey), "%s/client-key.pem", dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout %s -out %s -days 2 "
+             "-subj /CN=luaload-client 2>/dev/null",
+             ckey, ccert);
+    if (!tu_check(system(cmd) == 0, "mtls: openssl made a client certificate")) return;
+    peer p = {0};
+    int up = peer_start(&p, cert, key, ccert) == 0;
+    if (!tu_check(up, "mtls: the python peer asks for a client certificate (port %d)", p.port)) {
+        peer_stop(&p);
+        return;
+    }
+    char url[128];
+    snprintf(url, sizeof(url), "wss://127.0.0.1:%d/echo", p.port);
+    ll_client_opts none = {.ca = (char *)cert};
+    ll_ws_opts o = {.client = &none};
+    seen s = {0};
+    ll_ws *ws = open_ws(url, &o, &s);
+    RUN_UNTIL(s.opens, 5000);
+    tu_check(s.opens == 1 && s.open_code != 0 && s.status == 0,
+             "mtls: without a client certificate the open fails (%d %s)", s.open_code, s.open_err);
+    ll_ws_free(ws);
+    ll_client_opts c = {.ca = (char *)cert, .certificate = ccert, .private_key = ckey};
+    o.client = &c;
+    seen t = {0};
+    ws = open_ws(url, &o, &t);
+    RUN_UNTIL(t.opens, 5000);
+    tu_check(t.opens == 1 && t.status == 101, "mtls: with the Client's certificate and key it opens (%d %s)", t.status,
+             t.open_err);
+    ll_ws_close(ws, 1000, NULL, 0);
+    RUN_UNTIL(t.closes, 5000);
+    ll_ws_free(ws);
+    peer_stop(&p);
+}
+
 static void test_tls(const char *dir) {
     char cert[512], key[512], cmd[2048];
     snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
@@ -561,7 +621,7 @@ static void test_tls(const char *dir) {
              key, cert);
     if (!tu_check(system(cmd) == 0, "tls: openssl made a self-signed certificate")) return;
     peer p = {0};
-    int up = peer_start(&p, cert, key) == 0;
+    int up = peer_start(&p, cert, key, NULL) == 0;
     if (!tu_check(up, "tls: the python peer listens (port %d)", p.port)) {
         peer_stop(&p);
         return;
@@ -590,6 +650,7 @@ static void test_tls(const char *dir) {
     tu_check(t.closes == 1 && t.close_code == 1000, "wss: closed 1000 (%d)", t.close_code);
     ll_ws_free(ws);
     peer_stop(&p);
+    test_mtls(dir, cert, key);
 }
 
 int main(void) {
@@ -605,7 +666,7 @@ int main(void) {
     loop = ll_loop_new();
     dns = ll_resolver_new(loop, NULL);
     peer p = {0};
-    int up = peer_start(&p, NULL, NULL) == 0;
+    int up = peer_start(&p, NULL, NULL, NULL) == 0;
     if (tu_check(up, "the python peer listens (port %d)", p.port)) {
         test_bad_args(p.port);
         test_echo(p.port);
@@ -613,6 +674,7 @@ int main(void) {
         test_fragments(p.port);
         test_forbidden(p.port);
         test_big(p.port);
+        test_big_send(p.port);
         test_malformed(p.port);
         test_server_close(p.port);
         test_ping(p.port);

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""ws_peer.py [--tls CERT KEY] -- a WebSocket server on Debian's
+"""ws_peer.py [--tls CERT KEY [CLIENT_CA]] -- a WebSocket server on Debian's
 python3-websockets (a peer nobody here wrote) for luaload's WebSocket
 tests. Listens on 127.0.0.1, a free port, printed on stdout's first line.
-It stops when stdin closes (the test went away) or on SIGTERM.
+With CLIENT_CA it asks for a client certificate signed by it (mTLS). It
+stops when stdin closes (the test went away) or on SIGTERM.
 
 Paths:
   /echo        every message back, text as text, binary as binary
@@ -75,9 +76,12 @@ async def handler(ws, path=None):
 
 async def main():
     ctx = None
-    if len(sys.argv) == 4 and sys.argv[1] == "--tls":
+    if len(sys.argv) >= 4 and sys.argv[1] == "--tls":
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+        if len(sys.argv) == 5:
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            ctx.load_verify_locations(sys.argv[4])
     server = await websockets.serve(handler, "127.0.0.1", 0, ssl=ctx, process_request=process_request,
                                     subprotocols=["chat", "superchat"], max_size=None,
                                     extra_headers=[("Set-Cookie", "sid=abc; Path=/")])
