@@ -649,6 +649,18 @@ static void test_tls(const char *dir) {
     RUN_UNTIL(t.closes, 5000);
     tu_check(t.closes == 1 && t.close_code == 1000, "wss: closed 1000 (%d)", t.close_code);
     ll_ws_free(ws);
+    /* the Client's server_name: SNI and the name the certificate must carry */
+    ll_client_opts good = {.ca = cert, .server_name = "localhost"}, bad = {.ca = cert, .server_name = "wrong.example"};
+    seen g = {0}, b = {0};
+    o.client = &good;
+    ll_ws *wg = open_ws(url, &o, &g);
+    o.client = &bad;
+    ll_ws *wb = open_ws(url, &o, &b);
+    RUN_UNTIL(g.opens && b.opens, 5000);
+    tu_check(g.status == 101 && b.open_code == 1310, "wss: server_name localhost verifies (%d), wrong.example not (%d)",
+             g.status, b.open_code);
+    ll_ws_free(wg);
+    ll_ws_free(wb);
     peer_stop(&p);
     test_mtls(dir, cert, key);
 }
