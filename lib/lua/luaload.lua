@@ -82,6 +82,25 @@ function M.fail(message)
 end
 
 -- group(name, fn) runs fn inside a named group and records group_duration
+-- await_all({p1, p2, ...}): the promises' values in order (their requests
+-- went together, so this waits as long as the slowest); raises with the
+-- first rejection, as Promise.all
+function M.await_all(promises)
+  if type(promises) ~= "table" then
+    error("await_all: a table of promises expected, got " .. type(promises), 2)
+  end
+  local out = {}
+  for i = 1, #promises do
+    local p = promises[i]
+    if type(p) ~= "userdata" or not p.await then
+      error("await_all: entry " .. i .. " is not a promise (" .. type(p) .. ")", 2)
+    end
+    out[i] = p:await()
+  end
+  return out
+end
+M.awaitAll = M.await_all
+
 function M.group(name, fn)
   if type(name) ~= "string" or name == "" or name:find("::", 1, true) then
     error("group: the name must be a non-empty string without '::'", 2)

@@ -39,13 +39,13 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud);
  * while its parts are still being sent. The call keeps a registry
  * reference to it until it ends; a prepared Request (no anchor) costs
  * nothing. */
-static void anchor_keep(lua_State *L, ll_http_call *call) {
+void ll_http_anchor_keep(lua_State *L, ll_http_call *call) {
     if (lua_isnil(L, -1)) return;
     lua_pushvalue(L, -1);
     call->anchor_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-static void anchor_drop(lua_State *L, ll_http_call *call) {
+void ll_http_anchor_drop(lua_State *L, ll_http_call *call) {
     if (!call->anchor_ref) return;
     luaL_unref(L, LUA_REGISTRYINDEX, call->anchor_ref);
     call->anchor_ref = 0;
@@ -87,13 +87,17 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     if (challenged && ll_http_exchange_answer(vu, call, x, req, method, ch, chlen, on_done)) return;
     if (ll_http_exchange_follow(vu, call, x, req, method, r, on_done)) return; /* each hop is its own sample, as in k6 */
     ll_http_vu_lane_give(ll_vu_http(vu), call->lane);
+    if (call->index < 0) { /* an async one: its promise */
+        ll_http_async_done(vu, call, x, r);
+        return;
+    }
     if (call->index) { /* one of an http.batch */
         ll_http_batch_done(vu, call, x, r);
         return;
     }
     ll_vu_task *t = call->waiter;
     lua_State *co = ll_vu_task_co(t);
-    anchor_drop(co, call); /* the last hop is in: its body is sent */
+    ll_http_anchor_drop(co, call); /* the last hop is in: its body is sent */
     ll_http_response_push(co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
     if (req->throw_errors && r->status == 0) { /* raised by lib/lua/luaload/http_wrap.lua */
@@ -142,7 +146,7 @@ static void cancel_single(void *ud) {
     ll_vu_task *t = ud;
     ll_http_call *call = ll_vu_task_call(t);
     ll_http_call_cancel(ll_vu_task_vu(t), call);
-    anchor_drop(ll_vu_task_co(t), call);
+    ll_http_anchor_drop(ll_vu_task_co(t), call);
 }
 
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
@@ -183,13 +187,13 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
     ll_vu_task *t = ll_vu_running(vu); /* whose request it is: the iteration's or a callback's */
     ll_http_call *call = ll_vu_task_call(t);
     const ll_http_req *req = ll_http_prepare(L, ll_vu_task_oneoff(t), W, method, target, body, params, &m);
-    anchor_keep(L, call); /* the anchor ll_http_prepare pushed (or nil) */
+    ll_http_anchor_keep(L, call); /* the anchor ll_http_prepare pushed (or nil) */
     call->index = 0;
     call->waiter = t;
     int lane = ll_http_vu_lane_take(ll_vu_http(vu));
     if (ll_http_call_start(vu, call, c, lane, req, m, &err) < 0) {
         ll_http_vu_lane_give(ll_vu_http(vu), lane);
-        anchor_drop(L, call);
+        ll_http_anchor_drop(L, call);
         return luaL_error(L, "%s: %s", W, err);
     }
     ll_vu_wait(vu, cancel_single, t);
@@ -227,6 +231,28 @@ static int c_request(lua_State *L) {
     return do_request(L, c, "Client:request", ll_http_client_check_method(L, 2, "Client:request"), 3, 4, 5);
 }
 
+/* client:async_request(...) and client:async_get(...) & co: the same
+ * arguments, a promise back at once (http_async.c) */
+static int c_async_get(lua_State *L) { return ll_http_async_start(L, check_client(L), "Client:async_get", "GET", 2, 0, 3); }
+static int c_async_head(lua_State *L) { return ll_http_async_start(L, check_client(L), "Client:async_head", "HEAD", 2, 0, 3); }
+static int c_async_post(lua_State *L) { return ll_http_async_start(L, check_client(L), "Client:async_post", "POST", 2, 3, 4); }
+static int c_async_put(lua_State *L) { return ll_http_async_start(L, check_client(L), "Client:async_put", "PUT", 2, 3, 4); }
+static int c_async_patch(lua_State *L) {
+    return ll_http_async_start(L, check_client(L), "Client:async_patch", "PATCH", 2, 3, 4);
+}
+static int c_async_delete(lua_State *L) {
+    return ll_http_async_start(L, check_client(L), "Client:async_delete", "DELETE", 2, 3, 4);
+}
+static int c_async_options(lua_State *L) {
+    return ll_http_async_start(L, check_client(L), "Client:async_options", "OPTIONS", 2, 3, 4);
+}
+static int c_async_request(lua_State *L) {
+    ll_http_client *c = check_client(L);
+    const char *W = "Client:async_request";
+    if (ll_http_client_to_request(L, 2)) return ll_http_async_start(L, c, W, NULL, 2, 0, 3);
+    return ll_http_async_start(L, c, W, ll_http_client_check_method(L, 2, W), 3, 4, 5);
+}
+
 /* ---- module functions: the default client ---- */
 
 static ll_http_client *default_client(lua_State *L) {
@@ -243,6 +269,16 @@ static int m_put(lua_State *L) { return do_request(L, default_client(L), "http.p
 static int m_patch(lua_State *L) { return do_request(L, default_client(L), "http.patch", "PATCH", 1, 2, 3); }
 static int m_del(lua_State *L) { return do_request(L, default_client(L), "http.del", "DELETE", 1, 2, 3); }
 static int m_options(lua_State *L) { return do_request(L, default_client(L), "http.options", "OPTIONS", 1, 2, 3); }
+static ll_http_client *default_client(lua_State *L);
+
+/* http.async_request(method, url, body, params) (k6's asyncRequest), or
+ * with a Request */
+static int m_async_request(lua_State *L) {
+    const char *W = "http.async_request";
+    if (ll_http_client_to_request(L, 1)) return ll_http_async_start(L, default_client(L), W, NULL, 1, 0, 2);
+    return ll_http_async_start(L, default_client(L), W, ll_http_client_check_method(L, 1, W), 2, 3, 4);
+}
+
 static int m_request(lua_State *L) {
     if (ll_http_client_to_request(L, 1)) return do_request(L, default_client(L), "http.request", NULL, 1, 0, 2);
     const char *m = ll_http_client_check_method(L, 1, "http.request");
@@ -279,15 +315,19 @@ int luaopen_luaload_http(lua_State *L) {
     static const luaL_Reg client_methods[] = {
         {"get", c_get}, {"head", c_head}, {"post", c_post}, {"put", c_put}, {"patch", c_patch},
         {"delete", c_delete}, {"del", c_delete}, {"options", c_options}, {"request", c_request},
-        {"batch", ll_http_client_batch}, {NULL, NULL},
+        {"batch", ll_http_client_batch}, {"async_get", c_async_get}, {"async_head", c_async_head},
+        {"async_post", c_async_post}, {"async_put", c_async_put}, {"async_patch", c_async_patch},
+        {"async_delete", c_async_delete}, {"async_options", c_async_options}, {"async_request", c_async_request},
+        {"asyncRequest", c_async_request}, {NULL, NULL},
     };
     static const luaL_Reg fns[] = {
         {"Client", ll_http_client_new}, {"Request", ll_http_client_request_new}, {"get", m_get}, {"head", m_head},
         {"post", m_post}, {"put", m_put}, {"patch", m_patch}, {"del", m_del}, {"delete", m_del},
         {"options", m_options}, {"request", m_request}, {"batch", ll_http_batch},
-        {NULL, NULL},
+        {"async_request", m_async_request}, {"asyncRequest", m_async_request}, {NULL, NULL},
     };
     ll_http_client_register(L, client_methods);
+    ll_http_async_register(L);
     ll_http_client_push(L); /* the default client of http.get & co */
     lua_setfield(L, LUA_REGISTRYINDEX, "luaload.default_client");
 
@@ -328,7 +368,10 @@ int luaopen_luaload_http(lua_State *L) {
     lua_getfield(L, -1, "__index");
     lua_remove(L, -2);
     lua_pushvalue(L, -4);
-    lua_call(L, 3, 0);
+    luaL_getmetatable(L, "luaload.Promise"); /* :await raises as the call would */
+    lua_getfield(L, -1, "__index");
+    lua_remove(L, -2);
+    lua_call(L, 4, 0);
     /* res:submit_form, res:click_link */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "luaload.http_forms");

@@ -29,6 +29,19 @@ void ll_http_call_cancel(ll_vu *vu, ll_http_call *call);
 void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req, const ll_http_res *r);
 /* The body type the script gets for req on call (the client may discard). */
 ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req);
+/* Keeps what a request in flight reads its body from (ll_http_prepare's
+ * anchor, at the top of L's stack) until ll_http_anchor_drop. */
+void ll_http_anchor_keep(lua_State *L, ll_http_call *call);
+void ll_http_anchor_drop(lua_State *L, ll_http_call *call);
+/* An async call (call->index < 0) completed with r on x: its promise
+ * settles (http_async.c). */
+void ll_http_async_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_res *r);
+/* Starts method to target (stack indexes as ll_http_prepare's) on client c
+ * without waiting, and pushes its promise. */
+int ll_http_async_start(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
+                        int params);
+/* The promise's metatable, once per state. */
+void ll_http_async_register(lua_State *L);
 /* A call of an http.batch completed with r on transfer x (http_batch.c). */
 void ll_http_batch_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_res *r);
 /* http.batch(requests) and client:batch(requests) */

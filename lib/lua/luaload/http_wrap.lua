@@ -9,7 +9,13 @@
 -- (3) With --rps, gate(n) (http.c) first waits for the slot of the n
 -- requests about to go (an http.batch's: the entries of its table); gate
 -- is nil without a limit, and the wrapper as before.
-local names = { "get", "head", "post", "put", "patch", "delete", "del", "options", "request", "batch" }
+-- (4) The async functions return a promise, whose await (the promise's
+-- method table is one of the tables) raises as the call would; await waits
+-- for no --rps slot: its request took one when it started.
+local names = { "get", "head", "post", "put", "patch", "delete", "del", "options", "request", "batch",
+  "async_get", "async_head", "async_post", "async_put", "async_patch", "async_delete", "async_options",
+  "async_request", "asyncRequest", "await" }
+local ungated = { await = true }
 local pcall, error, select, type, pairs = pcall, error, select, type, pairs
 
 -- the requests of a batch: the entries of its first table argument
@@ -29,7 +35,7 @@ return function(gate, ...)
   for _, t in ipairs({ ... }) do
     for _, name in ipairs(names) do
       local f = t[name]
-      if f and gate then
+      if f and gate and not ungated[name] then
         local batch = name == "batch"
         t[name] = function(...)
           local ok, e = pcall(gate, batch and count(...) or 1)
