@@ -3,9 +3,12 @@
 # flight from one VU, each counted and timed as its own request; promises
 # awaited (raising as the call would), their :next callbacks run as tasks;
 # an iteration waits for a request nobody awaits; one cut at the end of
-# the test is counted as cut off; luaload.await_all.
+# the test is counted as cut off; luaload.await_all; over HTTP/2 to nginx,
+# a multiplexing Client's async requests share one connection.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/servers.sh"
 start_serve
+make_certs && start_nginx || exit 1
 
 # (a) ten at once from one VU finish together
 S=$(script ten.lua <<LUA
@@ -92,7 +95,34 @@ expect_cmp "cut: the run ends on time (< 3 s)" "x < 3" "$ELAPSED"
 expect_eq "cut: the 2 requests count as failed" "$(jqv "$T/d.json" .metrics.http_req_failed.passes)" 2
 expect_match "cut: told as cut off at the end" "$ERR" "cut off at the end of the test"
 
-# (e) mistakes
+# (e) over HTTP/2 to a server we did not write (nginx): a multiplexing
+# Client's async requests share one connection as streams; without
+# multiplex each request in flight has a connection of its own (k6's model)
+h2_case() { # NAME CLIENT_OPTS WANT_CONNECTIONS
+  local f
+  f=$(script "h2_$1.lua" <<EOF
+local http = require("luaload.http")
+local ll = require("luaload")
+local c = http.Client{ tls = { ca = "$CERTS/ca.pem" }, $2 }
+function default()
+  local ps = {}
+  for i = 1, 8 do ps[i] = c:async_get("https://127.0.0.1:$NGINX_HTTPS_PORT/") end
+  for i, r in ipairs(ll.await_all(ps)) do
+    if r.status ~= 200 or r.proto ~= "HTTP/2.0" then print("BAD", i, r.status, r.proto, r.error) end
+  end
+end
+EOF
+)
+  run_ll run "$f" -u 1 -i 1 -w 1 -q --summary-export "$T/e.json" -o json="$T/e-o.json"
+  expect_eq "$1: exit 0" "$RC" 0
+  expect_eq "$1: 8 responses over HTTP/2, all 200" "$(grep -c '^BAD' "$OUT")/$(jqv "$T/e.json" .metrics.http_reqs.count)" "0/8"
+  expect_eq "$1: $3 connection(s)" \
+    "$(jq -s '[.[] | select(.type == "Point" and .metric == "http_req_tls_handshaking" and .data.value > 0)] | length' "$T/e-o.json")" "$3"
+}
+h2_case "multiplexed" "multiplex = true, max_conns_per_host = 1" 1
+h2_case "per request in flight" "" 8
+
+# (f) mistakes
 S=$(script init.lua <<LUA
 local http = require("luaload.http")
 http.async_request("GET", "$URL/")
