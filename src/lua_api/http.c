@@ -51,6 +51,33 @@ void ll_http_anchor_drop(lua_State *L, ll_http_call *call) {
     call->anchor_ref = 0;
 }
 
+int ll_http_chunk_to_lua(void *ud, const char *p, size_t n) {
+    ll_http_call *call = ud;
+    ll_vu *vu = call->owner;
+    lua_State *L = ll_worker_lua(ll_vu_worker(vu));
+    int top = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, call->anchor_ref);
+    lua_getfield(L, -1, "on_chunk");
+    lua_pushlstring(L, p, n);
+    ll_vu_enter(vu);
+    int rc = lua_pcall(L, 1, 0, 0);
+    ll_vu_leave(vu);
+    if (rc) lua_setfield(L, top + 1, "chunk_error");
+    lua_settop(L, top);
+    return rc != 0;
+}
+
+/* (http_call.h) */
+int ll_http_push_chunk_error(lua_State *L, const ll_http_call *call) {
+    if (!call->anchor_ref) return 0;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, call->anchor_ref);
+    lua_getfield(L, -1, "chunk_error");
+    lua_remove(L, -2);
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+    return 0;
+}
+
 /* How the state judges req's responses: its own response callback, else
  * the state's (http.set_response_callback). */
 static ll_http_judge judge(ll_vu *vu, const ll_http_req *req) {
@@ -97,6 +124,14 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     }
     ll_vu_task *t = call->waiter;
     lua_State *co = ll_vu_task_co(t);
+    if (ll_http_push_chunk_error(co, call)) { /* its on_chunk raised: the call raises it */
+        ll_http_anchor_drop(co, call);
+        x->tp->ops->release(x);
+        lua_pushnil(co);
+        lua_insert(co, -2);
+        ll_vu_task_resume(t, 2);
+        return;
+    }
     ll_http_anchor_drop(co, call); /* the last hop is in: its body is sent */
     ll_http_response_push(co, r, ll_http_call_body_type(call, req));
     x->tp->ops->release(x); /* the body is in Lua now: at most one copy at a time */
@@ -117,6 +152,8 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
         return -1;
     }
     int max = req->max_redirects >= 0 ? req->max_redirects : opts->max_redirects;
+    if (req->on_chunk) /* built from this call's params (a Request takes none): its own */
+        ((ll_http_req *)req)->chunk_ud = call;
     call->owner = vu;
     call->lane = lane;
     call->redirects_left = max >= 0 ? max : LL_REDIRECTS_DEFAULT;
@@ -182,7 +219,7 @@ const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const cha
  * until the response is in. method NULL: the Request's own method, or GET. */
 static int do_request(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
                       int params) {
-    ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
+    ll_vu *vu = ll_luaload_waiting_vu(L, "making HTTP requests");
     const char *m = NULL, *err = NULL;
     ll_vu_task *t = ll_vu_running(vu); /* whose request it is: the iteration's or a callback's */
     ll_http_call *call = ll_vu_task_call(t);
@@ -206,7 +243,7 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
  * the iteration's duration and, as the request starts after it, out of
  * every http_req_* timing. */
 static int l_rate_gate(lua_State *L) {
-    ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
+    ll_vu *vu = ll_luaload_waiting_vu(L, "making HTTP requests");
     lua_Integer n = luaL_optinteger(L, 1, 1);
     uint64_t wait_ns = ll_vu_rate_take(vu, (int64_t)n);
     if (!wait_ns) return 0;

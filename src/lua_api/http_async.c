@@ -114,8 +114,11 @@ static void cancel_request(void *ud) {
 void ll_http_async_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_res *r) {
     promise *p = call->waiter;
     lua_State *L = p->L;
+    int chunk_error = ll_http_push_chunk_error(L, call);
     ll_http_anchor_drop(L, call);
-    if (x->req->throw_errors && r->status == 0) { /* raised by :await, as the call would */
+    if (chunk_error) { /* its on_chunk raised: :await raises it */
+        p->state = REJECTED;
+    } else if (x->req->throw_errors && r->status == 0) { /* raised by :await, as the call would */
         ll_http_push_throw(L, x->method, x->req, r);
         p->state = REJECTED;
     } else {
@@ -187,7 +190,7 @@ static int l_await(lua_State *L) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, p->value_ref);
         return p->state == REJECTED ? 2 : 1;
     }
-    ll_vu *vu = ll_luaload_vu(L, "await()");
+    ll_vu *vu = ll_luaload_waiting_vu(L, "await()");
     if (vu != p->vu) return luaL_error(L, "await(): the promise is another VU's");
     if (p->waiter) return luaL_error(L, "await(): another coroutine of this VU already waits for this promise");
     p->waiter = ll_vu_wait(vu, cancel_await, p);

@@ -177,7 +177,7 @@ static void prepare(lua_State *L, ll_vu *vu, batch_state *b, int i, int anchors)
 
 /* batch(client, requests at idx) */
 static int do_batch(lua_State *L, ll_http_client *c, int idx) {
-    ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
+    ll_vu *vu = ll_luaload_waiting_vu(L, "making HTTP requests");
     if (!lua_istable(L, idx)) luaL_error(L, "%s: expected a table of requests, got %s", W, luaL_typename(L, idx));
     /* the keys: 1..n for a list, else the table's own */
     lua_newtable(L);

@@ -29,6 +29,13 @@ void ll_http_call_cancel(ll_vu *vu, ll_http_call *call);
 void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req, const ll_http_res *r);
 /* The body type the script gets for req on call (the client may discard). */
 ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req);
+/* params.on_chunk's trampoline (ud: the call): the bytes to the function
+ * in the call's anchor, synchronously; an error it raises is kept in the
+ * anchor (chunk_error) and stops the body. */
+int ll_http_chunk_to_lua(void *ud, const char *p, size_t n);
+/* Pushes the error call's on_chunk raised and returns 1; 0 (nothing
+ * pushed) when it raised none. */
+int ll_http_push_chunk_error(lua_State *L, const ll_http_call *call);
 /* Keeps what a request in flight reads its body from (ll_http_prepare's
  * anchor, at the top of L's stack) until ll_http_anchor_drop. */
 void ll_http_anchor_keep(lua_State *L, ll_http_call *call);

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "duration.h"
 #include "http_body.h"
+#include "http_call.h"
 #include "http_expected.h"
 #include "http_options.h"
 #include "modules.h"
@@ -619,6 +620,13 @@ void ll_http_client_parse_params(lua_State *L, int idx, ll_http_req *r, int anch
                 lua_pushvalue(L, v);
                 lua_rawseti(L, anchor, (int)lua_objlen(L, anchor) + 1);
             }
+        } else if (strcmp(k, "on_chunk") == 0 || strcmp(k, "onChunk") == 0) {
+            if (!lua_isfunction(L, v)) luaL_error(L, "%s: on_chunk must be a function, got %s", W, luaL_typename(L, v));
+            if (strcmp(W, "http.Request") == 0) /* a Request may be in flight in several calls at once */
+                luaL_error(L, "%s: on_chunk goes in a call's params, not in a Request's", W);
+            lua_pushvalue(L, v);
+            lua_setfield(L, anchor, "on_chunk"); /* ll_http_call_start finds it there */
+            r->on_chunk = ll_http_chunk_to_lua;
         } else if (strcmp(k, "response_type") == 0 || strcmp(k, "responseType") == 0) {
             const char *s = lua_tostring(L, v);
             if (s && strcmp(s, "text") == 0) r->response_type = LL_RESPONSE_TEXT;

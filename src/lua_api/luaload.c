@@ -20,6 +20,14 @@ ll_vu *ll_luaload_vu(lua_State *L, const char *what) {
     return vu;
 }
 
+ll_vu *ll_luaload_waiting_vu(lua_State *L, const char *what) {
+    ll_vu *vu = ll_luaload_vu(L, what);
+    if (!ll_vu_running(vu))
+        luaL_error(L, "%s cannot wait inside on_chunk: it runs while the response arrives (start an "
+                      "http.async_request there, or keep the data for later)", what);
+    return vu;
+}
+
 /* The wait token: the first value every wait yields. luaload.coroutine
  * (lib/lua/luaload/coroutine.lua) passes a yield that carries it up
  * through the script's own coroutines to the VU's, whose yield goes to the
@@ -156,7 +164,7 @@ void ll_luaload_record_status_check(lua_State *L, ll_vu *vu, int status, int ok)
 static int l_sleep(lua_State *L) {
     double s = luaL_checknumber(L, 1);
     if (s != s) return luaL_argerror(L, 1, "a number of seconds, got nan");
-    ll_vu *vu = ll_luaload_vu(L, "sleep()");
+    ll_vu *vu = ll_luaload_waiting_vu(L, "sleep()");
     if (s < 0) s = 0;
     /* at most the longest duration: the timer's deadline in ns fits in 64 bits */
     uint64_t us = s * 1e6 < (double)LL_DURATION_MAX_US ? (uint64_t)(s * 1e6) : LL_DURATION_MAX_US;

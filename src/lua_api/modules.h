@@ -34,6 +34,10 @@ int luaopen_luaload_timers(lua_State *L);
 /* The VU running on L, or raises "<what> is not available in the init
  * context" when called outside an iteration. */
 ll_vu *ll_luaload_vu(lua_State *L, const char *what);
+/* The same for a call that waits (a request, sleep, await): raises, too,
+ * where the VU cannot wait (inside on_chunk, which runs outside its
+ * coroutines). */
+ll_vu *ll_luaload_waiting_vu(lua_State *L, const char *what);
 /* Yields the VU for the wait just registered with ll_vu_wait, as the last
  * statement of a C function (return ll_luaload_wait(L, vu);): the first
  * yielded value is the wait token, which luaload.coroutine passes up

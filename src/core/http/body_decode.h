@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "http_req.h"
 
 /* The encodings a response body may come in (Content-Encoding). */
 typedef enum { LL_DECODE_IDENTITY, LL_DECODE_GZIP, LL_DECODE_DEFLATE, LL_DECODE_BR, LL_DECODE_ZSTD } ll_decode_kind;
@@ -41,5 +42,10 @@ int ll_body_decoder_feed(ll_body_decoder *d, const char *p, size_t n, ll_buf *ou
  * -1 or -2 from feed). */
 int ll_body_decoder_finish(ll_body_decoder *d, const char **err);
 void ll_body_decoder_free(ll_body_decoder *d);
+
+/* What a streamed body (params.on_chunk) came to so far, in body, handed to
+ * fn and dropped (a streamed body is never kept); nothing when fn is NULL.
+ * Returns 0, or -1 with *err when fn stopped it. */
+int ll_body_chunk_out(ll_body_chunk_fn *fn, void *ud, ll_buf *body, const char **err);
 
 #endif

@@ -404,10 +404,12 @@ int curl_request_apply(curl_transfer *x, const ll_http_req *req, const char *m, 
     x->version_applied = v;
     /* a body is kept up to its limit; libcurl fails one whose length is
      * known to be over it before reading it */
-    int none = req->response_type == LL_RESPONSE_NONE || (req->response_type == LL_RESPONSE_DEFAULT && x->discard);
+    int none = !req->on_chunk && (req->response_type == LL_RESPONSE_NONE ||
+                                  (req->response_type == LL_RESPONSE_DEFAULT && x->discard));
     x->body_limit = none ? 0
                   : req->max_response_body > 0 ? req->max_response_body : x->limit_default;
-    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->body_limit);
+    /* a streamed body (on_chunk) is not kept: its limit is a chunk's */
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(req->on_chunk ? 0 : x->body_limit));
     x->req_id = req->id;
     x->applied_method = m;
     return 0;

@@ -12,6 +12,7 @@
 #include <gnutls/gnutls.h>
 #endif
 
+#include "body_decode.h"
 #include "curl_internal.h"
 #include "http_error.h"
 
@@ -83,7 +84,7 @@ void curl_response_fill(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     r->t.receiving = (int64_t)(t_end - t_first) / 1000;
     r->t.duration = r->t.sending + r->t.waiting + r->t.receiving;
 
-    r->status = rc == CURLE_OK && !x->too_big && !x->head_open ? (int)status : 0;
+    r->status = rc == CURLE_OK && !x->too_big && !x->head_open && !x->chunk_stopped ? (int)status : 0;
     r->proto = r->status == 0 ? ""
              : version == CURL_HTTP_VERSION_3 ? "HTTP/3.0"
              : version == CURL_HTTP_VERSION_2_0 ? "HTTP/2.0"
@@ -114,6 +115,9 @@ void curl_response_fill(curl_transfer *x, CURLcode rc, uint64_t t_end) {
                  (long long)x->body_limit);
         r->error_code = 1000;
         r->error = x->errbuf;
+    } else if (x->chunk_stopped) {
+        r->error_code = 1000;
+        r->error = x->chunk_stopped;
     } else if (rc != CURLE_OK) {
         curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
         r->error_code = map_error(rc, os_errno, x->t_pre != 0, strncasecmp(x->base.req->url, "https:", 6) == 0);
@@ -140,7 +144,14 @@ size_t curl_response_on_body(char *p, size_t size, size_t n, void *ud) {
         x->too_big = 1;
         return 0;
     }
-    return ll_buf_append(&x->body, p, len) < 0 ? 0 : len;
+    if (ll_buf_append(&x->body, p, len) < 0) return 0;
+    const ll_http_req *req = x->base.req;
+    const char *err = NULL;
+    if (ll_body_chunk_out(req->on_chunk, req->chunk_ud, &x->body, &err) != 0) {
+        x->chunk_stopped = err;
+        return 0;
+    }
+    return len;
 }
 
 size_t curl_response_on_header(char *p, size_t size, size_t n, void *ud) {

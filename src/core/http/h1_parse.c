@@ -111,13 +111,13 @@ static int body_put(ll_h1_parse *h, const char *at, size_t n) {
     if (h->dec) {
         int rc = ll_body_decoder_feed(h->dec, at, n, h->body, h->limit, &h->err);
         if (rc == -2) h->too_big = 1;
-        return rc != 0;
+        return rc != 0 || ll_body_chunk_out(h->on_chunk, h->chunk_ud, h->body, &h->err) != 0;
     }
     if ((int64_t)(h->body->len + n) > h->limit) {
         h->too_big = 1;
         return 1;
     }
-    if (ll_buf_append(h->body, at, n) == 0) return 0;
+    if (ll_buf_append(h->body, at, n) == 0) return ll_body_chunk_out(h->on_chunk, h->chunk_ud, h->body, &h->err);
     h->err = "out of memory reading the response body";
     return 1;
 }

@@ -43,6 +43,8 @@ typedef struct ll_h1_parse {
     int fast;                /* the head was read by h1_head.c: the body is counted here, not by http-parser */
     int set_cookie;          /* then (or on HTTP/2, native_h2.c) whether it had a Set-Cookie header */
     uint64_t left;           /* then the body bytes still to come */
+    ll_body_chunk_fn *on_chunk; /* the body handed over as it comes (set after start) */
+    void *chunk_ud;
     int no_fast;             /* set by tests: read every response with http-parser */
     /* Kept from one response to the next (ll_h1_parse_start clears only
      * what is above): the last head the fast path read, byte for byte, and

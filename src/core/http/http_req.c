@@ -237,6 +237,8 @@ int ll_http_req_copy_options(ll_http_req *dst, const ll_http_req *src) {
     dst->throw_errors = src->throw_errors;
     dst->expected = src->expected;
     dst->auth = src->auth;
+    dst->on_chunk = src->on_chunk;
+    dst->chunk_ud = src->chunk_ud;
     if (dst->user || !src->user) return 0; /* a URL's own credentials stay */
     if (replace(&dst->user, src->user) < 0) return -1;
     if (src->password && replace(&dst->password, src->password) < 0) return -1;

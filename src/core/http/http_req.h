@@ -38,6 +38,10 @@ typedef struct ll_http_expected {
 int ll_http_expected_has(const ll_http_expected *e, int status);
 
 /* A request prepared once and reused; immutable while in flight. */
+/* A response body handed over as it arrives (decoded), instead of kept:
+ * 0 to go on, anything else stops the transfer (it fails). */
+typedef int ll_body_chunk_fn(void *ud, const char *p, size_t n);
+
 typedef struct ll_http_req {
     uint64_t id;               /* unique per prepared request (cache key) */
     char *method;              /* the method given in the params, or NULL */
@@ -70,6 +74,8 @@ typedef struct ll_http_req {
     int auth;                  /* LL_AUTH_* (params.auth) */
     char *user, *password;     /* the credentials the URL carried (taken out
                                 * of url, percent-decoded), or NULL */
+    ll_body_chunk_fn *on_chunk; /* params.on_chunk: the body streamed to it; NULL: kept */
+    void *chunk_ud;
 } ll_http_req;
 
 /* Phases in microseconds, with k6's meanings. */

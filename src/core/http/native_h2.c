@@ -204,13 +204,15 @@ static int on_data(void *ud, const char *p, size_t n) {
         int rc = ll_body_decoder_feed(x->parse.dec, p, n, &x->body, x->limit, &err);
         if (rc == -2) x->parse.too_big = 1;
         if (rc == -1) x->parse.err = err;
+        if (rc == 0) rc = ll_body_chunk_out(x->parse.on_chunk, x->parse.chunk_ud, &x->body, &x->parse.err);
         return rc ? -1 : 0;
     }
     if ((int64_t)(x->body.len + n) > x->limit) {
         x->parse.too_big = 1;
         return -1;
     }
-    return ll_buf_append(&x->body, p, n);
+    if (ll_buf_append(&x->body, p, n) < 0) return -1;
+    return ll_body_chunk_out(x->parse.on_chunk, x->parse.chunk_ud, &x->body, &x->parse.err);
 }
 
 static void on_sent(void *ud) {

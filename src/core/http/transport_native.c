@@ -567,9 +567,12 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
     x->proto = NULL;
     x->errbuf[0] = 0;
     x->version = req->http_version >= 0 ? req->http_version : x->version_default;
-    int none = req->response_type == LL_RESPONSE_NONE || (req->response_type == LL_RESPONSE_DEFAULT && x->discard);
+    int none = !req->on_chunk && (req->response_type == LL_RESPONSE_NONE ||
+                                  (req->response_type == LL_RESPONSE_DEFAULT && x->discard));
     x->limit = none ? 0 : req->max_response_body > 0 ? req->max_response_body : x->limit_default;
     ll_h1_parse_start(&x->parse, &x->hdrs, &x->body, x->limit, strcmp(method, "HEAD") == 0);
+    x->parse.on_chunk = req->on_chunk; /* streamed: the limit is then a chunk's */
+    x->parse.chunk_ud = req->chunk_ud;
     long t = req->timeout_ms > 0 ? req->timeout_ms : x->timeout_default;
     x->deadline_ns = t > 0 ? now + (uint64_t)t * 1000000ull : 0;
     x->in_start = 1;

@@ -168,6 +168,11 @@ ll_vu_task *ll_vu_wait_timer(ll_vu *vu, uint64_t us);
  * error in the iteration's function does. */
 void ll_vu_task_start(ll_vu *vu, lua_State *co, int ref, int nargs);
 int ll_vu_in_iteration(const ll_vu *vu);
+/* Around Lua a binding runs for vu outside its coroutines, from the loop (a
+ * callback that cannot wait, such as params.on_chunk): vu is its worker's
+ * current VU meanwhile, as inside its coroutines. */
+void ll_vu_enter(ll_vu *vu);
+void ll_vu_leave(ll_vu *vu);
 
 /* Something else the iteration waits for (a timer not yet due): it keeps
  * the iteration going until ll_vu_pending_del, and cancel(ud) is called if

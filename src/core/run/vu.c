@@ -289,7 +289,9 @@ void ll_vu_task_resume(ll_vu_task *t, int nargs) {
     run(t, nargs);
 }
 
-void ll_vu_task_cancel_wait(ll_vu_task *t) { cancel_slot(t); }
+void ll_vu_task_cancel_wait(ll_vu_task *t) {
+    if (t) cancel_slot(t);
+}
 
 void ll_vu_task_start(ll_vu *vu, lua_State *co, int ref, int nargs) {
     ll_vu_task *t = ll_xcalloc(1, sizeof(*t));
@@ -410,6 +412,16 @@ lua_State *ll_vu_task_co(const ll_vu_task *t) { return t->co; }
 ll_http_call *ll_vu_task_call(ll_vu_task *t) { return t->call; }
 ll_http_req *ll_vu_task_oneoff(ll_vu_task *t) { return ll_http_scratch(t->oneoff); }
 int ll_vu_in_iteration(const ll_vu *vu) { return vu->in_iteration; }
+
+void ll_vu_enter(ll_vu *vu) {
+    vu->w->current = vu;
+    atomic_store_explicit(&vu->w->in_lua, 1, memory_order_relaxed);
+}
+
+void ll_vu_leave(ll_vu *vu) {
+    atomic_store_explicit(&vu->w->in_lua, 0, memory_order_relaxed);
+    vu->w->current = NULL;
+}
 
 const ll_scenario *ll_vu_scenario(const ll_vu *vu) { return vu->executor ? vu->executor->sc : NULL; }
 
