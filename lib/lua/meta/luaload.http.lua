@@ -67,6 +67,8 @@ local http = {}
 ---@field maxResponseBody? luaload.Size k6's name of `max_response_body`.
 ---@field cookies? table<string, string|{ value: string, replace?: boolean }> Sent before the jar's cookies; `replace` keeps the jar's of that name out.
 ---@field tags? table<string, string|number> Tags of this request's samples (`name` replaces the URL in the `name` tag).
+---@field on_chunk? fun(bytes: string) The body handed over as it arrives (decoded) instead of kept; it cannot wait; per call only.
+---@field onChunk? fun(bytes: string) k6-style name of `on_chunk`.
 ---@field response_type? luaload.http.ResponseType What `res.body` holds.
 ---@field responseType? luaload.http.ResponseType k6's name of `response_type`.
 ---@field response_callback? luaload.http.ExpectedStatuses Which statuses are expected for this request.
@@ -303,6 +305,40 @@ function http.request(method, target, body, params) end
 ---@return table<any, luaload.http.Response>
 function http.batch(requests) end
 
+---Starts a request without waiting (k6's `http.asyncRequest`) on the default Client: a promise of its Response.
+---@param method luaload.http.Method
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function http.async_request(method, target, body, params) end
+
+---k6's name of `http.async_request`.
+---@param method luaload.http.Method
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function http.asyncRequest(method, target, body, params) end
+
+---A request in flight (`http.async_request`, `client:async_*`): its Response once in.
+---@class luaload.http.Promise
+local Promise = {}
+
+---Waits (in the coroutine that calls it) for the Response; raises as the call would with `throw = true`. At once, and the same, once it is in.
+---@return luaload.http.Response
+function Promise:await() end
+
+---Runs `on_ok(response)` or `on_err(message)` as a coroutine of its own once settled. Returns the promise.
+---@param on_ok? fun(res: luaload.http.Response)
+---@param on_err? fun(message: string)
+---@return luaload.http.Promise
+function Promise:next(on_ok, on_err) end
+
+---`"pending"`, `"fulfilled"` or `"rejected"`.
+---@return string
+function Promise:state() end
+
 ---Records the check `status is <status>` (passes when `res.status == status`) and returns whether it passed.
 ---@param status integer
 ---@param res luaload.http.Response
@@ -443,6 +479,69 @@ function Client:options(target, body, params) end
 ---@param params? luaload.http.Params
 ---@return luaload.http.Response
 function Client:request(method, target, body, params) end
+
+---`http.async_request` on this Client.
+---@param method luaload.http.Method
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_request(method, target, body, params) end
+
+---k6's name of `async_request`.
+---@param method luaload.http.Method
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:asyncRequest(method, target, body, params) end
+
+---GET with this Client, without waiting.
+---@param target luaload.http.Target
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_get(target, params) end
+
+---HEAD with this Client, without waiting.
+---@param target luaload.http.Target
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_head(target, params) end
+
+---POST with this Client, without waiting.
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_post(target, body, params) end
+
+---PUT with this Client, without waiting.
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_put(target, body, params) end
+
+---PATCH with this Client, without waiting.
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_patch(target, body, params) end
+
+---DELETE with this Client, without waiting.
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_delete(target, body, params) end
+
+---OPTIONS with this Client, without waiting.
+---@param target luaload.http.Target
+---@param body? luaload.http.Body
+---@param params? luaload.http.Params
+---@return luaload.http.Promise
+function Client:async_options(target, body, params) end
 
 ---`http.batch` on this Client.
 ---@param requests table<any, string|luaload.http.Request|luaload.http.BatchRequest|table>

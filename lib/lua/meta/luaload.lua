@@ -46,6 +46,16 @@ function ll.sleep(seconds) end
 ---@return string contents
 function ll.open(path, mode) end
 
+---The Responses of promises (`http.async_request`) in order; raises with the first failure of a `throw = true` request.
+---@param promises luaload.http.Promise[]
+---@return luaload.http.Response[]
+function ll.await_all(promises) end
+
+---k6-style name of `await_all`.
+---@param promises luaload.http.Promise[]
+---@return luaload.http.Response[]
+function ll.awaitAll(promises) end
+
 ---Stops the whole test at once (from init code, `setup()`, an iteration or `teardown()`); luaload prints the summary and exits with code 108.
 ---@param reason? string
 function ll.abort(reason) end

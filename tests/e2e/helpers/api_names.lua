@@ -136,6 +136,7 @@ function default()
     ["luaload.http.Client"] = http.Client{},
     ["luaload.http.Request"] = http.Request(__ENV.URL .. "/"),
     ["luaload.http.Response"] = res,
+    ["luaload.http.Promise"] = http.async_request("GET", __ENV.URL .. "/"),
     ["luaload.http.Timings"] = res.timings,
     ["luaload.http.ResponseCookie"] = res.cookies.csrf and res.cookies.csrf[1],
     ["luaload.http.CookieJar"] = http.cookie_jar(),
