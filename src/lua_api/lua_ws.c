@@ -1,4 +1,4 @@
-/* ws.c -- luaload.ws, k6/ws in Lua: ws.connect(url, params, function(socket)
+/* lua_ws.c -- luaload.ws, k6/ws in Lua: ws.connect(url, params, function(socket)
  * ... end) opens a WebSocket (http/ws_conn.h) on the worker's loop and
  * returns the handshake's Response-like table once the socket has closed.
  *
