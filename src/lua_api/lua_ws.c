@@ -487,22 +487,19 @@ static void copy_tags(lua_State *L, wsock *s, int params) {
 static int l_connect(lua_State *L) {
     ll_vu *vu = ll_luaload_vu(L, "ws.connect()");
     const char *url = luaL_checkstring(L, 1);
-    int params = 2, setup = 3;
-    if (lua_isfunction(L, 2)) {
-        params = 0;
-        setup = 2;
-    } else if (lua_isnil(L, 2)) {
-        params = 0;
-    } else {
-        luaL_checktype(L, 2, LUA_TTABLE);
+    const int params = 2, setup = 3;
+    if (lua_isfunction(L, 2)) { /* ws.connect(url, setup) */
+        lua_settop(L, 2);
+        lua_pushnil(L);
+        lua_insert(L, 2);
     }
-    if (!lua_isnoneornil(L, setup)) luaL_checktype(L, setup, LUA_TFUNCTION);
     lua_settop(L, 3);
-    if (!params) {
+    if (lua_isnil(L, params)) {
         lua_newtable(L);
-        lua_replace(L, 2);
-        params = 2;
+        lua_replace(L, params);
     }
+    luaL_checktype(L, params, LUA_TTABLE);
+    if (!lua_isnil(L, setup)) luaL_checktype(L, setup, LUA_TFUNCTION);
     ll_resolver *dns = ll_worker_dns(ll_vu_worker(vu));
     if (!dns) return luaL_error(L, "ws.connect(): out of memory");
     ll_ws_opts o;
