@@ -63,6 +63,7 @@ struct wsock {
     ll_tag *tags;                /* params.tags */
     int ntags;
     uint64_t start_ns, ping_ns;
+    int *gone;                   /* set to 1 when s is freed (emit watches it) */
 };
 
 /* ---- tags of the samples ---- */
@@ -129,6 +130,7 @@ static void timers_free(wsock *s) {
 
 /* Everything of s goes; the script's socket is left closed. */
 static void session_free(wsock *s) {
+    if (s->gone) *s->gone = 1;
     timers_free(s);
     ll_ws_free(s->ws);
     s->box->s = NULL;
@@ -160,9 +162,10 @@ static void session_finish(wsock *s) {
 }
 
 /* Runs each handler of event with the nargs values on top of s->L (popped)
- * as a task of the VU. s may be gone when this returns with the iteration
- * over (a handler failed it): callers touch s only if ll_vu_in_iteration. */
-static void emit(wsock *s, const char *event, int nargs) {
+ * as a task of the VU. Returns 1, or 0 when s is gone: a handler failed
+ * the iteration, which cancelled the session (the VU may be in its next
+ * iteration already, so ll_vu_in_iteration cannot tell). */
+static int emit(wsock *s, const char *event, int nargs) {
     lua_State *L = s->L;
     ll_vu *vu = s->vu;
     int args = lua_gettop(L) - nargs + 1;
@@ -170,16 +173,23 @@ static void emit(wsock *s, const char *event, int nargs) {
     lua_getfield(L, -1, event);
     int list = lua_gettop(L);
     int n = lua_istable(L, list) ? (int)lua_objlen(L, list) : 0;
-    for (int i = 1; i <= n; i++) {
+    int gone = 0, *outer = s->gone;
+    s->gone = &gone;
+    for (int i = 1; i <= n && !gone; i++) {
         lua_State *co = lua_newthread(L);
         int co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         lua_rawgeti(L, list, i);
         for (int a = 0; a < nargs; a++) lua_pushvalue(L, args + a);
         lua_xmove(L, co, nargs + 1);
         ll_vu_task_start(vu, co, co_ref, nargs);
-        if (!ll_vu_in_iteration(vu)) break;
     }
     lua_settop(L, args - 1);
+    if (gone) {
+        if (outer) *outer = 1;
+        return 0;
+    }
+    s->gone = outer;
+    return 1;
 }
 
 static void push_response(wsock *s, const ll_ws_open_result *r) {
@@ -225,7 +235,7 @@ static void on_open(ll_ws *ws, const ll_ws_open_result *r, void *ud) {
         return;
     }
     s->start_ns = ll_loop_now_ns();
-    emit(s, "open", 0);
+    (void)emit(s, "open", 0);
 }
 
 static void on_message(ll_ws *ws, int opcode, const char *data, size_t len, void *ud) {
@@ -263,7 +273,6 @@ static void on_error(ll_ws *ws, int code, const char *msg, void *ud) {
 static void on_close(ll_ws *ws, int code, const char *reason, size_t len, void *ud) {
     (void)ws;
     wsock *s = ud;
-    ll_vu *vu = s->vu;
     sample(s, LL_M_WS_SESSION_DURATION, (double)(ll_loop_now_ns() - s->start_ns) / 1e6);
     sample_bytes(s);
     timers_free(s);
@@ -271,8 +280,7 @@ static void on_close(ll_ws *ws, int code, const char *reason, size_t len, void *
     s->ws = NULL;
     lua_pushinteger(s->L, code);
     lua_pushlstring(s->L, reason, len);
-    emit(s, "close", 2);
-    if (ll_vu_in_iteration(vu)) session_finish(s);
+    if (emit(s, "close", 2)) session_finish(s);
 }
 
 /* ---- the socket's methods ---- */

@@ -195,4 +195,23 @@ LUA
 run_ll run "$S" -i 2 -q
 expect_match "fail: the handler's error is reported with its line" "$ERR" "fail.lua:5: boom in handler"
 expect_cmp "fail: and ends the session at once (< 2 s)" "x < 2" "$ELAPSED"
+
+# (g) an error in the close handler, the session's last event: the next
+# iteration starts at once on the same VU, and nothing of the failed
+# session is touched after (ASan)
+S=$(script close_fail.lua <<LUA
+local ws = require("luaload.ws")
+function default()
+  ws.connect("$WSURL/ws/echo", function(socket)
+    socket:on("open", function() socket:set_timeout(function() socket:close() end, 20) end)
+    socket:on("close", function() error("close handler failed") end)
+  end)
+  print("NOT REACHED")
+end
+LUA
+)
+run_ll run "$S" -i 3 -q
+expect_eq "close fail: exit 0" "$RC" 0
+expect_match "close fail: the close handler's error with its line" "$ERR" "script error in 3 iterations: .*close_fail.lua:5: close handler failed"
+expect_eq "close fail: connect did not return" "$(grep -c 'NOT REACHED' "$OUT" "$ERR" | awk -F: '{ s += $2 } END { print s }')" 0
 finish
