@@ -8,7 +8,8 @@
  * function runs inside connect and only registers handlers; each event's
  * handler then runs as a task of the VU (it may make requests and sleep),
  * and an error in it fails the iteration. socket:set_timeout and
- * set_interval are timers of the socket, stopped when it closes.
+ * set_interval are timers of the socket, stopped when the script closes it
+ * or the session ends.
  *
  * Metrics, with k6's names and tags (url, status, subproto, group, the
  * scenario's and params.tags): ws_connecting, ws_sessions, ws_msgs_sent,
@@ -341,6 +342,7 @@ static int l_close(lua_State *L) {
     if (!b->s || !b->s->ws) return 0; /* closed already */
     if (ll_ws_close(b->s->ws, code, "", 0) < 0)
         return luaL_error(L, "socket:close(): close code %d is not allowed (expected 1000 or 3000 to 4999)", code);
+    timers_free(b->s); /* the socket's timers end with it: none fires while it closes */
     return 0;
 }
 
