@@ -487,8 +487,6 @@ static void copy_tags(lua_State *L, wsock *s, int params) {
             }
             lua_pop(L, 1);
         }
-    } else if (!lua_isnil(L, -1)) {
-        luaL_error(L, "ws.connect(): params.tags must be a table");
     }
     lua_pop(L, 1);
 }
@@ -553,17 +551,18 @@ static int l_connect(lua_State *L) {
     o.deflate = comp != NULL;
     lua_pop(L, 1);
     /* the jar's cookies are the http(s) URL's (ws:// -> http://, wss:// -> https://) */
-    char *http_url = ll_xmalloc(strlen(url) + 3);
-    if (!strncasecmp(url, "ws", 2)) sprintf(http_url, "http%s", url + 2);
-    else strcpy(http_url, url);
-    char *cookie = connect_cookie(L, vu, http_url, params);
+    const char *http_url = strncasecmp(url, "ws", 2) ? url : lua_pushfstring(L, "http%s", url + 2);
+    lua_getfield(L, params, "tags"); /* checked before anything is allocated */
+    if (!lua_isnil(L, -1) && !lua_istable(L, -1)) return luaL_error(L, "ws.connect(): params.tags must be a table");
+    lua_pop(L, 1);
+    char *cookie = connect_cookie(L, vu, http_url, params); /* the last that may raise */
     o.cookie = cookie;
 
     wsock *s = ll_xcalloc(1, sizeof(*s));
     s->vu = vu;
     s->L = ll_worker_lua(ll_vu_worker(vu));
     s->url = ll_xstrdup(url);
-    s->http_url = http_url;
+    s->http_url = ll_xstrdup(http_url);
     s->subproto = ll_xstrdup("");
     s->group = ll_xstrdup(ll_vu_group_path(vu));
     snprintf(s->status, sizeof(s->status), "0");

@@ -214,4 +214,26 @@ run_ll run "$S" -i 3 -q
 expect_eq "close fail: exit 0" "$RC" 0
 expect_match "close fail: the close handler's error with its line" "$ERR" "script error in 3 iterations: .*close_fail.lua:5: close handler failed"
 expect_eq "close fail: connect did not return" "$(grep -c 'NOT REACHED' "$OUT" "$ERR" | awk -F: '{ s += $2 } END { print s }')" 0
+# (h) bad input raises a clear error naming the call and what was expected
+S=$(script bad.lua <<LUA
+local ws = require("luaload.ws")
+local ll = require("luaload")
+function default()
+  local function err(f) local ok, e = pcall(f); return ok and "no error" or tostring(e) end
+  local e1 = err(function() ws.connect("$WSURL/ws/echo", { tags = "x" }, function() end) end)
+  local e2 = err(function() ws.connect("$WSURL/ws/echo", function(s) s:on("nope", function() end) end) end)
+  local e3 = err(function() ws.connect("http://127.0.0.1:1/", function() end) end)
+  ll.check(e1, { ["tags"] = function(e) return e:find("params.tags must be a table", 1, true) ~= nil end })
+  ll.check(e2, { ["event"] = function(e) return e:find('unknown event "nope"', 1, true) ~= nil end })
+  ll.check(e3, { ["url"] = function(e) return e:find("ws.connect(): ", 1, true) ~= nil and e:find("ws://", 1, true) ~= nil end })
+  -- raised in a handler: fails the iteration
+  ws.connect("$WSURL/ws/echo", function(s) s:set_timeout(function() s:close(999) end, 10) end)
+end
+LUA
+)
+run_ll run "$S" -i 1 -q --summary-export "$T/s.json"
+for c in tags event url; do
+  expect_eq "bad: $c raises a clear error" "$(jqv "$T/s.json" ".root_group.checks[\"$c\"].passes")" 1
+done
+expect_match "bad: close code 999 raises in the timer's handler" "$ERR" "close code 999 is not allowed"
 finish
