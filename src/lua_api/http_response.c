@@ -186,7 +186,7 @@ static void push_canonical(lua_State *L, const char *name, size_t len) {
     lua_pushlstring(L, buf, len);
 }
 
-static void push_headers(lua_State *L, const char *p, size_t len) {
+void ll_http_response_push_headers(lua_State *L, const char *p, size_t len) {
     const char *end = p + len;
     lua_newtable(L);
     const char *nl = memchr(p, '\n', len); /* skip the status line */
@@ -360,7 +360,7 @@ static int l_response_index(lua_State *L) {
     if (status_text) {
         push_status_text(L, x->headers, x->headers_len);
     } else if (headers) {
-        push_headers(L, x->headers, x->headers_len);
+        ll_http_response_push_headers(L, x->headers, x->headers_len);
     } else if (cookies) {
         lua_getfield(L, 1, "url");
         ll_http_cookies_push_response(L, x->headers, x->headers_len, lua_tostring(L, -1));

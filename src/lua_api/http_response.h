@@ -14,5 +14,8 @@ void ll_http_response_register(lua_State *L);
 /* Pushes the Response of r on L: status, proto, body (unless type is
  * "none"), error, error_code, url; headers, timings and json() on first use. */
 void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type type);
+/* Pushes a table of the header block p (h1_parse.h's form, its status line
+ * first): canonical names, repeated headers joined with ", " as Go does. */
+void ll_http_response_push_headers(lua_State *L, const char *p, size_t len);
 
 #endif

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "transport_native.h"
+
 void ll_http_worker_init(ll_http_worker *hw, ll_loop *loop, const ll_dns_config *dns) {
     memset(hw, 0, sizeof(*hw));
     hw->loop = loop;
@@ -23,4 +25,9 @@ ll_transport *ll_http_worker_transport(ll_http_worker *hw, const ll_transport_op
     hw->ops[hw->n] = ops;
     hw->tps[hw->n++] = tp;
     return tp;
+}
+
+ll_resolver *ll_http_worker_dns(ll_http_worker *hw) {
+    ll_transport *tp = ll_http_worker_transport(hw, &ll_transport_native);
+    return tp ? ll_transport_native_dns(tp) : NULL;
 }

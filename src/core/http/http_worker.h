@@ -3,6 +3,7 @@
 #ifndef LL_HTTP_WORKER_H
 #define LL_HTTP_WORKER_H
 
+#include "resolve.h"
 #include "transport.h"
 
 #define LL_HTTP_MAX_TRANSPORTS 4
@@ -20,5 +21,8 @@ void ll_http_worker_init(ll_http_worker *hw, ll_loop *loop, const ll_dns_config 
 void ll_http_worker_free(ll_http_worker *hw);
 /* The worker's transport of kind ops; NULL when it cannot be made. */
 ll_transport *ll_http_worker_transport(ll_http_worker *hw, const ll_transport_ops *ops);
+/* The worker's resolver (its native transport's, made on first use), for
+ * what dials outside a transport (a WebSocket); NULL when it cannot be made. */
+ll_resolver *ll_http_worker_dns(ll_http_worker *hw);
 
 #endif

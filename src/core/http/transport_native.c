@@ -381,6 +381,8 @@ static ll_transport *native_transport_new(ll_loop *loop, const ll_dns_config *dn
     return &tp->base;
 }
 
+ll_resolver *ll_transport_native_dns(ll_transport *tp) { return ((native_transport *)tp)->dns; }
+
 static void native_transport_free(ll_transport *base) {
     native_transport *tp = (native_transport *)base;
     if (!tp) return;

@@ -5,8 +5,13 @@
 #ifndef LL_TRANSPORT_NATIVE_H
 #define LL_TRANSPORT_NATIVE_H
 
+#include "resolve.h"
 #include "transport.h"
 
 extern const ll_transport_ops ll_transport_native;
+
+/* The resolver of tp, a native transport (its worker's lookups and cache):
+ * what a WebSocket's open (ws_conn.h) looks names up with. */
+ll_resolver *ll_transport_native_dns(ll_transport *tp);
 
 #endif

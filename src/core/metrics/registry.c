@@ -36,6 +36,13 @@ static const struct {
      * duration from when it was due (wrk2's coordinated-omission fix) */
     [LL_M_ITERATION_START_LAG] = {"iteration_start_lag", LL_TREND, LL_CONTAINS_TIME},
     [LL_M_ITERATION_DURATION_CORRECTED] = {"iteration_duration_corrected", LL_TREND, LL_CONTAINS_TIME},
+    /* luaload.ws (k6/ws): the open, the session, its messages, ping to pong */
+    [LL_M_WS_CONNECTING] = {"ws_connecting", LL_TREND, LL_CONTAINS_TIME},
+    [LL_M_WS_SESSION_DURATION] = {"ws_session_duration", LL_TREND, LL_CONTAINS_TIME},
+    [LL_M_WS_SESSIONS] = {"ws_sessions", LL_COUNTER, LL_CONTAINS_DEFAULT},
+    [LL_M_WS_MSGS_SENT] = {"ws_msgs_sent", LL_COUNTER, LL_CONTAINS_DEFAULT},
+    [LL_M_WS_MSGS_RECEIVED] = {"ws_msgs_received", LL_COUNTER, LL_CONTAINS_DEFAULT},
+    [LL_M_WS_PING] = {"ws_ping", LL_TREND, LL_CONTAINS_TIME},
 };
 
 ll_registry *ll_registry_new(int sig_digits) {

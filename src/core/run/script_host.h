@@ -40,6 +40,9 @@ void ll_worker_set_error(ll_worker *w, const char *msg);
 int ll_worker_index(const ll_worker *w);
 /* Its event loop: where the bindings' own timers run (luaload.timers). */
 ll_loop *ll_worker_loop(const ll_worker *w);
+/* Its resolver (the native transport's), for a WebSocket's open; NULL
+ * when it cannot be made. */
+ll_resolver *ll_worker_dns(ll_worker *w);
 
 /* What the worker's state opens: the script (path NULL in quick mode,
  * whose generated source is in source), the shipped lib/lua, -e's

@@ -297,6 +297,7 @@ void ll_worker_set_lua_cache(ll_worker *w, struct ll_lua_cache *c) { w->lua_cach
 void ll_worker_set_error(ll_worker *w, const char *msg) { snprintf(w->errmsg, sizeof(w->errmsg), "%s", msg); }
 int ll_worker_index(const ll_worker *w) { return w->index; }
 ll_loop *ll_worker_loop(const ll_worker *w) { return w->loop; }
+ll_resolver *ll_worker_dns(ll_worker *w) { return ll_http_worker_dns(&w->http); }
 ll_vu *ll_worker_current(const ll_worker *w) { return w->current; }
 ll_registry *ll_worker_registry(const ll_worker *w) { return w->run->reg; }
 

@@ -292,7 +292,7 @@ void ll_conn_close(conn *c) {
     free(c->rbuf);
     free(c->body);
     ll_upload_free(c->up);
-    ll_ws_free(c->ws);
+    ll_ws_session_free(c->ws);
     free(c->wbuf);
     free(c->segs);
     free(c);

@@ -336,7 +336,7 @@ int ll_ws_ready(const conn *c);
 /* The connection's timer fired: /ws/send's next message, or the wait for
  * the peer's close frame is over. */
 void ll_ws_timer(conn *c);
-void ll_ws_free(ws_session *s);
+void ll_ws_session_free(ws_session *s);
 
 /* ---- sse.c ---- */
 

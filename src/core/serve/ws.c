@@ -228,7 +228,7 @@ void ll_ws_accept(conn *c) {
     c->ws = s;
 }
 
-void ll_ws_free(ws_session *s) {
+void ll_ws_session_free(ws_session *s) {
     if (!s) return;
     wslay_event_context_free(s->ctx);
     free(s->msg);

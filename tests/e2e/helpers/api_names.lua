@@ -24,6 +24,7 @@ local crypto = require("luaload.crypto")
 local jwt = require("luaload.jwt")
 local html = require("luaload.html")
 local exec = require("luaload.execution")
+local ws = require("luaload.ws")
 
 local counter = metrics.Counter("api_names_counter")
 local gauge = metrics.Gauge("api_names_gauge")
@@ -57,6 +58,7 @@ local SHAPES = {
   "luaload.http.BlobOptions", "luaload.http.RandomPNGOptions", "luaload.http.SubmitFormOptions",
   "luaload.http.ClickLinkOptions", "luaload.data.CSVOptions", "luaload.jwt.GeneratorOptions",
   "luaload.jwt.SignOptions", "luaload.summary.TextOptions", "luaload.summary.JUnitOptions",
+  "luaload.ws.Params",
 }
 
 local lines = {}
@@ -130,6 +132,12 @@ function default()
 
   local res = http.get(__ENV.URL .. "/login") -- sets the cookie csrf
   if res.status ~= 200 then out("error GET /login: " .. res.status .. " " .. res.error) end
+  local wsock
+  local wres = ws.connect(__ENV.URL:gsub("^http", "ws") .. "/ws/echo", function(s)
+    wsock = s
+    s:on("open", function() s:close() end)
+  end)
+  if wres.status ~= 101 then out("error ws /ws/echo: " .. wres.status .. " " .. wres.error) end
   local objects = {
     ["luaload.VU"] = ll.vu,
     ["luaload.console"] = console,
@@ -158,6 +166,8 @@ function default()
     ["luaload.execution.Scenario"] = exec.scenario,
     ["luaload.execution.Instance"] = exec.instance,
     ["luaload.execution.Test"] = exec.test,
+    ["luaload.ws.Socket"] = wsock,
+    ["luaload.ws.Response"] = wres,
   }
   for name, obj in pairs(objects) do class(name, obj) end
 
