@@ -66,6 +66,7 @@ static void dispatch(ll_loop *loop, void *ud) {
     unref(L, &p->nexts_ref);
     p->nnexts = 0;
     int pick = p->state == FULFILLED ? 1 : 2;
+    int64_t iteration = ll_vu_iteration(vu);
     release(p); /* p may be collected from here on: the stack holds what the callbacks need */
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, base + 1, 2 * i + pick);
@@ -78,7 +79,8 @@ static void dispatch(ll_loop *loop, void *ud) {
         lua_pushvalue(L, base + 2);
         lua_xmove(L, co, 2); /* the callback and the value */
         ll_vu_task_start(vu, co, co_ref, 1);
-        if (!ll_vu_in_iteration(vu)) break; /* it failed: the iteration is over */
+        /* it failed: the iteration is over (the VU may be in its next one) */
+        if (!ll_vu_in_iteration(vu) || ll_vu_iteration(vu) != iteration) break;
     }
     lua_settop(L, base);
 }

@@ -122,7 +122,26 @@ EOF
 h2_case "multiplexed" "multiplex = true, max_conns_per_host = 1" 1
 h2_case "per request in flight" "" 8
 
-# (f) mistakes
+# (f) a :next callback that fails ends the iteration: the ones after it
+# never run, in this iteration or the next
+S=$(script nextfail.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local metrics = require("luaload.metrics")
+local second = metrics.Counter("second_ran")
+function default()
+  local p = http.async_request("GET", "$URL/")
+  p:next(function() error("first fails") end)
+  p:next(function() second:add(1) end)
+  ll.sleep(0.3)
+end
+LUA
+)
+run_ll run "$S" -u 1 -i 3 -q --summary-export "$T/f.json"
+expect_match "next fails: the error with its line" "$ERR" "nextfail.lua:7: first fails"
+expect_eq "next fails: the callback after it never ran" "$(jqv "$T/f.json" '.metrics.second_ran.count // 0')" 0
+
+# (g) mistakes
 S=$(script init.lua <<LUA
 local http = require("luaload.http")
 http.async_request("GET", "$URL/")
