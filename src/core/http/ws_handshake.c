@@ -14,6 +14,7 @@
 #include <sys/random.h>
 
 #include "base64.h"
+#include "list_token.h"
 #include "redirect.h"
 
 static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -121,26 +122,12 @@ int ll_ws_handshake_build(ll_h1_head *hd, const ll_ws_handshake_in *in, const ch
     return rc;
 }
 
-/* 1 when the comma-separated list v (n bytes) has token t (any case) */
-static int ws_list_has(const char *v, size_t n, const char *t, size_t tn) {
-    size_t i = 0;
-    while (i < n) {
-        while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ',')) i++;
-        size_t s = i;
-        while (i < n && v[i] != ',') i++;
-        size_t e = i;
-        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t')) e--;
-        if (e - s == tn && strncasecmp(v + s, t, tn) == 0) return 1;
-    }
-    return 0;
-}
-
 /* 1 when the subprotocol p (n bytes) is one the request offered */
 static int ws_offered(const ll_ws_handshake_in *in, const char *p, size_t n) {
     for (int i = 0; i < in->nprotocols; i++)
         if (strlen(in->protocols[i]) == n && memcmp(in->protocols[i], p, n) == 0) return 1;
     const char *own = ws_given(in, "Sec-WebSocket-Protocol"); /* k6/ws offers them as a header */
-    return own && ws_list_has(own, strlen(own), p, n);
+    return own && ll_list_token_has(own, strlen(own), p, n);
 }
 
 int ll_ws_handshake_check(const char *headers, size_t len, const char *key, const ll_ws_handshake_in *in,
@@ -150,13 +137,13 @@ int ll_ws_handshake_check(const char *headers, size_t len, const char *key, cons
     *proto = *ext = NULL;
     *plen = *elen = 0;
     const char *v = ll_http_header_next(headers, len, "Upgrade", &pos, &n);
-    if (!v || !ws_list_has(v, n, "websocket", 9)) {
+    if (!v || !ll_list_token_has(v, n, "websocket", 9)) {
         snprintf(err, errlen, "websocket: bad handshake: the 101 has no \"Upgrade: websocket\"");
         return -1;
     }
     pos = 0;
     v = ll_http_header_next(headers, len, "Connection", &pos, &n);
-    if (!v || !ws_list_has(v, n, "upgrade", 7)) {
+    if (!v || !ll_list_token_has(v, n, "upgrade", 7)) {
         snprintf(err, errlen, "websocket: bad handshake: the 101 has no \"Connection: Upgrade\"");
         return -1;
     }

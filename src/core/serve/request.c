@@ -12,6 +12,7 @@
  * names /stats uses, and handing each header line to headers.c when
  * --echo-header names some, and a /ws/ route's other header lines to ws.c
  * (which checks the upgrade once the head is parsed). */
+#include "list_token.h"
 #include "serve_internal.h"
 
 #include <stdint.h>
@@ -84,17 +85,9 @@ static int parse_request_line(request *r, const serve_cfg *cfg, const char *p, c
 }
 
 static void parse_connection(request *r, const char *v, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ',')) i++;
-        size_t s = i;
-        while (i < n && v[i] != ',') i++;
-        size_t e = i;
-        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t')) e--;
-        if (e - s == 5 && strncasecmp(v + s, "close", 5) == 0) r->conn_close = 1;
-        if (e - s == 10 && strncasecmp(v + s, "keep-alive", 10) == 0) r->conn_ka = 1;
-        if (e - s == 7 && strncasecmp(v + s, "upgrade", 7) == 0) r->conn_upgrade = 1;
-    }
+    if (ll_list_token_has(v, n, "close", 5)) r->conn_close = 1;
+    if (ll_list_token_has(v, n, "keep-alive", 10)) r->conn_ka = 1;
+    if (ll_list_token_has(v, n, "upgrade", 7)) r->conn_upgrade = 1;
 }
 
 static int header_is(const char *name, size_t n, const char *want) {

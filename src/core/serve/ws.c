@@ -24,6 +24,7 @@
  * WS_CLOSE_WAIT_US for the peer's, then the connection ends as an HTTP
  * one does (conn.c: half-close, linger). */
 #include "base64.h"
+#include "list_token.h"
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -52,20 +53,6 @@ struct ws_session {
 
 /* ---- the upgrade ---- */
 
-/* word is one of the comma-separated tokens of v (any case). */
-static int has_token(const char *v, size_t n, const char *word) {
-    size_t i = 0, k = strlen(word);
-    while (i < n) {
-        while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ',')) i++;
-        size_t s = i;
-        while (i < n && v[i] != ',') i++;
-        size_t e = i;
-        while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t')) e--;
-        if (e - s == k && strncasecmp(v + s, word, k) == 0) return 1;
-    }
-    return 0;
-}
-
 static int header_is(const char *name, size_t n, const char *want) {
     return strlen(want) == n && strncasecmp(name, want, n) == 0;
 }
@@ -85,7 +72,7 @@ static void keep_protocol(request *r, const char *v, size_t n) {
 void ll_ws_header(request *r, const char *name, size_t nlen, const char *v, size_t vlen) {
     uint64_t ver;
     if (header_is(name, nlen, "upgrade")) {
-        if (has_token(v, vlen, "websocket")) r->ws_upgrade = 1;
+        if (ll_list_token_has(v, vlen, "websocket", 9)) r->ws_upgrade = 1;
     } else if (header_is(name, nlen, "sec-websocket-key")) {
         r->ws_keys++;
         r->ws_key[0] = '\0';
