@@ -136,4 +136,24 @@ expect_match "vu.tags: a table is refused" "$OUT" $'^bad\tfalse\t.*vu.tags.x: a 
 expect_match "vu.tags tag the samples (thresholds on them pass): junit" "$OUT" '^<testsuites tests="2" failures="0">$'
 expect_match "summary.junit: the suite name and a testcase per threshold" "$OUT" \
   '<testsuite name="ci gate" tests="2" failures="0"><testcase name="http_reqs\{team:blue\} - count==2" />'
+# Iterations that never wait (the next one starts after a loop turn): the
+# VUs between two of them are still active, in the gauge and the API (one
+# worker: two would start a few ms apart).
+f=$(script busy.lua <<'LUA'
+local exec = require("luaload.execution")
+local low = 0
+function default()
+  if exec.instance.vusActive ~= 2 then low = low + 1 end
+  if exec.vu.iterationInScenario == 2000 then print("low", low) end
+end
+function handle_summary(d)
+  local v = d.metrics.vus.values
+  return { stdout = string.format("vus\t%d\t%d\n", v.min, v.max) }
+end
+LUA
+)
+run_ll run "$f" -q -u 2 -d 1500ms -w 1
+expect_eq "iterations that never wait: exit 0" "$RC" 0
+expect_eq "iterations that never wait: the vus gauge stays at 2" "$(grep $'^vus\t' "$OUT")" $'vus\t2\t2'
+expect_eq "iterations that never wait: vusActive is 2 in each" "$(grep -c $'^low\t0$' "$OUT")" 2
 finish

@@ -94,7 +94,7 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
         w->abandoned = 1;
         run->finished++;
         int64_t busy = 0;
-        for (int e = 0; e < w->nexecutors; e++) busy += atomic_load(&w->executors[e].active_vus);
+        for (int e = 0; e < w->nexecutors; e++) busy += atomic_load(&w->executors[e].busy_iters);
         const char *why = atomic_load_explicit(&w->in_lua, memory_order_relaxed)
                               ? "its Lua code does not yield (a loop with no request or sleep?)"
                               : "it is stuck outside the Lua code (no VU's code was running: a luaload bug, "
@@ -110,7 +110,7 @@ static void abandon_stuck(ll_run *run, ll_worker *workers, int n) {
 static int64_t running_iterations(ll_worker *workers, int n) {
     int64_t busy = 0;
     for (int i = 0; i < n; i++)
-        for (int e = 0; e < workers[i].nexecutors; e++) busy += atomic_load(&workers[i].executors[e].active_vus);
+        for (int e = 0; e < workers[i].nexecutors; e++) busy += atomic_load(&workers[i].executors[e].busy_iters);
     return busy;
 }
 

@@ -132,18 +132,30 @@ static int may_continue(const ll_executor *s, const ll_vu *vu) {
     }
 }
 
+/* k6's active VUs (the vus gauge, the progress line): in a closed model
+ * the VUs alive, between their iterations too; in an open model (arrival
+ * rates) the VUs out of the pool, running an iteration. */
+static void count_busy(ll_executor *s, int d) {
+    s->running += d;
+    atomic_fetch_add_explicit(&s->busy_iters, d, memory_order_relaxed);
+    if (open_model(s->sc)) atomic_fetch_add_explicit(&s->active_vus, d, memory_order_relaxed);
+}
+
+static void set_alive(ll_executor *s, ll_vu *vu, int alive) {
+    if (vu->alive == alive) return;
+    vu->alive = alive;
+    s->alive += alive ? 1 : -1;
+    atomic_fetch_add_explicit(&s->active_vus, alive ? 1 : -1, memory_order_relaxed);
+}
+
 static void start(ll_executor *s, ll_vu *vu) {
     if (s->sc->executor == LL_EX_SHARED_ITERATIONS) s->iters_left--;
-    s->running++;
-    atomic_fetch_add_explicit(&s->active_vus, 1, memory_order_relaxed);
+    count_busy(s, 1);
     ll_vu_start_iteration(vu);
 }
 
 static void retire(ll_executor *s, ll_vu *vu) {
-    if (vu->alive) {
-        vu->alive = 0;
-        s->alive--;
-    }
+    set_alive(s, vu, 0);
     maybe_done(s);
 }
 
@@ -165,8 +177,7 @@ static void vu_idle(ll_vu *vu, void *ud) {
      * starts right now (below); otherwise it is read from the clock */
     uint64_t ended = vu->next_start_ns;
     vu->next_start_ns = 0;
-    s->running--;
-    atomic_fetch_sub_explicit(&s->active_vus, 1, memory_order_relaxed);
+    count_busy(s, -1);
     atomic_fetch_add_explicit(&s->done_iters, 1, memory_order_relaxed);
     vu->scheduled_ns = 0;
     if (open_model(s->sc)) {
@@ -192,13 +203,9 @@ static void vu_idle(ll_vu *vu, void *ud) {
 /* Abandons vu's running iteration (the hard end of a stop). */
 static void cut(ll_executor *s, ll_vu *vu) {
     ll_vu_interrupt(vu);
-    s->running--;
-    atomic_fetch_sub_explicit(&s->active_vus, 1, memory_order_relaxed);
+    count_busy(s, -1);
     if (open_model(s->sc)) s->idle[s->nidle++] = vu;
-    else if (vu->alive) {
-        vu->alive = 0;
-        s->alive--;
-    }
+    else set_alive(s, vu, 0);
 }
 
 /* In a test split with execution segments, how the scenario's VUs and
@@ -220,8 +227,7 @@ static void ramp(ll_loop *loop, void *ud) {
         if (!allowed && vu->allowed) vu->disallowed_ns = now;
         vu->allowed = allowed;
         if (allowed && !vu->alive && !vu->in_iteration) {
-            vu->alive = 1;
-            s->alive++;
+            set_alive(s, vu, 1);
             start(s, vu);
         } else if (!allowed && vu->in_iteration && now - vu->disallowed_ns >= sc->graceful_ramp_down_us * 1000) {
             cut(s, vu); /* gracefulRampDown is over */
@@ -329,10 +335,7 @@ static void on_start(ll_loop *loop, void *ud) {
     }
     default:
         if (sc->executor == LL_EX_SHARED_ITERATIONS) s->iters_left = ll_schedule_share(sc->iterations, w, W);
-        for (ll_vu *vu; (vu = make_vu(s));) {
-            vu->alive = 1;
-            s->alive++;
-        }
+        for (ll_vu *vu; (vu = make_vu(s));) set_alive(s, vu, 1);
         for (int i = 0; i < s->nvus; i++) start_or_retire(s, &s->vus[i]);
         break;
     }

@@ -30,7 +30,8 @@ struct ll_executor {
     int nidle;
     int64_t k_next;             /* arrival rates: next due iteration */
     _Atomic int64_t done_iters; /* for the progress line */
-    _Atomic int active_vus;     /* for the vus gauge */
+    _Atomic int active_vus;     /* k6's active VUs: the vus gauge, the progress line */
+    _Atomic int busy_iters;     /* iterations running: those interrupted at a cut */
     _Atomic int made_vus;       /* for vus_max */
 };
 
