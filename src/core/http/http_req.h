@@ -106,6 +106,9 @@ typedef struct ll_http_res {
     size_t body_len;
     const char *headers;       /* raw header block of the final response */
     size_t headers_len;
+    const char *trailers;      /* its HTTP/2 trailers, "name: value\r\n" lines (gRPC's
+                                * status); trailers_len 0: none (trailers may be NULL) */
+    size_t trailers_len;
     ll_timings t;
     int64_t bytes_sent, bytes_received;
     int error_code;            /* k6's error codes, 0 when none */

@@ -159,7 +159,7 @@ struct native_transfer {
     uint64_t h2_body_pos;
     /* receiving */
     ll_h1_parse parse;         /* HTTP/1.1; HTTP/2 uses its status, buffers, decoder */
-    ll_buf body, hdrs;
+    ll_buf body, hdrs, trailers; /* trailers: HTTP/2's, after the body */
     int64_t bytes_out, bytes_in;
     int64_t limit;
     int h2_status;

@@ -160,7 +160,7 @@ static int on_header(void *ud, const char *name, size_t nlen, const char *value,
     native_transfer *x = ud;
     if (!x->t_first) x->t_first = ll_loop_now_ns();
     x->bytes_in += (int64_t)(nlen + vlen + 2);
-    ll_buf *h = &x->hdrs;
+    ll_buf *h = x->parse.headers_done ? &x->trailers : &x->hdrs; /* a HEADERS after the final one: trailers */
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         h->len = 0;
         x->h2_status = atoi(value); /* nghttp2 took only digits */
@@ -371,7 +371,7 @@ void native_h2_begin(native_transfer *x) {
     native_conn *c = x->conn;
     x->st = X_STREAM;
     x->h2_status = 0;
-    x->hdrs.len = x->body.len = 0;
+    x->hdrs.len = x->body.len = x->trailers.len = 0;
     if (submit(c, x) < 0) return native_fail(x, 1600, "cannot open an HTTP/2 stream");
     /* the frames go at the next turn, with those of the other streams
      * begun meanwhile: one TLS record and one send for all of them */

@@ -265,6 +265,8 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->body_len = r->status ? x->body.len : 0;
     r->headers = x->hdrs.p ? x->hdrs.p : "";
     r->headers_len = code ? 0 : x->hdrs.len;
+    r->trailers = x->trailers.p;
+    r->trailers_len = code || !x->proto ? 0 : x->trailers.len;
     /* the fast HTTP/1.1 head reader and HTTP/2's header callback note a
      * Set-Cookie: without one, the jar has nothing to look for */
     r->no_cookies = code || ((x->parse.fast || x->proto) && !x->parse.set_cookie);
@@ -473,6 +475,7 @@ static void native_transfer_free(ll_transfer *base) {
     if (x->has_form) ll_form_wire_free(&x->form);
     ll_buf_free(&x->body);
     ll_buf_free(&x->hdrs);
+    ll_buf_free(&x->trailers);
     free(x->cookie_applied);
     free(x->user_agent);
     free(x->server_name);
@@ -485,8 +488,9 @@ static void native_release(ll_transfer *base) {
     native_transfer *x = (native_transfer *)base;
     if (x->body.cap > KEEP_BUFFER_BYTES) ll_buf_free(&x->body);
     if (x->hdrs.cap > KEEP_BUFFER_BYTES) ll_buf_free(&x->hdrs);
+    if (x->trailers.cap > KEEP_BUFFER_BYTES) ll_buf_free(&x->trailers);
     x->res.body = x->res.headers = "";
-    x->res.body_len = x->res.headers_len = 0;
+    x->res.body_len = x->res.headers_len = x->res.trailers_len = 0;
 }
 
 /* Takes the request apart and writes its head. -1 with *err. */
