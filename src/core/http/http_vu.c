@@ -86,6 +86,17 @@ ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index,
     return ln->xfers[slot];
 }
 
+void ll_http_vu_close_client(ll_http_vu *hv, int client_slot, uint64_t uid) {
+    for (int l = 0; l < hv->nlanes; l++) {
+        ll_http_lane *ln = &hv->lanes[l];
+        if (ln->busy) continue; /* a request in flight keeps its connection */
+        for (int v = 0; v < LL_HTTP_VARIANTS; v++) {
+            int slot = client_slot * LL_HTTP_VARIANTS + v;
+            if (slot < ln->n && ln->owners[slot] == uid) drop(ln, slot);
+        }
+    }
+}
+
 /* A cleared, initialised scratch request in *slot, made on first use. */
 ll_http_req *ll_http_scratch(ll_http_req **slot) {
     if (!*slot) *slot = ll_xcalloc(1, sizeof(**slot));

@@ -62,6 +62,9 @@ typedef struct ll_http_vu {
  * the VU's index in its worker. NULL when the transport cannot make one. */
 ll_transfer *ll_http_vu_transfer(ll_http_vu *hv, ll_transport *tp, int vu_index, int lane, int slot, uint64_t uid,
                                  int http_version, const ll_client_opts *opts);
+/* Closes the VU's connections of the client of slot and uid (grpc's
+ * close()): its transfers on the lanes with no request in flight go. */
+void ll_http_vu_close_client(ll_http_vu *hv, int client_slot, uint64_t uid);
 /* A lane with no request in flight, marked busy until given back: the
  * lowest free (0 for a VU whose requests go one at a time, so its
  * connections are lane 0's); its connections stay for the next request

@@ -43,6 +43,8 @@ static const struct {
     [LL_M_WS_MSGS_SENT] = {"ws_msgs_sent", LL_COUNTER, LL_CONTAINS_DEFAULT},
     [LL_M_WS_MSGS_RECEIVED] = {"ws_msgs_received", LL_COUNTER, LL_CONTAINS_DEFAULT},
     [LL_M_WS_PING] = {"ws_ping", LL_TREND, LL_CONTAINS_TIME},
+    /* luaload.grpc (k6/net/grpc) */
+    [LL_M_GRPC_REQ_DURATION] = {"grpc_req_duration", LL_TREND, LL_CONTAINS_TIME},
 };
 
 ll_registry *ll_registry_new(int sig_digits) {

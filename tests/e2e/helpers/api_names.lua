@@ -25,6 +25,7 @@ local jwt = require("luaload.jwt")
 local html = require("luaload.html")
 local exec = require("luaload.execution")
 local ws = require("luaload.ws")
+local grpc = require("luaload.grpc")
 
 local counter = metrics.Counter("api_names_counter")
 local gauge = metrics.Gauge("api_names_gauge")
@@ -58,7 +59,8 @@ local SHAPES = {
   "luaload.http.BlobOptions", "luaload.http.RandomPNGOptions", "luaload.http.SubmitFormOptions",
   "luaload.http.ClickLinkOptions", "luaload.data.CSVOptions", "luaload.jwt.GeneratorOptions",
   "luaload.jwt.SignOptions", "luaload.summary.TextOptions", "luaload.summary.JUnitOptions",
-  "luaload.ws.Params",
+  "luaload.ws.Params", "luaload.grpc.TLSParams", "luaload.grpc.ConnectParams", "luaload.grpc.Params",
+  "luaload.grpc.Error", "luaload.grpc.Response",
 }
 
 local lines = {}
@@ -168,6 +170,7 @@ function default()
     ["luaload.execution.Test"] = exec.test,
     ["luaload.ws.Socket"] = wsock,
     ["luaload.ws.Response"] = wres,
+    ["luaload.grpc.Client"] = grpc.Client(),
   }
   for name, obj in pairs(objects) do class(name, obj) end
 

@@ -1,0 +1,102 @@
+---@meta luaload.grpc
+-- luaload.grpc.lua -- lua-language-server annotations of require("luaload.grpc")
+-- (src/lua_api/lua_grpc.c): k6/net/grpc, unary calls over HTTP/2. Editor
+-- support only, never loaded at run time (docs/editor.md).
+
+---gRPC calls as k6/net/grpc (docs/api.md, "luaload.grpc").
+---@class luaload.grpc
+---@field StatusOK integer 0
+---@field StatusCanceled integer 1
+---@field StatusUnknown integer 2
+---@field StatusInvalidArgument integer 3
+---@field StatusDeadlineExceeded integer 4
+---@field StatusNotFound integer 5
+---@field StatusAlreadyExists integer 6
+---@field StatusPermissionDenied integer 7
+---@field StatusResourceExhausted integer 8
+---@field StatusFailedPrecondition integer 9
+---@field StatusAborted integer 10
+---@field StatusOutOfRange integer 11
+---@field StatusUnimplemented integer 12
+---@field StatusInternal integer 13
+---@field StatusUnavailable integer 14
+---@field StatusDataLoss integer 15
+---@field StatusUnauthenticated integer 16
+local grpc = {}
+
+---The TLS options of connect (PEM text, as k6's open() reads it).
+---@class luaload.grpc.TLSParams
+---@field cacerts? string|string[] The CA that signs the server's certificate.
+---@field cert? string The client certificate (mTLS), with key.
+---@field key? string
+
+---The params of connect.
+---@class luaload.grpc.ConnectParams
+---@field plaintext? boolean h2c (HTTP/2 without TLS); TLS by default.
+---@field timeout? string|number The calls' default timeout ("2s" or milliseconds; 60s).
+---@field max_receive_size? integer The largest response message (4 MiB).
+---@field maxReceiveSize? integer
+---@field max_send_size? integer The largest request message (4 MiB).
+---@field maxSendSize? integer
+---@field tls? luaload.grpc.TLSParams
+---@field reflect? boolean Server reflection: not supported yet (raises).
+
+---The params of invoke.
+---@class luaload.grpc.Params
+---@field metadata? table<string, string> Sent as headers; a key ending in -bin takes bytes.
+---@field tags? table<string, string|number> Added to the call's samples.
+---@field timeout? string|number This call's timeout.
+---@field discard_response_message? boolean The response's message is not decoded (message is nil).
+---@field discardResponseMessage? boolean
+
+---A call's error, when its status is not OK.
+---@class luaload.grpc.Error
+---@field code integer The status.
+---@field message string The server's grpc-message, or what failed.
+
+---What invoke returns: a status other than OK is a response, not a script error.
+---@class luaload.grpc.Response
+---@field status integer grpc.StatusOK ... grpc.StatusUnauthenticated.
+---@field message table? The response message (proto3's JSON mapping), nil unless OK.
+---@field headers table<string, string[]> The response's metadata.
+---@field trailers table<string, string[]> Its trailing metadata (grpc-status ...).
+---@field error luaload.grpc.Error? nil when OK.
+
+---A gRPC client: its .proto files, and a connection per VU.
+---@class luaload.grpc.Client
+local Client = {}
+
+---Parses .proto files (and what they import) found in import_paths, then the current directory. Init code only.
+---@param import_paths string[]
+---@param ... string The .proto files.
+function Client:load(import_paths, ...) end
+
+---Reads a compiled FileDescriptorSet (protoc --descriptor_set_out --include_imports). Init code only.
+---@param file string
+function Client:load_protoset(file) end
+
+---k6's name of load_protoset.
+---@param file string
+function Client:loadProtoset(file) end
+
+---Says where the VU's calls go: address is host:port. Returns true.
+---@param address string
+---@param params? luaload.grpc.ConnectParams
+---@return boolean
+function Client:connect(address, params) end
+
+---A unary call: method is "package.Service/Method"; request the message as a table.
+---@param method string
+---@param request table
+---@param params? luaload.grpc.Params
+---@return luaload.grpc.Response
+function Client:invoke(method, request, params) end
+
+---Closes the VU's connection; its calls need connect again.
+function Client:close() end
+
+---A new client (usually in init code, loading its .proto files there).
+---@return luaload.grpc.Client
+function grpc.Client() end
+
+return grpc

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""A gRPC server for test_grpc.sh on Debian's python3-grpcio, with the
+messages of a descriptor set (protoc --descriptor_set_out, argv[1]): no
+generated code, a generic handler. Echo.Say answers with what it got,
+plus the call's metadata; fail_with answers with that status and a
+message; delay_ms waits first. Initial metadata x-initial: hi, trailing
+x-trailer: yes. Listens on 127.0.0.1, port 0, plaintext or, with
+--tls CERT KEY [--client-ca CA], TLS (and mTLS); prints its port on
+stdout's first line and runs until stdin closes or SIGTERM."""
+import sys
+import threading
+import time
+from concurrent import futures
+
+import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+
+def message_classes(path):
+    fds = descriptor_pb2.FileDescriptorSet()
+    with open(path, "rb") as f:
+        fds.ParseFromString(f.read())
+    pool = descriptor_pool.DescriptorPool()
+    for fd in fds.file:
+        pool.Add(fd)
+    factory = message_factory.MessageFactory(pool)
+
+    def cls(name):
+        return factory.GetPrototype(pool.FindMessageTypeByName(name))
+
+    return cls("luaload.test.EchoRequest"), cls("luaload.test.EchoReply")
+
+
+def main():
+    args = sys.argv[1:]
+    req_cls, rep_cls = message_classes(args[0])
+
+    def say(req, ctx):
+        if req.delay_ms:
+            time.sleep(req.delay_ms / 1000.0)
+        md = sorted((k, v.hex() if isinstance(v, bytes) else v) for k, v in ctx.invocation_metadata()
+                    if k.startswith("x-"))
+        ctx.send_initial_metadata((("x-initial", "hi"),))
+        ctx.set_trailing_metadata((("x-trailer", "yes"),))
+        if req.fail_with:
+            ctx.abort(grpc.StatusCode(_code(req.fail_with)), "told to fail: %d ü" % req.fail_with)
+        rep = rep_cls(text=req.text, big=req.big, nums=list(req.nums), blob=req.blob, color=req.color,
+                      metadata=";".join("%s=%s" % kv for kv in md), padding=b"p" * req.pad)
+        for k, v in req.labels.items():
+            rep.labels[k] = v
+        which = req.WhichOneof("pick")
+        if which == "a":
+            rep.a = req.a
+        elif which == "b":
+            rep.b = req.b
+        if req.HasField("at"):
+            rep.at.CopyFrom(req.at)
+        if req.HasField("inner"):
+            rep.inner.note = req.inner.note
+        return rep
+
+    def count(req, ctx):
+        for i in range(max(req.b, 0)):
+            yield rep_cls(text="%s %d" % (req.text, i), b=i)
+
+    handler = grpc.method_handlers_generic_handler("luaload.test.Echo", {
+        "Say": grpc.unary_unary_rpc_method_handler(say, request_deserializer=req_cls.FromString,
+                                                   response_serializer=rep_cls.SerializeToString),
+        "Count": grpc.unary_stream_rpc_method_handler(count, request_deserializer=req_cls.FromString,
+                                                      response_serializer=rep_cls.SerializeToString),
+    })
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server.add_generic_rpc_handlers((handler,))
+    if "--tls" in args:
+        i = args.index("--tls")
+        cert, key = open(args[i + 1], "rb").read(), open(args[i + 2], "rb").read()
+        ca = open(args[args.index("--client-ca") + 1], "rb").read() if "--client-ca" in args else None
+        creds = grpc.ssl_server_credentials(((key, cert),), root_certificates=ca, require_client_auth=ca is not None)
+        port = server.add_secure_port("127.0.0.1:0", creds)
+    else:
+        port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(port, flush=True)
+    done = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    done.wait()
+    server.stop(0)
+
+
+def _code(n):
+    for c in grpc.StatusCode:
+        if c.value[0] == n:
+            return c.value
+    return grpc.StatusCode.UNKNOWN.value
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# luaload.grpc (k6/net/grpc) against a server nobody here wrote: Debian's
+# python3-grpcio (helpers/grpc/grpc_server.py, a generic handler on the
+# messages of a descriptor set Debian's protoc makes from echo.proto).
+# Unary calls: every kind of field through proto3's JSON mapping, metadata
+# (a -bin key as bytes), headers and trailers, a non-OK status as a
+# response, a deadline, a call with no connect, a refused connection,
+# TLS and mTLS, grpc_req_duration with k6's tags and a threshold on it,
+# bad input raising clear errors, and a run cut mid-call.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/servers.sh"
+make_certs || exit 1
+H=$(cd "$(dirname "$0")/helpers/grpc" && pwd)
+protoc --descriptor_set_out="$T/echo.pb" --include_imports -I"$H" "$H/echo.proto" || { not_ok "protoc"; finish; exit 1; }
+
+# start_server NAME ARGS...: its port in NAME_PORT; it stops when its stdin closes
+start_server() {
+  local name=$1
+  shift
+  mkfifo "$T/$name.in"
+  /usr/bin/python3 "$H/grpc_server.py" "$T/echo.pb" "$@" <"$T/$name.in" >"$T/$name.port" 2>"$T/$name.err" &
+  EXTRA_PIDS+=($!)
+  eval "exec {fd}>\"$T/$name.in\""
+  for ((i = 0; i < 200; i++)); do [[ -s $T/$name.port ]] && break; sleep 0.05; done
+  [[ -s $T/$name.port ]] || { not_ok "grpc_server.py $name started" "$(cat "$T/$name.err")"; finish; exit 1; }
+  printf -v "${name}_PORT" '%s' "$(head -1 "$T/$name.port")"
+}
+start_server plain
+start_server tls --tls "$CERTS/server.pem" "$CERTS/server.key"
+start_server mtls --tls "$CERTS/server.pem" "$CERTS/server.key" --client-ca "$CERTS/ca.pem"
+
+# (a) unary calls over h2c
+S=$(script unary.lua <<LUA
+local grpc = require("luaload.grpc")
+local json = require("luaload.json")
+local ll = require("luaload")
+local client = grpc.Client()
+client:load({ "$H" }, "echo.proto")
+options = { thresholds = { grpc_req_duration = { "p(95)<5000" }, ["grpc_req_duration{status:5}"] = { "max<5000" } } }
+function default()
+  if __ITER == 0 then client:connect("127.0.0.1:$plain_PORT", { plaintext = true }) end
+  local r = client:invoke("luaload.test.Echo/Say", {
+    text = "héllo", big = "9007199254740993", nums = { 1, 2, 3 }, labels = { k = "v" }, blob = "AAH/",
+    color = "GREEN", a = "pick a", at = "2024-01-02T03:04:05Z", inner = { note = "n" },
+  }, { metadata = { ["x-token"] = "abc", ["x-data-bin"] = "\1\2\255" }, tags = { mine = "yes" } })
+  ll.check(r, { ["status OK"] = function(x) return x.status == grpc.StatusOK end })
+  if __ITER == 0 then
+    local m = r.message
+    print("msg", m.text, m.big, table.concat(m.nums, ","), m.labels.k, m.blob, m.color, m.a, m.at, m.inner.note)
+    print("md", m.metadata)
+    print("hdr", r.headers["content-type"][1], r.headers["x-initial"][1], r.trailers["x-trailer"][1],
+      r.trailers["grpc-status"][1], tostring(r.error))
+    -- lowerCamel names in, the .proto's out
+    local c = client:invoke("/luaload.test.Echo/Say", { text = "camel", delayMs = 0 })
+    print("camel", c.status, c.message.text)
+    -- a status other than OK is a response
+    local f = client:invoke("luaload.test.Echo/Say", { fail_with = 5 })
+    print("fail", f.status, f.error.code, f.error.message, tostring(f.message))
+    local f2 = client:invoke("luaload.test.Echo/Say", { failWith = 5 }, { tags = { second = "1" } })
+    -- a deadline
+    local d = client:invoke("luaload.test.Echo/Say", { delay_ms = 1500 }, { timeout = "200ms" })
+    print("deadline", d.status, d.status == grpc.StatusDeadlineExceeded)
+    -- the response message discarded
+    local q = client:invoke("luaload.test.Echo/Say", { text = "x" }, { discard_response_message = true })
+    print("discard", q.status, tostring(q.message))
+    -- bad input raises, naming the problem
+    print("nomethod", pcall(client.invoke, client, "luaload.test.Echo/Nope", {}))
+    print("stream", pcall(client.invoke, client, "luaload.test.Echo/Count", {}))
+    print("badfield", pcall(client.invoke, client, "luaload.test.Echo/Say", { nosuch = 1 }))
+    print("badmd", pcall(client.invoke, client, "luaload.test.Echo/Say", {}, { metadata = { ["x-a"] = "a\\r\\nb" } }))
+  end
+end
+LUA
+)
+run_ll run "$S" -u 2 -i 6 -q --summary-export "$T/s.json" -o json="$T/u.json"
+expect_eq "unary: exit 0" "$RC" 0
+expect_match "unary: every kind of field back through proto3's JSON mapping" "$OUT" \
+  $'^msg\théllo\t9007199254740993\t1,2,3\tv\tAAH/\tGREEN\tpick a\t2024-01-02T03:04:05Z\tn$'
+expect_match "unary: metadata, a -bin value as bytes" "$OUT" $'^md\tx-data-bin=0102ff;x-token=abc$'
+expect_match "unary: headers and trailers, no error" "$OUT" $'^hdr\tapplication/grpc\thi\tyes\t0\tnil$'
+expect_match "unary: lowerCamel field names and a leading /" "$OUT" $'^camel\t0\tcamel$'
+expect_match "unary: a non-OK status is a response with its error" "$OUT" $'^fail\t5\t5\ttold to fail: 5 ü\tnil$'
+expect_match "unary: a deadline gives DEADLINE_EXCEEDED" "$OUT" $'^deadline\t4\ttrue$'
+expect_match "unary: discard_response_message" "$OUT" $'^discard\t0\tnil$'
+expect_match "unary: an unknown method raises" "$OUT" $'^nomethod\tfalse\t.*grpc.Client:invoke: .*Nope.*not found'
+expect_match "unary: a streaming method raises" "$OUT" $'^stream\tfalse\t.*luaload.test.Echo/Count is a streaming method'
+expect_match "unary: an unknown field raises" "$OUT" $'^badfield\tfalse\t.*grpc.Client:invoke: the request: .*nosuch'
+expect_match "unary: a metadata value with CR LF raises" "$OUT" $'^badmd\tfalse\t.*params.metadata: the value of x-a holds CR, LF or NUL'
+expect_eq "unary: checks all passed" "$(passes checks)" 6
+points() { jq -s "[.[] | select(.type == \"Point\" and .metric == \"grpc_req_duration\" and ($1))] | length" "$T/u.json"; }
+expect_eq "unary: grpc_req_duration: a sample for every call (6, and 5 more in each VU's first)" "$(points true)" 16
+expect_eq "unary: grpc_req_duration: status 5 on two in each VU's first" "$(points '.data.tags.status == "5"')" 4
+expect_eq "unary: a threshold on a status sub-metric" "$(jqv "$T/s.json" '.metrics["grpc_req_duration{status:5}"].thresholds["max<5000"]')" false
+if [[ $(jqv "$T/s.json" '.metrics.data_sent.count') -gt 500 ]]; then ok "unary: data_sent"; else not_ok "unary: data_sent" "$(jqv "$T/s.json" '.metrics.data_sent')"; fi
+
+# (b) k6's tags on the samples, in the JSON output
+S=$(script tags.lua <<LUA
+local grpc = require("luaload.grpc")
+local client = grpc.Client()
+client:load({ "$H" }, "echo.proto")
+function default()
+  client:connect("127.0.0.1:$plain_PORT", { plaintext = true })
+  client:invoke("luaload.test.Echo/Say", { text = "t" }, { tags = { mine = "yes" } })
+  client:close()
+  print("closed", pcall(client.invoke, client, "luaload.test.Echo/Say", {}))
+end
+LUA
+)
+run_ll run "$S" -i 1 -q -o json="$T/o.json"
+expect_eq "tags: exit 0" "$RC" 0
+expect_eq "tags: url, service, method, name, rpc_type, status and the call's own" \
+  "$(jq -r 'select(.metric == "grpc_req_duration" and .type == "Point") | .data.tags | [.url, .service, .method, .name, .rpc_type, .status, .mine] | join(" ")' "$T/o.json")" \
+  "127.0.0.1:$plain_PORT/luaload.test.Echo/Say luaload.test.Echo Say /luaload.test.Echo/Say unary 0 yes"
+expect_match "close: a call after it raises" "$OUT" $'^closed\tfalse\t.*no gRPC connection, call connect first'
+
+# (c) TLS, mTLS, a refused connection, no connect
+CA_PEM=$(cat "$CERTS/ca.pem")
+S=$(script tls.lua <<LUA
+local grpc = require("luaload.grpc")
+local tls_client, mtls_client, other = grpc.Client(), grpc.Client(), grpc.Client()
+for _, c in ipairs({ tls_client, mtls_client, other }) do c:load({ "$H" }, "echo.proto") end
+local function pem(path) local f = assert(io.open(path)); local s = f:read("*a"); f:close(); return s end
+local ca, cert, key = pem("$CERTS/ca.pem"), pem("$CERTS/client.pem"), pem("$CERTS/client.key")
+function default()
+  tls_client:connect("127.0.0.1:$tls_PORT", { tls = { cacerts = { ca } } })
+  local r = tls_client:invoke("luaload.test.Echo/Say", { text = "over tls" })
+  print("tls", r.status, r.message and r.message.text)
+  mtls_client:connect("127.0.0.1:$mtls_PORT", { tls = { cacerts = { ca }, cert = cert, key = key } })
+  local m = mtls_client:invoke("luaload.test.Echo/Say", { text = "over mtls" })
+  print("mtls", m.status, m.message and m.message.text)
+  print("other tls", pcall(mtls_client.connect, mtls_client, "127.0.0.1:$mtls_PORT", { tls = { cacerts = { ca } } }))
+  other:connect("127.0.0.1:$mtls_PORT", { tls = { cacerts = { ca } } }) -- no client certificate
+  local n = other:invoke("luaload.test.Echo/Say", { text = "x" })
+  print("no cert", n.status, n.error ~= nil)
+  print("noconnect", pcall(grpc.Client().invoke, grpc.Client(), "a.B/C", {}))
+  other:connect("127.0.0.1:1", { plaintext = true })
+  local u = other:invoke("luaload.test.Echo/Say", { text = "x" })
+  print("refused", u.status, u.error and u.error.code, u.message)
+  print("badaddr", pcall(other.connect, other, "no-port", { plaintext = true }))
+end
+LUA
+)
+run_ll run "$S" -i 1 -q
+expect_eq "tls: exit 0" "$RC" 0
+expect_match "tls: a call over TLS with the given CA" "$OUT" $'^tls\t0\tover tls$'
+expect_match "mtls: a call with a client certificate" "$OUT" $'^mtls\t0\tover mtls$'
+expect_match "mtls: other TLS options on the same Client raise" "$OUT" $'^other tls\tfalse\t.*params.tls differ'
+expect_match "mtls: no client certificate is UNAVAILABLE, a response" "$OUT" $'^no cert\t14\ttrue$'
+expect_match "no connect: raises" "$OUT" $'^noconnect\tfalse\t.*no gRPC connection, call connect first'
+expect_match "refused: UNAVAILABLE, a response" "$OUT" $'^refused\t14\t14\tnil$'
+expect_match "bad address: raises" "$OUT" $'^badaddr\tfalse\t.*grpc.Client:connect: address no-port: expected host:port'
+
+# (d) bad .proto files are init errors naming the file and line
+printf 'syntax = "proto3";\nmessage A { strin x = 1; }\n' >"$T/bad.proto"
+S=$(script badproto.lua <<LUA
+local grpc = require("luaload.grpc")
+local c = grpc.Client()
+c:load({ "$T" }, "bad.proto")
+function default() end
+LUA
+)
+run_ll run "$S" -i 1 -q
+expect_eq "bad proto: exit 107" "$RC" 107
+expect_match "bad proto: the file and line" "$ERR" 'grpc.Client:load: bad.proto:2:'
+S=$(script inloop.lua <<LUA
+local grpc = require("luaload.grpc")
+local c = grpc.Client()
+function default() c:load({}, "echo.proto") end
+LUA
+)
+run_ll run "$S" -i 1 -q
+expect_match "load in a VU: raises" "$ERR" 'grpc.Client:load: only in init code'
+
+# (e) a run cut mid-call: ends on time, the call cut
+S=$(script cut.lua <<LUA
+local grpc = require("luaload.grpc")
+local client = grpc.Client()
+client:load({ "$H" }, "echo.proto")
+options = { scenarios = { cut = { executor = "constant-vus", vus = 2, duration = "500ms", gracefulStop = "0s" } } }
+function default()
+  client:connect("127.0.0.1:$plain_PORT", { plaintext = true })
+  client:invoke("luaload.test.Echo/Say", { delay_ms = 5000 })
+end
+LUA
+)
+start=$(date +%s%N)
+run_ll run "$S" -q
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_eq "cut: exit 0" "$RC" 0
+expect_cmp "cut: gracefulStop 0s cuts the calls, the run ends on time (${ms} ms)" "x < 3000" "$ms"
+finish
