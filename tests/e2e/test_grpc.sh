@@ -84,7 +84,7 @@ expect_match "unary: a deadline gives DEADLINE_EXCEEDED" "$OUT" $'^deadline\t4\t
 expect_match "unary: discard_response_message" "$OUT" $'^discard\t0\tnil$'
 expect_match "unary: an unknown method raises" "$OUT" $'^nomethod\tfalse\t.*grpc.Client:invoke: .*Nope.*not found'
 expect_match "unary: a streaming method raises" "$OUT" $'^stream\tfalse\t.*luaload.test.Echo/Count is a streaming method'
-expect_match "unary: an unknown field raises" "$OUT" $'^badfield\tfalse\t.*grpc.Client:invoke: the request: .*nosuch'
+expect_match "unary: an unknown field raises" "$OUT" $'^badfield\tfalse\t.*grpc.Client:invoke: the message: .*nosuch'
 expect_match "unary: a metadata value with CR LF raises" "$OUT" $'^badmd\tfalse\t.*params.metadata: the value of x-a holds CR, LF or NUL'
 expect_eq "unary: checks all passed" "$(passes checks)" 6
 points() { jq -s "[.[] | select(.type == \"Point\" and .metric == \"grpc_req_duration\" and ($1))] | length" "$T/u.json"; }
@@ -188,4 +188,98 @@ run_ll run "$S" -q
 ms=$((($(date +%s%N) - start) / 1000000))
 expect_eq "cut: exit 0" "$RC" 0
 expect_cmp "cut: gracefulStop 0s cuts the calls, the run ends on time (${ms} ms)" "x < 3000" "$ms"
+# (f) streams: server, client and bidirectional, on the VU's event loop
+S=$(script streams.lua <<LUA
+local grpc = require("luaload.grpc")
+local ll = require("luaload")
+local client = grpc.Client()
+client:load({ "$H" }, "echo.proto")
+options = { thresholds = { grpc_streams = { "count==10" } } }
+function default()
+  client:connect("127.0.0.1:$plain_PORT", { plaintext = true })
+  local got = {}
+  local s = grpc.Stream(client, "luaload.test.Echo/Count", { tags = { kind = "server" } })
+  s:on("data", function(m, meta) got[#got + 1] = m.text .. "/" .. m.b .. (meta.ts > 0 and "" or "no ts") end)
+  s:on("error", function(e) print("unexpected error", e.code, e.message) end)
+  s:on("status", function(st) got[#got + 1] = "status " .. st.code end)
+  s:on("end", function() print("server", __VU, table.concat(got, ",")) end)
+  s:write({ text = "n", b = 3, delay_ms = 20 })
+  s:end_stream()
+  -- two bidirectional streams at once, a reply answered from its handler
+  local peers = {}
+  for k = 1, 2 do
+    local c = grpc.Stream(client, "luaload.test.Echo/Chat")
+    local said = {}
+    c:on("data", function(m)
+      said[#said + 1] = m.text
+      peers[k] = m.metadata
+      if m.b < 3 then c:write({ text = "again", b = m.b + 1 }) else c["end"](c) end
+    end)
+    c:on("end", function() print("chat", __VU, k, table.concat(said, ",")) end)
+    c:write({ text = "first", b = 1 })
+  end
+  local u = grpc.Stream(client, "luaload.test.Echo/Sum")
+  u:on("data", function(m) print("sum", __VU, m.text, m.b) end)
+  for i = 1, 3 do u:write({ text = "t" .. i }) end
+  u:endStream()
+  print("write after end", pcall(u.write, u, { text = "x" }))
+  local f = grpc.Stream(client, "luaload.test.Echo/Count")
+  local ferr
+  f:on("data", function(m) ferr = "data " .. m.text end)
+  f:on("error", function(e) ferr = ferr .. "; error " .. e.code .. " " .. e.message end)
+  f:on("end", function() print("failing", __VU, ferr) end)
+  f:write({ text = "f", b = 1, fail_with = 9 })
+  f:end_stream()
+  timers = require("luaload.timers")
+  timers.set_timeout(function() print("same connection", __VU, peers[1] ~= nil and peers[1] == peers[2]) end, 300)
+  print("unary as a stream", pcall(grpc.Stream, client, "luaload.test.Echo/Say"))
+  print("bad event", pcall(s.on, s, "nope", function() end))
+end
+LUA
+)
+run_ll run "$S" -u 2 -i 2 -q --summary-export "$T/s.json" -o json="$T/st.json"
+expect_eq "streams: exit 0" "$RC" 0
+expect_eq "streams: server streaming, its messages in order, then its status" "$(grep -c $'^server\t[12]\tn 0/0,n 1/1,n 2/2,status 0$' "$OUT")" 2
+expect_eq "streams: bidirectional, answered from the data handler" "$(grep -c $'^chat\t[12]\t[12]\techo first,echo again,echo again$' "$OUT")" 4
+expect_eq "streams: two at once share the VU's connection" "$(grep -c $'^same connection\t[12]\ttrue$' "$OUT")" 2
+expect_eq "streams: client streaming" "$(grep -c $'^sum\t[12]\tt1+t2+t3\t3$' "$OUT")" 2
+expect_match "streams: write after end_stream raises" "$OUT" $'^write after end\tfalse\t.*stream:write\\(\\): the stream is closed for writing'
+expect_eq "streams: a status other than OK: the data, then error" "$(grep -c $'^failing\t[12]\tdata f 0; error 9 stream told to fail$' "$OUT")" 2
+expect_match "streams: a unary method raises" "$OUT" $'^unary as a stream\tfalse\t.*luaload.test.Echo/Say is a unary method: use client:invoke'
+expect_match "streams: an unknown event raises" "$OUT" $'^bad event\tfalse\t.*unknown event "nope"'
+expect_eq "streams: grpc_streams" "$(cnt grpc_streams)" 10
+expect_eq "streams: grpc_streams_msgs_sent" "$(cnt grpc_streams_msgs_sent)" 22
+expect_eq "streams: grpc_streams_msgs_received" "$(cnt grpc_streams_msgs_received)" 22
+expect_eq "streams: rpc_type tags" \
+  "$(jq -r 'select(.metric == "grpc_req_duration" and .type == "Point") | .data.tags.rpc_type' "$T/st.json" | sort | uniq -c | awk '{print $2 "=" $1}' | paste -sd' ')" \
+  "bidi_streaming=4 client_streaming=2 server_streaming=4"
+
+# (g) a handler that raises fails the iteration with its line; a stream
+# open at the end of the test is cut (nothing after, nothing leaked)
+S=$(script stream_err.lua <<LUA
+local grpc = require("luaload.grpc")
+local client = grpc.Client()
+client:load({ "$H" }, "echo.proto")
+options = { scenarios = { cut = { executor = "per-vu-iterations", vus = 1, iterations = 2, maxDuration = "1s", gracefulStop = "0s" } } }
+function default()
+  client:connect("127.0.0.1:$plain_PORT", { plaintext = true })
+  if __ITER == 0 then
+    local s = grpc.Stream(client, "luaload.test.Echo/Count")
+    s:on("data", function(m) error("bad message " .. m.text) end)
+    s:write({ text = "e", b = 2 })
+    s:end_stream()
+  else
+    local c = grpc.Stream(client, "luaload.test.Echo/Chat")
+    c:on("data", function(m) print("open chat got", m.text) end)
+    c:on("end", function() print("never: the end of a cut stream") end)
+    c:write({ text = "stay", b = 1 })
+  end
+end
+LUA
+)
+run_ll run "$S" -q
+expect_eq "stream handler error: exit 0 (an iteration error)" "$RC" 0
+expect_match "stream handler error: the script's line" "$ERR" 'stream_err.lua:9: bad message e 0'
+expect_match "open stream: its message came" "$OUT" $'^open chat got\techo stay$'
+if grep -q "never:" "$OUT"; then not_ok "open stream: cut at the end, no end handler"; else ok "open stream: cut at the end, no end handler"; fi
 finish

@@ -1,6 +1,7 @@
 ---@meta luaload.grpc
 -- luaload.grpc.lua -- lua-language-server annotations of require("luaload.grpc")
--- (src/lua_api/lua_grpc.c): k6/net/grpc, unary calls over HTTP/2. Editor
+-- (src/lua_api/lua_grpc.c, grpc_call.c, grpc_stream.c): k6/net/grpc, unary
+-- calls and streams over HTTP/2. Editor
 -- support only, never loaded at run time (docs/editor.md).
 
 ---gRPC calls as k6/net/grpc (docs/api.md, "luaload.grpc").
@@ -98,5 +99,39 @@ function Client:close() end
 ---A new client (usually in init code, loading its .proto files there).
 ---@return luaload.grpc.Client
 function grpc.Client() end
+
+---The params of grpc.Stream.
+---@class luaload.grpc.StreamParams
+---@field metadata? table<string, string> Sent as headers; a key ending in -bin takes bytes.
+---@field tags? table<string, string|number> Added to the stream's samples.
+---@field timeout? string|number How long the stream may last (the connection's timeout by default, 60s).
+
+---A client, server or bidirectional stream, open from grpc.Stream until its "end" ran.
+---@class luaload.grpc.Stream
+local Stream = {}
+
+---Registers a handler, run as a coroutine of the VU: "data" (message, { ts }), "error" ({ code, message }) when
+---the status is not OK, "status" ({ code, message }), "end" (). Returns the stream.
+---@param event "data"|"error"|"status"|"end"
+---@param fn function
+---@return luaload.grpc.Stream
+function Stream:on(event, fn) end
+
+---Sends a message; raises once end_stream() was called or the stream is over.
+---@param message table
+function Stream:write(message) end
+
+---Says the client has no more messages (k6's end()).
+function Stream:end_stream() end
+
+---k6's name of end_stream.
+function Stream:endStream() end
+
+---Opens a stream of method ("package.Service/Method") on the VU's connection at once.
+---@param client luaload.grpc.Client
+---@param method string
+---@param params? luaload.grpc.StreamParams
+---@return luaload.grpc.Stream
+function grpc.Stream(client, method, params) end
 
 return grpc

@@ -16,7 +16,13 @@ typedef enum { LL_BODY_NONE, LL_BODY_MEMORY, LL_BODY_FILE, LL_BODY_GENERATOR, LL
 struct ll_form;
 
 /* Fills buf with up to n bytes of the body from position pos; returns the
- * number written (0 only at the end) or -1 on an error. */
+ * number written (0 only at the end) or -1 on an error. Over HTTP/2 on
+ * the native transport it may also return LL_BODY_LATER: nothing yet (a
+ * gRPC stream's messages); the transport's resume op says when there is. */
+#define LL_BODY_LATER (-2)
+/* A generator body's len when it is not known beforehand (a stream): sent
+ * without Content-Length, HTTP/2 only. */
+#define LL_BODY_LEN_UNKNOWN UINT64_MAX
 typedef ssize_t ll_body_gen_fn(void *ud, uint64_t pos, char *buf, size_t n);
 
 typedef struct ll_body {

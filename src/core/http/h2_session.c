@@ -4,6 +4,7 @@
  * appends, so the socket, TLS and the event loop stay the transport's.
  * Window sizes are Go's (k6's): 4 MiB per stream, 1 GiB per connection. */
 #include "h2_session.h"
+#include "body.h"
 
 #include <nghttp2/nghttp2.h>
 #include <stddef.h>
@@ -192,6 +193,7 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t n,
     void *ud = ud_of(h, id);
     if (!ud) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     ssize_t r = h->ops->read_body(ud, (char *)buf, n);
+    if (r == LL_BODY_LATER) return NGHTTP2_ERR_DEFERRED; /* ll_h2_resume when there is more */
     if (r < 0) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     if (r == 0) *flags |= NGHTTP2_DATA_FLAG_EOF;
     return r;

@@ -231,5 +231,7 @@ int native_h2_start(native_conn *c);
 void native_h2_begin(native_transfer *x);
 void native_h2_event(native_conn *c, int events);
 void native_h2_cancel(native_transfer *x);
+/* Its generator body has more (it answered LL_BODY_LATER): read again. */
+void native_h2_resume(native_transfer *x);
 
 #endif

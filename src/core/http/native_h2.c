@@ -117,7 +117,7 @@ static int submit(native_conn *c, native_transfer *x) {
     if (x->in.content_type && !has_type) add(l, "content-type", x->in.content_type, 0);
     int needs_zero = !x->in.has_body && (strcmp(x->base.method, "POST") == 0 || strcmp(x->base.method, "PUT") == 0 ||
                                          strcmp(x->base.method, "PATCH") == 0);
-    if (!has_len && (x->in.has_body || needs_zero)) {
+    if (!has_len && (x->in.has_body || needs_zero) && x->in.body_len != LL_BODY_LEN_UNKNOWN) {
         snprintf(len, sizeof(len), "%llu", (unsigned long long)x->in.body_len);
         add(l, "content-length", len, 0);
     }
@@ -375,6 +375,13 @@ void native_h2_begin(native_transfer *x) {
     if (submit(c, x) < 0) return native_fail(x, 1600, "cannot open an HTTP/2 stream");
     /* the frames go at the next turn, with those of the other streams
      * begun meanwhile: one TLS record and one send for all of them */
+    if (!ll_loop_timer_armed(&c->flush)) ll_loop_timer_start(c->g->tp->base.loop, &c->flush, 0);
+}
+
+void native_h2_resume(native_transfer *x) {
+    native_conn *c = x->conn;
+    if (!x->stream || !c || !c->h2) return; /* not begun yet: read when it is */
+    ll_h2_resume(c->h2, x->stream);
     if (!ll_loop_timer_armed(&c->flush)) ll_loop_timer_start(c->g->tp->base.loop, &c->flush, 0);
 }
 

@@ -97,6 +97,10 @@ typedef struct ll_transport_ops {
      * started (ll_loop_now_ns) in *since_ns; NULL when none is in flight.
      * For the end of a run's account of what it cut off. */
     const char *(*phase)(ll_transfer *x, uint64_t *since_ns);
+    /* The request's generator body, which answered LL_BODY_LATER, has
+     * more to give (or its end): it is read again. NULL: the transport
+     * never takes such a body (only native HTTP/2 does). */
+    void (*resume)(ll_transfer *x);
 } ll_transport_ops;
 
 /* What every transport's own structs start with. */

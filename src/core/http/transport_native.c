@@ -594,6 +594,11 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
 
 static int native_supports(int v) { return v != LL_HTTP_3; }
 
+static void native_resume(ll_transfer *base) {
+    native_transfer *x = (native_transfer *)base;
+    if (x->active && x->st == X_STREAM) native_h2_resume(x);
+}
+
 const ll_transport_ops ll_transport_native = {
     .name = "native",
     .slot = 0,
@@ -606,4 +611,5 @@ const ll_transport_ops ll_transport_native = {
     .release = native_release,
     .supports = native_supports,
     .phase = native_phase,
+    .resume = native_resume,
 };

@@ -45,6 +45,9 @@ static const struct {
     [LL_M_WS_PING] = {"ws_ping", LL_TREND, LL_CONTAINS_TIME},
     /* luaload.grpc (k6/net/grpc) */
     [LL_M_GRPC_REQ_DURATION] = {"grpc_req_duration", LL_TREND, LL_CONTAINS_TIME},
+    [LL_M_GRPC_STREAMS] = {"grpc_streams", LL_COUNTER, LL_CONTAINS_DEFAULT},
+    [LL_M_GRPC_STREAMS_MSGS_SENT] = {"grpc_streams_msgs_sent", LL_COUNTER, LL_CONTAINS_DEFAULT},
+    [LL_M_GRPC_STREAMS_MSGS_RECEIVED] = {"grpc_streams_msgs_received", LL_COUNTER, LL_CONTAINS_DEFAULT},
 };
 
 ll_registry *ll_registry_new(int sig_digits) {

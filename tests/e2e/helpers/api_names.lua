@@ -60,7 +60,7 @@ local SHAPES = {
   "luaload.http.ClickLinkOptions", "luaload.data.CSVOptions", "luaload.jwt.GeneratorOptions",
   "luaload.jwt.SignOptions", "luaload.summary.TextOptions", "luaload.summary.JUnitOptions",
   "luaload.ws.Params", "luaload.grpc.TLSParams", "luaload.grpc.ConnectParams", "luaload.grpc.Params",
-  "luaload.grpc.Error", "luaload.grpc.Response",
+  "luaload.grpc.Error", "luaload.grpc.Response", "luaload.grpc.StreamParams", "luaload.grpc.Stream",
 }
 
 local lines = {}

@@ -3,7 +3,10 @@
 messages of a descriptor set (protoc --descriptor_set_out, argv[1]): no
 generated code, a generic handler. Echo.Say answers with what it got,
 plus the call's metadata; fail_with answers with that status and a
-message; delay_ms waits first. Initial metadata x-initial: hi, trailing
+message; delay_ms waits first. Echo.Count streams b replies (then fails
+with fail_with if set), Echo.Sum joins a client stream's texts,
+Echo.Chat echoes each message of a bidirectional stream, with the
+client's address and port (which connection it came on). Initial metadata x-initial: hi, trailing
 x-trailer: yes. Listens on 127.0.0.1, port 0, plaintext or, with
 --tls CERT KEY [--client-ca CA], TLS (and mTLS); prints its port on
 stdout's first line and runs until stdin closes or SIGTERM."""
@@ -61,12 +64,28 @@ def main():
 
     def count(req, ctx):
         for i in range(max(req.b, 0)):
+            if req.delay_ms:
+                time.sleep(req.delay_ms / 1000.0)
             yield rep_cls(text="%s %d" % (req.text, i), b=i)
+        if req.fail_with:
+            ctx.abort(grpc.StatusCode(_code(req.fail_with)), "stream told to fail")
+
+    def sum_(reqs, ctx):
+        texts = [r.text for r in reqs]
+        return rep_cls(text="+".join(texts), b=len(texts))
+
+    def chat(reqs, ctx):
+        for r in reqs:
+            yield rep_cls(text="echo " + r.text, b=r.b, metadata=ctx.peer())
 
     handler = grpc.method_handlers_generic_handler("luaload.test.Echo", {
         "Say": grpc.unary_unary_rpc_method_handler(say, request_deserializer=req_cls.FromString,
                                                    response_serializer=rep_cls.SerializeToString),
         "Count": grpc.unary_stream_rpc_method_handler(count, request_deserializer=req_cls.FromString,
+                                                      response_serializer=rep_cls.SerializeToString),
+        "Sum": grpc.stream_unary_rpc_method_handler(sum_, request_deserializer=req_cls.FromString,
+                                                    response_serializer=rep_cls.SerializeToString),
+        "Chat": grpc.stream_stream_rpc_method_handler(chat, request_deserializer=req_cls.FromString,
                                                       response_serializer=rep_cls.SerializeToString),
     })
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
