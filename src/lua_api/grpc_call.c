@@ -7,7 +7,9 @@
  * A call is one HTTP/2 request on the native transport, on the VU's
  * connection (lua_grpc.c keeps it in an http Client's slot). The calling
  * coroutine waits (ll_vu_wait); the wait's cancel cancels the request, so
- * a call cut at the end of the test leaves nothing behind. The call is a
+ * a call cut at the end of the test leaves nothing behind.
+ * client:async_invoke starts the same call and returns the promise of the
+ * async requests (http_async.c), fulfilled with the Response. The call is a
  * userdata held while in flight: a param that raises while it is built
  * leaves it to the collector, with what it owns. */
 #include <lauxlib.h>
@@ -19,6 +21,7 @@
 
 #include "base64.h"
 #include "grpc_wire.h"
+#include "http_call.h"
 #include "json.h"
 #include "lua_grpc.h"
 #include "modules.h"
@@ -278,7 +281,8 @@ typedef struct gcall {          /* one call in flight: a userdata, held by self_
     ll_vu *vu;
     lua_State *L;               /* the worker's state */
     int self_ref;
-    ll_vu_task *waiter;
+    ll_vu_task *waiter;         /* the coroutine in invoke(), or */
+    ll_promise *promise;        /* async_invoke's */
     ll_transfer *x;
     int lane;
     ll_http_req req;
@@ -379,7 +383,8 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     gcall *k = ud;
     k->x = NULL;
     ll_vu_task *t = k->waiter;
-    int st = push_response(ll_vu_task_co(t), k, r);
+    ll_promise *p = k->promise;
+    int st = push_response(t ? ll_vu_task_co(t) : k->L, k, r);
     snprintf(k->t.status, sizeof(k->t.status), "%d", st);
     ll_grpc_sample(&k->t, LL_M_GRPC_REQ_DURATION, (double)r->t.duration / 1000.0);
     ll_grpc_sample(&k->t, LL_M_DATA_SENT, (double)r->bytes_sent);
@@ -387,23 +392,26 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     x->tp->ops->release(x);
     ll_http_vu_lane_give(ll_vu_http(k->vu), k->lane);
     call_free(k);
-    ll_vu_task_resume(t, 1);
+    if (p) ll_promise_settle(p, 1); /* a status other than OK fulfils it too: a response */
+    else ll_vu_task_resume(t, 1);
 }
 
-int ll_grpc_invoke(lua_State *L) {
-    const char *W = "grpc.Client:invoke";
+/* Starts the call of invoke's arguments (W: the caller); async: with a
+ * promise, pushed. */
+static gcall *start_call(lua_State *L, const char *W, int async) {
     ll_grpc_client *c = ll_grpc_client_check(L, 1);
-    ll_vu *vu = ll_luaload_waiting_vu(L, "grpc.Client:invoke()");
+    ll_vu *vu = async ? ll_luaload_vu(L, "grpc.Client:async_invoke()")
+                      : ll_luaload_waiting_vu(L, "grpc.Client:invoke()");
     const char *name = luaL_checkstring(L, 2);
-    if (!lua_istable(L, 3)) return luaL_error(L, "%s: the request: expected a table (the message)", W);
+    if (!lua_istable(L, 3)) luaL_error(L, "%s: the request: expected a table (the message)", W);
     int params = lua_istable(L, 4) ? 4 : 0;
-    if (!params && !lua_isnoneornil(L, 4)) return luaL_error(L, "%s: params: expected a table", W);
+    if (!params && !lua_isnoneornil(L, 4)) luaL_error(L, "%s: params: expected a table", W);
     const ll_grpc_conn *g = ll_grpc_conn_of(L, c, vu, W);
     ll_proto_method m;
     char err[512];
-    if (ll_proto_find_method(c->proto, name, &m, err, sizeof(err)) < 0) return luaL_error(L, "%s: %s", W, err);
+    if (ll_proto_find_method(c->proto, name, &m, err, sizeof(err)) < 0) luaL_error(L, "%s: %s", W, err);
     if (m.client_streaming || m.server_streaming)
-        return luaL_error(L, "%s: %s is a streaming method: use grpc.Stream", W, m.path + 1);
+        luaL_error(L, "%s: %s is a streaming method: use grpc.Stream", W, m.path + 1);
     lua_settop(L, 4);
     gcall *k = lua_newuserdata(L, sizeof(*k)); /* collected with what it owns if a param raises */
     memset(k, 0, sizeof(*k));
@@ -442,10 +450,21 @@ int ll_grpc_invoke(lua_State *L) {
     if (!k->x) {
         ll_http_vu_lane_give(ll_vu_http(vu), k->lane);
         call_free(k);
-        return luaL_error(L, "%s: %s", W, xerr ? xerr : "cannot start the call");
+        luaL_error(L, "%s: %s", W, xerr ? xerr : "cannot start the call");
     }
-    k->waiter = ll_vu_wait(vu, call_cancel, k);
-    return ll_luaload_wait(L, vu);
+    if (async) k->promise = ll_promise_push(L, vu, call_cancel, k);
+    return k;
+}
+
+int ll_grpc_invoke(lua_State *L) {
+    gcall *k = start_call(L, "grpc.Client:invoke", 0);
+    k->waiter = ll_vu_wait(k->vu, call_cancel, k);
+    return ll_luaload_wait(L, k->vu);
+}
+
+int ll_grpc_async_invoke(lua_State *L) {
+    start_call(L, "grpc.Client:async_invoke", 1);
+    return 1;
 }
 
 void ll_grpc_call_register(lua_State *L) { ll_lua_class(L, CALL_MT, NULL, call_gc, 1); }

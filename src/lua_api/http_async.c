@@ -10,7 +10,11 @@
  * http_wrap.lua); p:next(on_ok, on_err) runs a callback as a task of the
  * VU once it is settled. The Response is made in the worker's main state
  * when the request ends and kept in the registry until the promise is
- * collected. */
+ * collected.
+ *
+ * Other bindings make promises of their own operations (luaload.grpc's
+ * async_invoke): ll_promise_push with how to cancel the operation, then
+ * ll_promise_settle with its value. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -39,6 +43,8 @@ typedef struct promise {
     int nexts_ref;              /* { on_ok1, on_err1, on_ok2, ... } not run yet */
     int nnexts;
     ll_vu_task *waiter;         /* the coroutine in :await() */
+    ll_vu_cancel_fn *op_cancel; /* another binding's operation: how to cancel it (NULL: the request's) */
+    void *op_ud;
 } promise;
 
 static void unref(lua_State *L, int *ref) {
@@ -105,8 +111,12 @@ static void cancel_dispatch(void *ud) {
 /* The iteration was cut with the request in flight. */
 static void cancel_request(void *ud) {
     promise *p = ud;
-    ll_http_call_cancel(p->vu, &p->call);
-    ll_http_anchor_drop(p->L, &p->call);
+    if (p->op_cancel) {
+        p->op_cancel(p->op_ud);
+    } else {
+        ll_http_call_cancel(p->vu, &p->call);
+        ll_http_anchor_drop(p->L, &p->call);
+    }
     p->state = REJECTED;
     lua_pushliteral(p->L, "the request was cut off at the end of the iteration");
     p->value_ref = luaL_ref(p->L, LUA_REGISTRYINDEX);
@@ -114,6 +124,7 @@ static void cancel_request(void *ud) {
 }
 
 void ll_http_async_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_http_res *r) {
+    (void)vu;
     promise *p = call->waiter;
     lua_State *L = p->L;
     int chunk_error = ll_http_push_chunk_error(L, call);
@@ -127,9 +138,16 @@ void ll_http_async_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_
         ll_http_response_push(L, r, ll_http_call_body_type(call, x->req));
         p->state = FULFILLED;
     }
-    p->value_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     x->tp->ops->release(x);
-    ll_vu_pending_del(vu, &p->pending);
+    ll_promise_settle((ll_promise *)p, p->state == FULFILLED);
+}
+
+void ll_promise_settle(ll_promise *pp, int ok) {
+    promise *p = (promise *)pp;
+    lua_State *L = p->L;
+    p->state = ok ? FULFILLED : REJECTED;
+    p->value_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    ll_vu_pending_del(p->vu, &p->pending);
     schedule(p);
     ll_vu_task *t = p->waiter;
     int nargs = p->state == REJECTED ? 2 : 1;
@@ -143,11 +161,7 @@ void ll_http_async_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_
     if (t) ll_vu_task_resume(t, nargs);
 }
 
-int ll_http_async_start(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
-                        int params) {
-    ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
-    int last = params > body ? params : body > target ? body : target;
-    lua_settop(L, last); /* the arguments, then the promise above them */
+static promise *push_promise(lua_State *L, ll_vu *vu) {
     promise *p = lua_newuserdata(L, sizeof(*p));
     memset(p, 0, sizeof(*p));
     p->self_ref = p->value_ref = p->nexts_ref = LUA_NOREF;
@@ -156,6 +170,25 @@ int ll_http_async_start(lua_State *L, ll_http_client *c, const char *W, const ch
     ll_loop_timer_init(&p->dispatch, dispatch, p);
     luaL_getmetatable(L, PROMISE_MT);
     lua_setmetatable(L, -2);
+    return p;
+}
+
+ll_promise *ll_promise_push(lua_State *L, ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud) {
+    promise *p = push_promise(L, vu);
+    p->op_cancel = cancel;
+    p->op_ud = ud;
+    lua_pushvalue(L, -1);
+    p->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    ll_vu_pending_add(vu, &p->pending, cancel_request, p);
+    return (ll_promise *)p;
+}
+
+int ll_http_async_start(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
+                        int params) {
+    ll_vu *vu = ll_luaload_vu(L, "making HTTP requests");
+    int last = params > body ? params : body > target ? body : target;
+    lua_settop(L, last); /* the arguments, then the promise above them */
+    promise *p = push_promise(L, vu);
     int self = lua_gettop(L);
     const char *m = NULL, *err = NULL;
     const ll_http_req *req = ll_http_prepare(L, ll_http_scratch(&p->scratch), W, method, target, body, params, &m);

@@ -47,6 +47,14 @@ void ll_http_async_done(ll_vu *vu, ll_http_call *call, ll_transfer *x, const ll_
  * without waiting, and pushes its promise. */
 int ll_http_async_start(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
                         int params);
+/* A promise of another binding's operation (on vu), pushed on L: it is
+ * one of the VU's pending things until settled; a cut calls cancel(ud)
+ * (the operation then never settles it). */
+typedef struct ll_promise ll_promise;
+ll_promise *ll_promise_push(lua_State *L, ll_vu *vu, ll_vu_cancel_fn *cancel, void *ud);
+/* Settles p with the value on top of the worker's main state (popped):
+ * fulfilled (ok) or rejected (a message; :await raises it). */
+void ll_promise_settle(ll_promise *p, int ok);
 /* The promise's metatable, once per state. */
 void ll_http_async_register(lua_State *L);
 /* A call of an http.batch completed with r on transfer x (http_batch.c). */

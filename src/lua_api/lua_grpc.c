@@ -301,6 +301,7 @@ int luaopen_luaload_grpc(lua_State *L) {
         {"load_protoset", l_load_protoset}, {"loadProtoset", l_load_protoset},
         {"connect", l_connect},
         {"invoke", ll_grpc_invoke},
+        {"async_invoke", ll_grpc_async_invoke}, {"asyncInvoke", ll_grpc_async_invoke},
         {"close", l_close},
         {NULL, NULL},
     };

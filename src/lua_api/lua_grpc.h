@@ -69,8 +69,10 @@ void ll_grpc_encode(lua_State *L, int idx, const ll_proto_type *type, uint64_t m
  * what failed). Pushes the headers and the trailers as tables name ->
  * { values } on L. */
 int ll_grpc_status(lua_State *L, const ll_http_res *r, ll_buf *why);
-/* client:invoke(method, request, params) */
+/* client:invoke(method, request, params), and async_invoke: the same
+ * without waiting, a promise of the Response */
 int ll_grpc_invoke(lua_State *L);
+int ll_grpc_async_invoke(lua_State *L);
 /* The metatable of a call in flight, once per state. */
 void ll_grpc_call_register(lua_State *L);
 

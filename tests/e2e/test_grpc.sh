@@ -60,6 +60,13 @@ function default()
     -- a deadline
     local d = client:invoke("luaload.test.Echo/Say", { delay_ms = 1500 }, { timeout = "200ms" })
     print("deadline", d.status, d.status == grpc.StatusDeadlineExceeded)
+    -- async_invoke: three at once, on one connection, each a promise
+    local ps = {}
+    for i = 1, 3 do ps[i] = client:async_invoke("luaload.test.Echo/Say", { text = "a" .. i, delay_ms = 300 }) end
+    local all = ll.await_all(ps)
+    print("async", all[1].message.text, all[2].message.text, all[3].message.text, ps[1]:state())
+    local bad = client:asyncInvoke("luaload.test.Echo/Say", { fail_with = 7 }):await()
+    print("async status", bad.status, bad.error.message)
     -- the response message discarded
     local q = client:invoke("luaload.test.Echo/Say", { text = "x" }, { discard_response_message = true })
     print("discard", q.status, tostring(q.message))
@@ -82,13 +89,15 @@ expect_match "unary: lowerCamel field names and a leading /" "$OUT" $'^camel\t0\
 expect_match "unary: a non-OK status is a response with its error" "$OUT" $'^fail\t5\t5\ttold to fail: 5 ü\tnil$'
 expect_match "unary: a deadline gives DEADLINE_EXCEEDED" "$OUT" $'^deadline\t4\ttrue$'
 expect_match "unary: discard_response_message" "$OUT" $'^discard\t0\tnil$'
+expect_match "async_invoke: three at once, each its response" "$OUT" $'^async\ta1\ta2\ta3\tfulfilled$'
+expect_match "async_invoke: a status other than OK fulfils the promise" "$OUT" $'^async status\t7\ttold to fail: 7 ü$'
 expect_match "unary: an unknown method raises" "$OUT" $'^nomethod\tfalse\t.*grpc.Client:invoke: .*Nope.*not found'
 expect_match "unary: a streaming method raises" "$OUT" $'^stream\tfalse\t.*luaload.test.Echo/Count is a streaming method'
 expect_match "unary: an unknown field raises" "$OUT" $'^badfield\tfalse\t.*grpc.Client:invoke: the message: .*nosuch'
 expect_match "unary: a metadata value with CR LF raises" "$OUT" $'^badmd\tfalse\t.*params.metadata: the value of x-a holds CR, LF or NUL'
 expect_eq "unary: checks all passed" "$(passes checks)" 6
 points() { jq -s "[.[] | select(.type == \"Point\" and .metric == \"grpc_req_duration\" and ($1))] | length" "$T/u.json"; }
-expect_eq "unary: grpc_req_duration: a sample for every call (6, and 5 more in each VU's first)" "$(points true)" 16
+expect_eq "unary: grpc_req_duration: a sample for every call (6, and 9 more in each VU's first)" "$(points true)" 24
 expect_eq "unary: grpc_req_duration: status 5 on two in each VU's first" "$(points '.data.tags.status == "5"')" 4
 expect_eq "unary: a threshold on a status sub-metric" "$(jqv "$T/s.json" '.metrics["grpc_req_duration{status:5}"].thresholds["max<5000"]')" false
 if [[ $(jqv "$T/s.json" '.metrics.data_sent.count') -gt 500 ]]; then ok "unary: data_sent"; else not_ok "unary: data_sent" "$(jqv "$T/s.json" '.metrics.data_sent')"; fi

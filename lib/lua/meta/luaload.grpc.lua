@@ -93,6 +93,20 @@ function Client:connect(address, params) end
 ---@return luaload.grpc.Response
 function Client:invoke(method, request, params) end
 
+---The same call without waiting: a promise of the Response (docs/api.md, "async").
+---@param method string
+---@param request table
+---@param params? luaload.grpc.Params
+---@return luaload.http.Promise
+function Client:async_invoke(method, request, params) end
+
+---k6's name of async_invoke.
+---@param method string
+---@param request table
+---@param params? luaload.grpc.Params
+---@return luaload.http.Promise
+function Client:asyncInvoke(method, request, params) end
+
 ---Closes the VU's connection; its calls need connect again.
 function Client:close() end
 
