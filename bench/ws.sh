@@ -150,8 +150,10 @@ run() {
   read -r wall usr sys rss < <(tail -n 1 "$base.time")
   recv=$(jq -r '.metrics.ws_msgs_received.count // 0' "$base.json" 2>/dev/null || echo 0)
   srv=$(awk -v t="$(( $(server_ticks) - t0 ))" -v w="$wall" 'BEGIN { printf "%.0f", (w > 0 ? t / w : 0) }')
-  printf '%s\t%s\t%s\t%.2f\t%s\t%s\t%s\n' "$name" "${recv:-0}" "$wall" "$(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }')" \
-    "$rss" "$srv" "$socks" | tee -a "$RESULTS"
+  local cpu
+  cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }')
+  printf '%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%.0f\n' "$name" "${recv:-0}" "$wall" "$cpu" "$rss" "$srv" "$socks" \
+    "$(awk -v r="${recv:-0}" -v c="$cpu" 'BEGIN { print (c > 0 ? r / c : 0) }')" | tee -a "$RESULTS"
   sleep 1
 }
 c_luaload() {
@@ -169,7 +171,7 @@ med() {
 verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2) print \"ok\"; else print \"MISSED\" }"; }
 
 echo "# luaload serve (1 thread) on cpu $SERVER_CPU, clients on cpu $CLIENT_CPU; $(nproc) cpus, $(uname -r)" >&2
-printf 'case\treceived\twall_s\tcpu_s\tpeak_rss_KB\tserver_busy_%%\tpeak_sockets\n'
+printf 'case\treceived\twall_s\tcpu_s\tpeak_rss_KB\tserver_busy_%%\tpeak_sockets\treceived_per_cpu_s\n'
 
 if want echo; then
   # a second of traffic first, not recorded
@@ -180,17 +182,16 @@ if want echo; then
     if ((REP % 2)); then c_luaload; c_k6; else c_k6; c_luaload; fi
   done
   echo
-  echo "echo ping-pong, $VUS sockets, $MSG_SIZE-byte messages, ${DUR}s, medians over $REPS reps:"
+  echo "echo ping-pong, $VUS sockets, $MSG_SIZE-byte messages, ${DUR}s, medians over $REPS reps (per core: of each rep's):"
   for c in luaload k6; do
-    recv=$(med "$c" 2) cpu=$(med "$c" 4)
+    recv=$(med "$c" 2) pc=$(med "$c" 8)
     [[ $recv == - ]] && continue
-    awk -v c="$c" -v r="$recv" -v d="$DUR" -v cpu="$cpu" -v rss="$(med "$c" 5)" -v srv="$(med "$c" 6)" 'BEGIN {
+    awk -v c="$c" -v r="$recv" -v d="$DUR" -v cpu="$(med "$c" 4)" -v pc="$pc" -v rss="$(med "$c" 5)" -v srv="$(med "$c" 6)" 'BEGIN {
       printf "  %-8s %10.0f echoes/s  %6.2f CPU s  %10.0f echoes per client CPU s  %6.1f µs/echo  %7d KB  server %3d%% busy\n",
-        c, r / d, cpu, (cpu > 0 ? r / cpu : 0), (r > 0 ? cpu * 1e6 / r : 0), rss, srv }'
+        c, r / d, cpu, pc, (pc > 0 ? 1e6 / pc : 0), rss, srv }'
   done
   if [[ -n $K6 ]]; then
-    per=$(awk -v a="$(med luaload 2)" -v ca="$(med luaload 4)" -v b="$(med k6 2)" -v cb="$(med k6 4)" \
-      'BEGIN { if (ca > 0 && cb > 0 && b > 0) printf "%.1f", (a / ca) / (b / cb); else print "-" }')
+    per=$(awk -v a="$(med luaload 8)" -v b="$(med k6 8)" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }')
     rate=$(awk -v a="$(med luaload 2)" -v b="$(med k6 2)" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
     echo "  luaload / k6: echoes/s x$rate, per client core x$per (target >= 10: $(verdict "$per" '>= 10'))"
   fi
