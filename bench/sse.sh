@@ -175,7 +175,7 @@ if want chunk; then
     esac
   done
   echo
-  echo "$ITERS bodies of $((SIZE / 1048576)) MiB ($((SIZE / 1048576 * ITERS)) MiB), medians over $REPS reps:"
+  echo "$ITERS bodies of $((SIZE / 1048576)) MiB ($((SIZE * ITERS / 1048576)) MiB), medians over $REPS reps:"
   mb=$(awk -v s="$SIZE" -v i="$ITERS" 'BEGIN { print s * i / 1048576 }')
   for m in none kept chunk; do
     awk -v m="$m" -v cpu="$(med "$m" 4)" -v w="$(med "$m" 3)" -v mb="$mb" -v rss="$(med "$m" 5)" -v f="$(med "$m" 7)" 'BEGIN {
