@@ -183,13 +183,6 @@ static void on_close(ll_ws *ws, int code, const char *reason, size_t len, void *
 
 /* ---- the socket's methods ---- */
 
-static wsock *check_open(lua_State *L, const char *W) {
-    ws_box *b = luaL_checkudata(L, 1, SOCKET_MT);
-    if (!b->s || !b->s->ss.ws || ll_ws_ready_state(b->s->ss.ws) != LL_WS_OPEN)
-        luaL_error(L, "socket:%s(): the socket is not open", W);
-    return b->s;
-}
-
 static int l_on(lua_State *L) {
     ws_box *b = luaL_checkudata(L, 1, SOCKET_MT);
     const char *ev = luaL_checkstring(L, 2);
@@ -214,12 +207,14 @@ static int l_on(lua_State *L) {
     return 0;
 }
 
+/* Queues a message, or raises when the socket is not open (still
+ * connecting, closing or closed). */
 static int send_as(lua_State *L, int opcode, const char *W) {
-    wsock *s = check_open(L, W);
+    ws_box *b = luaL_checkudata(L, 1, SOCKET_MT);
     size_t len;
     const char *p = luaL_checklstring(L, 2, &len);
-    if (ll_ws_send(s->ss.ws, opcode, p, len) < 0) return luaL_error(L, "socket:%s(): the socket is not open", W);
-    ll_lua_ws_session_sample(&s->ss, LL_M_WS_MSGS_SENT, 1);
+    if (!b->s || ll_lua_ws_session_send(&b->s->ss, opcode, p, len) < 0)
+        return luaL_error(L, "socket:%s(): the socket is not open", W);
     return 0;
 }
 
@@ -227,8 +222,8 @@ static int l_send(lua_State *L) { return send_as(L, LL_WS_TEXT, "send"); }
 static int l_send_binary(lua_State *L) { return send_as(L, LL_WS_BINARY, "send_binary"); }
 
 static int l_ping(lua_State *L) {
-    wsock *s = check_open(L, "ping");
-    if (ll_lua_ws_session_ping(&s->ss) < 0) return luaL_error(L, "socket:ping(): the socket is not open");
+    ws_box *b = luaL_checkudata(L, 1, SOCKET_MT);
+    if (!b->s || ll_lua_ws_session_ping(&b->s->ss) < 0) return luaL_error(L, "socket:ping(): the socket is not open");
     return 0;
 }
 

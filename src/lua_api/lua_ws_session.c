@@ -267,6 +267,12 @@ void ll_lua_ws_session_opened(ll_lua_ws_session *s, const ll_ws_open_result *r) 
     else s->start_ns = ll_loop_now_ns();
 }
 
+int ll_lua_ws_session_send(ll_lua_ws_session *s, int opcode, const void *data, size_t len) {
+    if (!s->ws || ll_ws_send(s->ws, opcode, data, len) < 0) return -1;
+    ll_lua_ws_session_sample(s, LL_M_WS_MSGS_SENT, 1);
+    return 0;
+}
+
 int ll_lua_ws_session_ping(ll_lua_ws_session *s) {
     if (!s->ws || ll_ws_ping(s->ws, "", 0) < 0) return -1;
     s->ping_ns = ll_loop_now_ns();

@@ -71,6 +71,9 @@ int ll_lua_ws_session_open(ll_lua_ws_session *s, const ll_lua_ws_params *p, cons
 void ll_lua_ws_session_opened(ll_lua_ws_session *s, const ll_ws_open_result *r);
 /* A sample of metric with the session's tags. */
 void ll_lua_ws_session_sample(ll_lua_ws_session *s, int metric, double value);
+/* Queues a message (ws_conn.h's opcode) and counts it in ws_msgs_sent; 0,
+ * or -1 when the socket is not open. */
+int ll_lua_ws_session_send(ll_lua_ws_session *s, int opcode, const void *data, size_t len);
 /* Queues a ping; 0 or -1 (not open). Its pong records ws_ping. */
 int ll_lua_ws_session_ping(ll_lua_ws_session *s);
 void ll_lua_ws_session_pong(ll_lua_ws_session *s);
