@@ -145,6 +145,47 @@ expect_eq "headers: the 404s are counted sessions" "$(points ws_sessions '.data.
 expect_eq "headers: sessions with subproto=chat" "$(points ws_sessions '.data.tags.subproto == "chat"')" 2
 expect_eq "headers: no script error" "$(noprogress "$ERR" | grep -c 'error')" 0
 
+# (b2) wss:// against the peer over TLS: with a Client trusting the test CA
+# it opens; without (the default verifies) it is an error event, counted
+source "$(dirname "$0")/servers.sh"
+CERTS=$T/certs
+make_certs || exit 1
+mkfifo "$T/tls.in"
+/usr/bin/python3 "$(dirname "$0")/helpers/ws_peer.py" --tls "$CERTS/server.pem" "$CERTS/server.key" \
+  <"$T/tls.in" >"$T/tls.port" 2>"$T/tls.err" &
+EXTRA_PIDS+=($!)
+exec 8>"$T/tls.in"
+for ((i = 0; i < 100; i++)); do [[ -s $T/tls.port ]] && break; sleep 0.05; done
+TLSPEER=wss://127.0.0.1:$(head -1 "$T/tls.port")
+S=$(script tls.lua <<LUA
+local websockets = require("luaload.websockets")
+local http = require("luaload.http")
+local ll = require("luaload")
+local client = http.Client{ tls = { ca = "$CERTS/ca.pem" } }
+function default()
+  local got = {}
+  local s = websockets.WebSocket("$TLSPEER/echo", nil, { client = client })
+  s.onopen = function() s:send("over tls") end
+  s.onmessage = function(e) got.echo = e.data; s:close() end
+  local bad = websockets.WebSocket("$TLSPEER/echo")
+  bad.onerror = function(e) got.error = e.error end
+  bad.onclose = function(e)
+    got.code = e.code
+    ll.check(got, { ["untrusted: error event, close 1006"] = function(g) return (g.error or "") ~= "" and g.code == 1006 end })
+  end
+  s.onclose = function()
+    ll.check(got, { ["wss echo with the Client's CA"] = function(g) return g.echo == "over tls" end })
+  end
+end
+LUA
+)
+run_ll run "$S" -i 2 -q --summary-export "$T/s.json" -o "json=$T/points.json"
+expect_eq "tls: exit 0" "$RC" 0
+for c in "wss echo with the Client's CA" "untrusted: error event, close 1006"; do
+  expect_eq "tls: $c (2 of 2)" "$(jqv "$T/s.json" ".root_group.checks[\"$c\"].passes")" 2
+done
+expect_eq "tls: the refused sessions counted, status 0" "$(points ws_sessions '.data.tags.status == "0"')" 2
+
 # (c) thresholds on ws_session_duration and a sub-metric by status
 S=$(script thresholds.lua <<LUA
 local websockets = require("luaload.websockets")
@@ -201,8 +242,32 @@ expect_match "fail: the handler's error is reported with its line" "$ERR" "fail.
 expect_cmp "fail: and ends the iteration at once (< 2 s)" "x < 2" "$ELAPSED"
 expect_eq "fail: both sessions of each iteration recorded their duration" \
   "$(points ws_session_duration)" 4
+expect_eq "fail: exit 0 (script errors do not change it; no sanitizer report)" "$RC" 0
 
-# (f) send on a socket that is not open raises; so do bad arguments
+# (f) an error in the error handler of a failed open (the 404's): the
+# iteration fails there, its close handler never runs, the next iteration
+# starts clean; close() while connecting abandons the open (error, close)
+S=$(script fail_open.lua <<LUA
+local websockets = require("luaload.websockets")
+local ll = require("luaload")
+function default()
+  local early = websockets.WebSocket("$WSURL/ws/echo")
+  early.onclose = function(e) ll.check(e, { ["closed while connecting: 1006"] = function() return e.code == 1006 end }) end
+  early:close()
+  local bad = websockets.WebSocket("$WSURL/status/404")
+  bad.onerror = function() error("error handler failed") end
+  bad.onclose = function() print("NOT REACHED") end
+end
+LUA
+)
+run_ll run "$S" -i 3 -q --summary-export "$T/s.json"
+expect_eq "fail open: exit 0" "$RC" 0
+expect_match "fail open: the error handler's error with its line" "$ERR" "script error in 3 iterations: .*fail_open.lua:8: error handler failed"
+expect_eq "fail open: its close handler never ran" "$(grep -c 'NOT REACHED' "$OUT")" 0
+expect_eq "fail open: close() while connecting gives a close event (3 of 3)" \
+  "$(jqv "$T/s.json" '.root_group.checks["closed while connecting: 1006"].passes')" 3
+
+# (g) send on a socket that is not open raises; so do bad arguments
 S=$(script raises.lua <<LUA
 local websockets = require("luaload.websockets")
 local ll = require("luaload")
@@ -255,7 +320,7 @@ run_ll run "$S" -i 1 -q
 expect_eq "init context: exit 107" "$RC" 107
 expect_match "init context: a clear error" "$ERR" "websockets.WebSocket\(\) is not available in the init context"
 
-# (g) sockets that never close are cut at the end of the test, on time,
+# (h) sockets that never close are cut at the end of the test, on time,
 # each session counted with its duration; ping and pong meanwhile
 S=$(script cut.lua <<LUA
 local websockets = require("luaload.websockets")
