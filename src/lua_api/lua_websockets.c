@@ -86,21 +86,19 @@ static int emit(wsb *s, int event) {
     lua_getfenv(L, -1);
     lua_replace(L, -2);
     int env = lua_gettop(L);
-    lua_newtable(L); /* the functions to call, in order */
-    int list = env + 1;
+    lua_newtable(L); /* the functions to call, in order, without holes */
+    int list = env + 1, n = 0;
     lua_getfield(L, env, ONS[event]);
-    lua_rawseti(L, list, 1);
+    if (lua_isfunction(L, -1)) lua_rawseti(L, list, ++n);
+    else lua_pop(L, 1);
     lua_getfield(L, env, "listeners");
-    if (lua_istable(L, -1)) {
-        lua_getfield(L, -1, EVENTS[event]);
-        int n = lua_istable(L, -1) ? (int)lua_objlen(L, -1) : 0;
-        for (int i = 1; i <= n; i++) {
-            lua_rawgeti(L, -1, i);
-            lua_rawseti(L, list, i + 1);
-        }
-        lua_pop(L, 1);
+    lua_getfield(L, -1, EVENTS[event]);
+    int nl = lua_istable(L, -1) ? (int)lua_objlen(L, -1) : 0;
+    for (int i = 1; i <= nl; i++) {
+        lua_rawgeti(L, -1, i);
+        lua_rawseti(L, list, ++n);
     }
-    lua_pop(L, 1);
+    lua_pop(L, 2);
     lua_pushvalue(L, env - 1); /* the event on top */
     int ok = ll_lua_ws_session_run(&s->ss, L, list, 1);
     lua_settop(L, env - 2);

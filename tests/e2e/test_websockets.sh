@@ -4,7 +4,8 @@
 # python3-websockets (helpers/ws_peer.py, a peer nobody here wrote):
 # several sockets in one VU (text, binary, both servers), ready_state,
 # binary_type, on-handlers and listeners (also k6's camelCase), headers,
-# cookies, subprotocols and permessage-deflate; k6's metrics and tags in the
+# cookies, subprotocols and permessage-deflate, wss:// with the Client's
+# TLS options; k6's metrics and tags in the
 # summary and the JSON output; a threshold on ws_session_duration; a 404
 # handshake giving an error event and a counted session, not a script
 # error; a failing handler failing the iteration with its line; send on a
