@@ -223,7 +223,8 @@ static int l_send_binary(lua_State *L) { return send_as(L, LL_WS_BINARY, "send_b
 
 static int l_ping(lua_State *L) {
     wsb_box *b = check_box(L);
-    if (!b->s || ll_lua_ws_session_ping(&b->s->ss) < 0) return luaL_error(L, "WebSocket:ping(): the socket is not open");
+    if (!b->s || ll_lua_ws_session_ping(&b->s->ss) < 0)
+        return luaL_error(L, "WebSocket:ping(): the socket is not open");
     return 0;
 }
 

@@ -120,8 +120,8 @@ static void params_protocols(lua_State *L, const char *what, const char *name, i
     }
 }
 
-void ll_lua_ws_session_params_read(lua_State *L, ll_vu *vu, const char *what, const char *url, int params, int protocols,
-                       ll_lua_ws_params *p) {
+void ll_lua_ws_session_params_read(lua_State *L, ll_vu *vu, const char *what, const char *url, int params,
+                                   int protocols, ll_lua_ws_params *p) {
     memset(p, 0, sizeof(*p));
     if (lua_isnoneornil(L, params)) {
         lua_newtable(L);
@@ -207,8 +207,8 @@ void ll_lua_ws_session_init(ll_lua_ws_session *s, lua_State *L, ll_vu *vu, const
     lua_pop(L, 1);
 }
 
-int ll_lua_ws_session_open(ll_lua_ws_session *s, const ll_lua_ws_params *p, const ll_ws_callbacks *cb, void *ud, char *err,
-                       size_t errlen) {
+int ll_lua_ws_session_open(ll_lua_ws_session *s, const ll_lua_ws_params *p, const ll_ws_callbacks *cb, void *ud,
+                           char *err, size_t errlen) {
     s->ws = ll_ws_open(ll_worker_loop(ll_vu_worker(s->vu)), s->url, &p->o, cb, ud, err, errlen);
     return s->ws ? 0 : -1;
 }
@@ -286,7 +286,8 @@ void ll_lua_ws_session_pong(ll_lua_ws_session *s) {
 
 void ll_lua_ws_session_end(ll_lua_ws_session *s) {
     if (!s->ws) return;
-    if (s->start_ns) ll_lua_ws_session_sample(s, LL_M_WS_SESSION_DURATION, (double)(ll_loop_now_ns() - s->start_ns) / 1e6);
+    if (s->start_ns)
+        ll_lua_ws_session_sample(s, LL_M_WS_SESSION_DURATION, (double)(ll_loop_now_ns() - s->start_ns) / 1e6);
     int64_t sent = 0, received = 0;
     ll_ws_bytes(s->ws, &sent, &received);
     ll_lua_ws_session_sample(s, LL_M_DATA_SENT, (double)sent);

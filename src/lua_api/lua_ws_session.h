@@ -40,8 +40,8 @@ typedef struct ll_lua_ws_params {
  * nil: none) or, with protocols 0, from params.subprotocols. Raises on bad
  * input with what ("ws.connect()") first; the cookie, allocated last,
  * comes after anything that may raise. */
-void ll_lua_ws_session_params_read(lua_State *L, ll_vu *vu, const char *what, const char *url, int params, int protocols,
-                       ll_lua_ws_params *p);
+void ll_lua_ws_session_params_read(lua_State *L, ll_vu *vu, const char *what, const char *url, int params,
+                                   int protocols, ll_lua_ws_params *p);
 void ll_lua_ws_session_params_free(ll_lua_ws_params *p);
 
 /* One session: its connection and what its samples are tagged with. */
@@ -63,8 +63,8 @@ void ll_lua_ws_session_init(ll_lua_ws_session *s, lua_State *L, ll_vu *vu, const
                         int params);
 /* Starts the open on the VU's worker loop (ll_ws_open): 0, or -1 with the
  * reason in err (s->ws stays NULL). */
-int ll_lua_ws_session_open(ll_lua_ws_session *s, const ll_lua_ws_params *p, const ll_ws_callbacks *cb, void *ud, char *err,
-                       size_t errlen);
+int ll_lua_ws_session_open(ll_lua_ws_session *s, const ll_lua_ws_params *p, const ll_ws_callbacks *cb, void *ud,
+                           char *err, size_t errlen);
 /* The open's result came (ws_conn.h's open callback): status and
  * subprotocol for the tags, the 101's Set-Cookie into the VU's jar,
  * ws_connecting and ws_sessions; a failed open ends the session here. */
