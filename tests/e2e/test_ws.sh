@@ -161,7 +161,8 @@ run_ll run "$S" -i 2 -q -e MAX=50
 expect_eq "thresholds: ws_session_duration max < 50 crossed, exit 99" "$RC" 99
 expect_match "thresholds: named in the summary" "$OUT" "ws_session_duration"
 
-# (e) sessions that never end are cut at the end of the test, on time
+# (e) sessions that never end are cut at the end of the test, on time,
+# their duration recorded
 S=$(script cut.lua <<LUA
 local ws = require("luaload.ws")
 options = { scenarios = { s = { executor = "constant-vus", vus = 3, duration = "500ms", gracefulStop = "200ms" } } }
@@ -174,12 +175,17 @@ function default()
 end
 LUA
 )
-run_ll run "$S" -q --summary-export "$T/s.json"
+run_ll run "$S" -q --summary-export "$T/s.json" -o "json=$T/points.json"
 expect_eq "cut: exit 0" "$RC" 0
 expect_cmp "cut: the run ends on time (< 3 s)" "x < 3" "$ELAPSED"
 expect_match "cut: the iterations are cut at the end" "$ERR" "3 iterations still running at the end were interrupted"
 expect_eq "cut: connect never returned" "$(grep -c 'NOT REACHED' "$OUT" "$ERR" | awk -F: '{ s += $2 } END { print s }')" 0
 expect_cmp "cut: messages came meanwhile" "x > 30" "$(cnt ws_msgs_received)"
+# a session cut at the end still records its duration (and its bytes)
+expect_eq "cut: each cut session recorded ws_session_duration" \
+  "$(jq -s '[.[] | select(.type == "Point" and .metric == "ws_session_duration" and .data.value >= 500)] | length' "$T/points.json")" 3
+expect_eq "cut: and its data_received" \
+  "$(jq -s '[.[] | select(.type == "Point" and .metric == "data_received" and (.data.tags.url | endswith("interval=20")))] | length' "$T/points.json")" 3
 
 # (f) a handler's error fails the iteration with its line
 S=$(script fail.lua <<LUA

@@ -26,6 +26,7 @@ local html = require("luaload.html")
 local exec = require("luaload.execution")
 local ws = require("luaload.ws")
 local grpc = require("luaload.grpc")
+local websockets = require("luaload.websockets")
 
 local counter = metrics.Counter("api_names_counter")
 local gauge = metrics.Gauge("api_names_gauge")
@@ -61,6 +62,7 @@ local SHAPES = {
   "luaload.jwt.SignOptions", "luaload.summary.TextOptions", "luaload.summary.JUnitOptions",
   "luaload.ws.Params", "luaload.grpc.TLSParams", "luaload.grpc.ConnectParams", "luaload.grpc.Params",
   "luaload.grpc.Error", "luaload.grpc.Response", "luaload.grpc.StreamParams", "luaload.grpc.Stream",
+  "luaload.websockets.Params", "luaload.websockets.Event",
 }
 
 local lines = {}
@@ -140,6 +142,12 @@ function default()
     s:on("open", function() s:close() end)
   end)
   if wres.status ~= 101 then out("error ws /ws/echo: " .. wres.status .. " " .. wres.error) end
+  -- a WebSocket with every handler set (an unset one reads nil); it closes once open
+  local wsb = websockets.WebSocket(__ENV.URL:gsub("^http", "ws") .. "/ws/echo")
+  local function noop() end
+  wsb.onopen = function() wsb:close() end
+  wsb.onerror = function(e) out("error websockets /ws/echo: " .. tostring(e.error)) end
+  wsb.onmessage, wsb.onclose, wsb.onping, wsb.onpong = noop, noop, noop, noop
   local objects = {
     ["luaload.VU"] = ll.vu,
     ["luaload.console"] = console,
@@ -171,6 +179,7 @@ function default()
     ["luaload.ws.Socket"] = wsock,
     ["luaload.ws.Response"] = wres,
     ["luaload.grpc.Client"] = grpc.Client(),
+    ["luaload.websockets.WebSocket"] = wsb,
   }
   for name, obj in pairs(objects) do class(name, obj) end
 
