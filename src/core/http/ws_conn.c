@@ -154,17 +154,48 @@ static ssize_t wc_recv(wslay_event_context_ptr wc, uint8_t *buf, size_t len, int
     return -1;
 }
 
+/* wslay hands a frame's header (flagged WSLAY_MSG_MORE), then its
+ * payload: the header is held and goes with the payload's first bytes in
+ * one write. */
 static ssize_t wc_send(wslay_event_context_ptr wc, const uint8_t *data, size_t len, int flags, void *ud) {
-    (void)flags;
     ll_ws *ws = ud;
     if (ws->dead || ws->net.fd < 0) {
         wslay_event_set_error(wc, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
+    if ((flags & WSLAY_MSG_MORE) && ws->hold_len == 0 && len <= sizeof(ws->hold)) {
+        memcpy(ws->hold, data, len);
+        ws->hold_len = len;
+        return (ssize_t)len;
+    }
+    const char *p = (const char *)data;
+    size_t n = len;
+    char joined[4096];
+    if (ws->hold_len) { /* the held header, then as much of this as fits */
+        n = len < sizeof(joined) - ws->hold_len ? len : sizeof(joined) - ws->hold_len;
+        memcpy(joined, ws->hold, ws->hold_len);
+        memcpy(joined + ws->hold_len, data, n);
+        p = joined;
+        n += ws->hold_len;
+    }
     size_t wrote = 0;
-    ll_net_status st = ws->net.ops->write(&ws->net, (const char *)data, len, &wrote);
+    ll_net_status st = ws->net.ops->write(&ws->net, p, n, &wrote);
     if (st == LL_NET_OK) {
         ws->sent += (int64_t)wrote;
+        if (ws->hold_len) {
+            if (wrote < ws->hold_len) { /* part of the header: the rest stays held */
+                memmove(ws->hold, ws->hold + wrote, ws->hold_len - wrote);
+                ws->hold_len -= wrote;
+                wslay_event_set_error(wc, WSLAY_ERR_WOULDBLOCK);
+                return -1;
+            }
+            wrote -= ws->hold_len;
+            ws->hold_len = 0;
+            if (wrote == 0) {
+                wslay_event_set_error(wc, WSLAY_ERR_WOULDBLOCK);
+                return -1;
+            }
+        }
         return (ssize_t)wrote;
     }
     if (st == LL_NET_WANT_READ || st == LL_NET_WANT_WRITE) {

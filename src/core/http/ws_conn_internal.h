@@ -77,6 +77,9 @@ struct ll_ws {
     size_t rest_len, rest_off;
     uint64_t t_start, t_dns, t_dial, t_connected, t_tls, t_sent, t_head;
     int64_t sent, received;
+    uint8_t hold[16];          /* a frame's header wslay said more follows (WSLAY_MSG_MORE):
+                                * written with its payload, one segment, not two */
+    size_t hold_len;
     int depth, dead;
     int pending_code;          /* a failure to give at the next turn */
     int failing;               /* wslay refused a frame: an error, then the end */
