@@ -5,11 +5,13 @@
 # connections between the VUs of a worker (max_streams bounds the streams of
 # each); mTLS over h3 by success or failure (Caddy 2.6 does not expand the TLS
 # placeholders of /mtls over HTTP/3); certificate verification; HTTP/1.1 and
-# HTTP/2 over TCP on the same port; bad PEM paths fail at init.
+# HTTP/2 over TCP on the same port; bad PEM paths fail at init; params.on_chunk
+# streams a body over HTTP/3 (luaload serve's /sse through Caddy's proxy).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/servers.sh"
 make_certs || exit 1
-start_caddy || exit 1
+start_serve
+UPSTREAM_PORT=$PORT start_caddy || exit 1
 H3=https://127.0.0.1:$CADDY_PORT
 MTLS=https://127.0.0.1:$CADDY_MTLS_PORT
 N=8
@@ -205,4 +207,19 @@ LUA
   expect_eq "bad $name: exit 107" "$RC" 107
   expect_match "bad $name: the message names the file" "$ERR" "http.Client tls: $msg"
 done
+# params.on_chunk over HTTP/3: the events as they come, nothing kept
+S=$(script h3_chunk.lua <<LUA
+local http = require("luaload.http")
+local c = http.Client{ http_version = "3", tls = { ca = "$CERTS/ca.pem" } }
+function default()
+  local pieces = {}
+  local r = c:get("$H3/proxy/sse?n=5&interval=50", { on_chunk = function(b) pieces[#pieces + 1] = b end })
+  local _, events = table.concat(pieces):gsub("data: event %d", "")
+  print("h3 chunk", r.proto, r.status, #r.body, #pieces > 1, events)
+end
+LUA
+)
+run_ll run "$S" -q -i 1
+expect_eq "on_chunk over h3: exit 0" "$RC" 0
+expect_match "on_chunk over h3: the body streamed in several pieces, none kept" "$OUT" $'^h3 chunk\tHTTP/3.0\t200\t0\ttrue\t5$'
 finish
