@@ -59,7 +59,8 @@ const ll_grpc_conn *ll_grpc_conn_of(lua_State *L, ll_grpc_client *c, ll_vu *vu, 
 static int client_gc(lua_State *L) {
     ll_grpc_client *c = lua_touserdata(L, 1);
     ll_proto_free(c->proto);
-    c->proto = NULL;
+    ll_proto_free(c->refl);
+    c->proto = c->refl = NULL;
     free(c->tls);
     c->tls = NULL;
     if (c->http_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->http_ref);
@@ -238,7 +239,7 @@ static int l_connect(lua_State *L) {
     if (!params && !lua_isnoneornil(L, 3)) return luaL_error(L, "%s: params: expected a table", W);
     int plaintext = 0;
     uint64_t timeout = TIMEOUT_US_DEFAULT, max_recv = MAX_MESSAGE_DEFAULT, max_send = MAX_MESSAGE_DEFAULT;
-    int tls = 0;
+    int tls = 0, reflect = 0;
     if (params) {
         lua_getfield(L, params, "plaintext");
         plaintext = lua_toboolean(L, -1);
@@ -251,10 +252,7 @@ static int l_connect(lua_State *L) {
         if (lua_isnil(L, -1)) lua_getfield(L, params, "maxSendSize");
         if (!lua_isnil(L, -1)) max_send = size_param(L, lua_gettop(L), W, "max_send_size");
         lua_getfield(L, params, "reflect");
-        if (lua_toboolean(L, -1))
-            return luaL_error(L, "%s: params.reflect: server reflection is not supported yet; load the .proto "
-                                 "files or a protoset in init code",
-                              W);
+        reflect = lua_toboolean(L, -1);
         lua_getfield(L, params, "tls");
         if (lua_istable(L, -1)) tls = lua_gettop(L);
         else if (!lua_isnil(L, -1)) return luaL_error(L, "%s: params.tls: expected a table", W);
@@ -277,9 +275,11 @@ static int l_connect(lua_State *L) {
     g->timeout_us = timeout;
     g->max_recv = max_recv;
     g->max_send = max_send;
+    int conn = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->conns_ref);
-    lua_pushvalue(L, -2);
+    lua_pushvalue(L, conn);
     lua_rawseti(L, -2, ll_vu_id(vu));
+    if (reflect) return ll_grpc_reflect(L, c, 1, conn);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -314,7 +314,22 @@ int luaopen_luaload_grpc(lua_State *L) {
     lua_call(L, 1, 0);
     ll_lua_class(L, CLIENT_MT, methods, client_gc, 0);
     ll_lua_class(L, CONN_MT, NULL, conn_gc, 1);
+    /* connect raises what reflection returned (nil, message) at the script's line */
+    static const char WRAP[] = "local connect = ...\n"
+                               "return function(self, address, params)\n"
+                               "  local ok, err = connect(self, address, params)\n"
+                               "  if ok == nil and err ~= nil then error(err, 2) end\n"
+                               "  return ok\n"
+                               "end\n";
+    luaL_getmetatable(L, CLIENT_MT);
+    lua_getfield(L, -1, "__index");
+    if (luaL_loadbuffer(L, WRAP, sizeof(WRAP) - 1, "=luaload.grpc") != 0) return lua_error(L);
+    lua_pushcfunction(L, l_connect);
+    lua_call(L, 1, 1);
+    lua_setfield(L, -2, "connect");
+    lua_pop(L, 2);
     ll_grpc_call_register(L);
+    ll_grpc_reflect_register(L);
     ll_grpc_stream_register(L);
     lua_newtable(L);
     lua_pushcfunction(L, l_client);

@@ -19,6 +19,7 @@ typedef struct ll_grpc_client {
     int http_ref;
     int conns_ref;              /* { [VU id] = connection } */
     char *tls;                  /* the TLS options the first TLS connect set ("" none yet) */
+    ll_proto *refl;             /* reflection.proto's messages (grpc_reflect.c), or NULL */
 } ll_grpc_client;
 
 typedef struct ll_grpc_conn {   /* a VU's connect(): where its calls go */
@@ -75,6 +76,12 @@ int ll_grpc_invoke(lua_State *L);
 int ll_grpc_async_invoke(lua_State *L);
 /* The metatable of a call in flight, once per state. */
 void ll_grpc_call_register(lua_State *L);
+
+/* grpc_reflect.c: connect's reflect = true for client c (at stack index
+ * client) and the VU's new connection (at conn): waits, then returns to
+ * the script true, or (nil, message). */
+int ll_grpc_reflect(lua_State *L, ll_grpc_client *c, int client, int conn);
+void ll_grpc_reflect_register(lua_State *L);
 
 /* grpc_stream.c: grpc.Stream(client, method, params) and its methods */
 int ll_grpc_stream_new(lua_State *L);

@@ -11,7 +11,8 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/servers.sh"
 make_certs || exit 1
 H=$(cd "$(dirname "$0")/helpers/grpc" && pwd)
-protoc --descriptor_set_out="$T/echo.pb" --include_imports -I"$H" "$H/echo.proto" || { not_ok "protoc"; finish; exit 1; }
+protoc --descriptor_set_out="$T/echo.pb" --include_imports -I"$H" "$H/echo.proto" "$H/reflection.proto" ||
+  { not_ok "protoc"; finish; exit 1; }
 
 # start_server NAME ARGS...: its port in NAME_PORT; it stops when its stdin closes
 start_server() {
@@ -25,7 +26,8 @@ start_server() {
   [[ -s $T/$name.port ]] || { not_ok "grpc_server.py $name started" "$(cat "$T/$name.err")"; finish; exit 1; }
   printf -v "${name}_PORT" '%s' "$(head -1 "$T/$name.port")"
 }
-start_server plain
+start_server plain --reflection v1
+start_server alpha --reflection v1alpha
 start_server tls --tls "$CERTS/server.pem" "$CERTS/server.key"
 start_server mtls --tls "$CERTS/server.pem" "$CERTS/server.key" --client-ca "$CERTS/ca.pem"
 
@@ -291,4 +293,27 @@ expect_eq "stream handler error: exit 0 (an iteration error)" "$RC" 0
 expect_match "stream handler error: the script's line" "$ERR" 'stream_err.lua:9: bad message e 0'
 expect_match "open stream: its message came" "$OUT" $'^open chat got\techo stay$'
 if grep -q "never:" "$OUT"; then not_ok "open stream: cut at the end, no end handler"; else ok "open stream: cut at the end, no end handler"; fi
+# (h) server reflection: no .proto loaded
+S=$(script reflect.lua <<LUA
+local grpc = require("luaload.grpc")
+local v1, alpha, none = grpc.Client(), grpc.Client(), grpc.Client()
+local CA = io.open("$CERTS/ca.pem"):read("*a")
+function default()
+  print("connect", v1:connect("127.0.0.1:$plain_PORT", { plaintext = true, reflect = true }))
+  local r = v1:invoke("luaload.test.Echo/Say", { text = "reflected", at = "2024-01-02T03:04:05Z", color = "BLUE" })
+  print("v1", r.status, r.message.text, r.message.at, r.message.color)
+  alpha:connect("127.0.0.1:$alpha_PORT", { plaintext = true, reflect = true })
+  print("v1alpha", alpha:invoke("luaload.test.Echo/Say", { text = "alpha" }).message.text)
+  print("none", pcall(none.connect, none, "127.0.0.1:$tls_PORT", { reflect = true, tls = { cacerts = { CA } } }))
+  print("refused", pcall(none.connect, none, "127.0.0.1:1", { plaintext = true, reflect = true }))
+end
+LUA
+)
+run_ll run "$S" -i 1 -q
+expect_eq "reflection: exit 0" "$RC" 0
+expect_match "reflection: connect returns true" "$OUT" $'^connect\ttrue$'
+expect_match "reflection v1: a call with no .proto (imports and enums too)" "$OUT" $'^v1\t0\treflected\t2024-01-02T03:04:05Z\tBLUE$'
+expect_match "reflection v1alpha: a server without v1" "$OUT" $'^v1alpha\talpha$'
+expect_match "reflection: a server without it raises, saying so" "$OUT" $'^none\tfalse\t.*grpc.Client:connect: server reflection: status 12 \\(Unimplemented\\)'
+expect_match "reflection: no connection raises" "$OUT" $'^refused\tfalse\t.*server reflection: status 14 \\(Unavailable\\): .*connection refused'
 finish

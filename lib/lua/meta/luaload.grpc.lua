@@ -40,7 +40,7 @@ local grpc = {}
 ---@field max_send_size? integer The largest request message (4 MiB).
 ---@field maxSendSize? integer
 ---@field tls? luaload.grpc.TLSParams
----@field reflect? boolean Server reflection: not supported yet (raises).
+---@field reflect? boolean Load the server's services through server reflection (v1, then v1alpha).
 
 ---The params of invoke.
 ---@class luaload.grpc.Params
@@ -80,7 +80,8 @@ function Client:load_protoset(file) end
 ---@param file string
 function Client:loadProtoset(file) end
 
----Says where the VU's calls go: address is host:port. Returns true.
+---Says where the VU's calls go: address is host:port. Returns true. With reflect = true, waits for the server's
+---services and files; raises when it has no reflection.
 ---@param address string
 ---@param params? luaload.grpc.ConnectParams
 ---@return boolean

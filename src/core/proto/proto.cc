@@ -16,6 +16,9 @@ extern "C" {
 }
 
 #include <google/protobuf/compiler/importer.h>
+#include <google/protobuf/compiler/parser.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/descriptor_database.h>
@@ -205,6 +208,36 @@ int ll_proto_add_file(ll_proto *p, const void *data, size_t len, char *err, size
         return 0;
     } catch (const std::exception &e) {
         return fail(err, errlen, e.what());
+    }
+}
+
+namespace {
+/* The first error of a parse of a .proto text, with its place. */
+class TextError : public pb::io::ErrorCollector {
+  public:
+    std::string text;
+    void AddError(int line, pb::io::ColumnNumber column, const std::string &message) override {
+        if (text.empty()) text = std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
+    }
+};
+} // namespace
+
+int ll_proto_add_source(ll_proto *p, const char *name, const char *text, char *err, size_t errlen) {
+    try {
+        pb::io::ArrayInputStream in(text, (int)strlen(text));
+        TextError errors;
+        pb::io::Tokenizer tok(&in, &errors);
+        pb::compiler::Parser parser;
+        parser.RecordErrorsTo(&errors);
+        pb::FileDescriptorProto f;
+        if (!parser.Parse(&tok, &f)) return fail(err, errlen, std::string(name) + ":" + errors.text);
+        f.set_name(name);
+        pb::FileDescriptorProto had;
+        if (!p->given.FindFileByName(name, &had) && !p->given.Add(f))
+            return fail(err, errlen, std::string(name) + ": cannot be added");
+        return build_given(p, name, err, errlen);
+    } catch (const std::exception &e) {
+        return fail(err, errlen, std::string(name) + ": " + e.what());
     }
 }
 

@@ -43,6 +43,10 @@ int ll_proto_load_set(ll_proto *p, const void *data, size_t len, const char *wha
  * used. Returns 0, or -1 with a one-line reason in err. */
 int ll_proto_add_file(ll_proto *p, const void *data, size_t len, char *err, size_t errlen);
 
+/* Parses text, a .proto file's contents (no imports but the well-known
+ * types), as the file name: the services luaload itself calls (server
+ * reflection, health). Returns 0, or -1 with "name:line:column: message". */
+int ll_proto_add_source(ll_proto *p, const char *name, const char *text, char *err, size_t errlen);
 /* A method of a loaded service. */
 typedef struct ll_proto_method {
     const char *path;            /* "/pkg.Service/Method": the request's :path */

@@ -6,7 +6,9 @@ plus the call's metadata; fail_with answers with that status and a
 message; delay_ms waits first. Echo.Count streams b replies (then fails
 with fail_with if set), Echo.Sum joins a client stream's texts,
 Echo.Chat echoes each message of a bidirectional stream, with the
-client's address and port (which connection it came on). Initial metadata x-initial: hi, trailing
+client's address and port (which connection it came on). With
+--reflection v1|v1alpha it serves gRPC server reflection from the
+descriptor set (reflection.proto must be in it). Initial metadata x-initial: hi, trailing
 x-trailer: yes. Listens on 127.0.0.1, port 0, plaintext or, with
 --tls CERT KEY [--client-ca CA], TLS (and mTLS); prints its port on
 stdout's first line and runs until stdin closes or SIGTERM."""
@@ -31,12 +33,57 @@ def message_classes(path):
     def cls(name):
         return factory.GetPrototype(pool.FindMessageTypeByName(name))
 
-    return cls("luaload.test.EchoRequest"), cls("luaload.test.EchoReply")
+    return fds, cls
+
+
+def reflection_handler(fds, cls, service_name):
+    """grpc.reflection's ServerReflectionInfo from the descriptor set: the
+    services of echo.proto (and reflection's own), and for a symbol the
+    file that defines it with the files it imports."""
+    req_cls = cls("grpc.reflection.v1.ServerReflectionRequest")
+    rep_cls = cls("grpc.reflection.v1.ServerReflectionResponse")
+    by_name = {f.name: f for f in fds.file}
+    services = [f.package + "." + s.name for f in fds.file for s in f.service]
+
+    def with_imports(f, out):
+        if f.name in [g.name for g in out]:
+            return out
+        for d in f.dependency:
+            with_imports(by_name[d], out)
+        out.append(f)
+        return out
+
+    def info(reqs, ctx):
+        for r in reqs:
+            rep = rep_cls(valid_host=r.host)
+            rep.original_request.CopyFrom(r)
+            which = r.WhichOneof("message_request")
+            if which == "list_services":
+                for name in services:
+                    rep.list_services_response.service.add(name=name)
+            elif which == "file_containing_symbol":
+                found = [f for f in fds.file for s in f.service if f.package + "." + s.name == r.file_containing_symbol]
+                if found:
+                    for f in with_imports(found[0], []):
+                        rep.file_descriptor_response.file_descriptor_proto.append(f.SerializeToString())
+                else:
+                    rep.error_response.error_code = 5
+                    rep.error_response.error_message = "symbol not found: " + r.file_containing_symbol
+            else:
+                rep.error_response.error_code = 12
+                rep.error_response.error_message = "not implemented"
+            yield rep
+
+    return grpc.method_handlers_generic_handler(service_name, {
+        "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
+            info, request_deserializer=req_cls.FromString, response_serializer=rep_cls.SerializeToString),
+    })
 
 
 def main():
     args = sys.argv[1:]
-    req_cls, rep_cls = message_classes(args[0])
+    fds, cls = message_classes(args[0])
+    req_cls, rep_cls = cls("luaload.test.EchoRequest"), cls("luaload.test.EchoReply")
 
     def say(req, ctx):
         if req.delay_ms:
@@ -90,6 +137,9 @@ def main():
     })
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     server.add_generic_rpc_handlers((handler,))
+    if "--reflection" in args:  # v1, or v1alpha (a server without v1)
+        version = args[args.index("--reflection") + 1]
+        server.add_generic_rpc_handlers((reflection_handler(fds, cls, "grpc.reflection.%s.ServerReflection" % version),))
     if "--tls" in args:
         i = args.index("--tls")
         cert, key = open(args[i + 1], "rb").read(), open(args[i + 2], "rb").read()
