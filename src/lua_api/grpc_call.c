@@ -396,12 +396,12 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
     else ll_vu_task_resume(t, 1);
 }
 
-/* Starts the call of invoke's arguments (W: the caller); async: with a
- * promise, pushed. */
-static gcall *start_call(lua_State *L, const char *W, int async) {
+/* Starts the call of invoke's arguments (W: the caller), its method
+ * among proto's (NULL: the Client's files); async: with a promise,
+ * pushed. */
+static gcall *start_call(lua_State *L, const char *W, int async, ll_proto *proto) {
     ll_grpc_client *c = ll_grpc_client_check(L, 1);
-    ll_vu *vu = async ? ll_luaload_vu(L, "grpc.Client:async_invoke()")
-                      : ll_luaload_waiting_vu(L, "grpc.Client:invoke()");
+    ll_vu *vu = async ? ll_luaload_vu(L, "grpc.Client:async_invoke()") : ll_luaload_waiting_vu(L, W);
     const char *name = luaL_checkstring(L, 2);
     if (!lua_istable(L, 3)) luaL_error(L, "%s: the request: expected a table (the message)", W);
     int params = lua_istable(L, 4) ? 4 : 0;
@@ -409,7 +409,8 @@ static gcall *start_call(lua_State *L, const char *W, int async) {
     const ll_grpc_conn *g = ll_grpc_conn_of(L, c, vu, W);
     ll_proto_method m;
     char err[512];
-    if (ll_proto_find_method(c->proto, name, &m, err, sizeof(err)) < 0) luaL_error(L, "%s: %s", W, err);
+    if (ll_proto_find_method(proto ? proto : c->proto, name, &m, err, sizeof(err)) < 0)
+        luaL_error(L, "%s: %s", W, err);
     if (m.client_streaming || m.server_streaming)
         luaL_error(L, "%s: %s is a streaming method: use grpc.Stream", W, m.path + 1);
     lua_settop(L, 4);
@@ -457,14 +458,50 @@ static gcall *start_call(lua_State *L, const char *W, int async) {
 }
 
 int ll_grpc_invoke(lua_State *L) {
-    gcall *k = start_call(L, "grpc.Client:invoke", 0);
+    gcall *k = start_call(L, "grpc.Client:invoke", 0, NULL);
     k->waiter = ll_vu_wait(k->vu, call_cancel, k);
     return ll_luaload_wait(L, k->vu);
 }
 
 int ll_grpc_async_invoke(lua_State *L) {
-    start_call(L, "grpc.Client:async_invoke", 1);
+    start_call(L, "grpc.Client:async_invoke", 1, NULL);
     return 1;
+}
+
+/* grpc/health/v1/health.proto's Check (field numbers as there) */
+static const char HEALTH[] = "syntax = \"proto3\";\n"
+                             "package grpc.health.v1;\n"
+                             "message HealthCheckRequest { string service = 1; }\n"
+                             "message HealthCheckResponse {\n"
+                             "  enum ServingStatus { UNKNOWN = 0; SERVING = 1; NOT_SERVING = 2; SERVICE_UNKNOWN = 3; }\n"
+                             "  ServingStatus status = 1;\n"
+                             "}\n"
+                             "service Health { rpc Check(HealthCheckRequest) returns (HealthCheckResponse); }\n";
+
+/* client:health_check([service, params]): invoke grpc.health.v1.Health/Check */
+int ll_grpc_health_check(lua_State *L) {
+    const char *W = "grpc.Client:health_check";
+    ll_grpc_client *c = ll_grpc_client_check(L, 1);
+    const char *service = luaL_optstring(L, 2, "");
+    int params = lua_istable(L, 3) ? 3 : 0;
+    char err[256];
+    if (!c->refl && !(c->refl = ll_proto_new())) return luaL_error(L, "%s: out of memory", W);
+    ll_proto_method m;
+    if (ll_proto_find_method(c->refl, "grpc.health.v1.Health/Check", &m, err, sizeof(err)) < 0 &&
+        ll_proto_add_source(c->refl, "luaload/health.proto", HEALTH, err, sizeof(err)) < 0)
+        return luaL_error(L, "%s: %s", W, err);
+    lua_settop(L, 3);                            /* client, service, params */
+    lua_pushvalue(L, 1);                         /* as invoke's: client, method, request, params */
+    lua_pushliteral(L, "grpc.health.v1.Health/Check");
+    lua_createtable(L, 0, 1);
+    lua_pushstring(L, service);
+    lua_setfield(L, -2, "service");
+    if (params) lua_pushvalue(L, params);
+    else lua_pushnil(L);
+    for (int i = 0; i < 3; i++) lua_remove(L, 1);
+    gcall *k = start_call(L, W, 0, c->refl);
+    k->waiter = ll_vu_wait(k->vu, call_cancel, k);
+    return ll_luaload_wait(L, k->vu);
 }
 
 void ll_grpc_call_register(lua_State *L) { ll_lua_class(L, CALL_MT, NULL, call_gc, 1); }

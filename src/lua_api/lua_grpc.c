@@ -327,6 +327,24 @@ int luaopen_luaload_grpc(lua_State *L) {
     lua_pushcfunction(L, l_connect);
     lua_call(L, 1, 1);
     lua_setfield(L, -2, "connect");
+    /* health_check: k6's { status = n }, raising when the call fails */
+    static const char HEALTH[] =
+        "local check = ...\n"
+        "local STATUS = { UNKNOWN = 0, SERVING = 1, NOT_SERVING = 2, SERVICE_UNKNOWN = 3 }\n"
+        "return function(self, service, params)\n"
+        "  local r = check(self, service, params)\n"
+        "  if r.status ~= 0 then\n"
+        "    error(\"grpc.Client:health_check: status \" .. r.status .. \": \" .. r.error.message, 2)\n"
+        "  end\n"
+        "  local s = r.message.status\n"
+        "  return { status = STATUS[s] or tonumber(s) or 0 }\n"
+        "end\n";
+    if (luaL_loadbuffer(L, HEALTH, sizeof(HEALTH) - 1, "=luaload.grpc") != 0) return lua_error(L);
+    lua_pushcfunction(L, ll_grpc_health_check);
+    lua_call(L, 1, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "health_check");
+    lua_setfield(L, -2, "healthCheck");
     lua_pop(L, 2);
     ll_grpc_call_register(L);
     ll_grpc_reflect_register(L);
@@ -336,6 +354,12 @@ int luaopen_luaload_grpc(lua_State *L) {
     lua_setfield(L, -2, "Client");
     lua_pushcfunction(L, ll_grpc_stream_new);
     lua_setfield(L, -2, "Stream");
+    static const char *const HEALTH_NAMES[] = {"HealthCheckUnknown", "HealthCheckServing", "HealthCheckNotServing",
+                                               "HealthCheckServiceUnknown", "HealthCheckServiceUnkown" /* k6's */};
+    for (int i = 0; i < 5; i++) {
+        lua_pushinteger(L, i < 4 ? i : 3);
+        lua_setfield(L, -2, HEALTH_NAMES[i]);
+    }
     for (int i = 0; i < LL_GRPC_NSTATUS; i++) {
         char key[40];
         snprintf(key, sizeof(key), "Status%s", STATUS[i]);

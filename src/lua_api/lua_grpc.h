@@ -74,6 +74,8 @@ int ll_grpc_status(lua_State *L, const ll_http_res *r, ll_buf *why);
  * without waiting, a promise of the Response */
 int ll_grpc_invoke(lua_State *L);
 int ll_grpc_async_invoke(lua_State *L);
+/* client:health_check([service, params]): grpc.health.v1.Health/Check's Response */
+int ll_grpc_health_check(lua_State *L);
 /* The metatable of a call in flight, once per state. */
 void ll_grpc_call_register(lua_State *L);
 

@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/servers.sh"
 make_certs || exit 1
 H=$(cd "$(dirname "$0")/helpers/grpc" && pwd)
-protoc --descriptor_set_out="$T/echo.pb" --include_imports -I"$H" "$H/echo.proto" "$H/reflection.proto" ||
+protoc --descriptor_set_out="$T/echo.pb" --include_imports -I"$H" "$H/echo.proto" "$H/reflection.proto" "$H/health.proto" ||
   { not_ok "protoc"; finish; exit 1; }
 
 # start_server NAME ARGS...: its port in NAME_PORT; it stops when its stdin closes
@@ -26,7 +26,7 @@ start_server() {
   [[ -s $T/$name.port ]] || { not_ok "grpc_server.py $name started" "$(cat "$T/$name.err")"; finish; exit 1; }
   printf -v "${name}_PORT" '%s' "$(head -1 "$T/$name.port")"
 }
-start_server plain --reflection v1
+start_server plain --reflection v1 --health
 start_server alpha --reflection v1alpha
 start_server tls --tls "$CERTS/server.pem" "$CERTS/server.key"
 start_server mtls --tls "$CERTS/server.pem" "$CERTS/server.key" --client-ca "$CERTS/ca.pem"
@@ -316,4 +316,23 @@ expect_match "reflection v1: a call with no .proto (imports and enums too)" "$OU
 expect_match "reflection v1alpha: a server without v1" "$OUT" $'^v1alpha\talpha$'
 expect_match "reflection: a server without it raises, saying so" "$OUT" $'^none\tfalse\t.*grpc.Client:connect: server reflection: status 12 \\(Unimplemented\\)'
 expect_match "reflection: no connection raises" "$OUT" $'^refused\tfalse\t.*server reflection: status 14 \\(Unavailable\\): .*connection refused'
+# (i) health_check (grpc.health.v1), k6's { status }
+S=$(script health.lua <<LUA
+local grpc = require("luaload.grpc")
+local c = grpc.Client()
+function default()
+  c:connect("127.0.0.1:$plain_PORT", { plaintext = true })
+  print("health", c:health_check().status, c:healthCheck("luaload.test.Echo").status == grpc.HealthCheckServing,
+    c:health_check("down").status == grpc.HealthCheckNotServing)
+  print("unknown", pcall(c.health_check, c, "nope"))
+  c:connect("127.0.0.1:$alpha_PORT", { plaintext = true })
+  print("no health", pcall(c.health_check, c))
+end
+LUA
+)
+run_ll run "$S" -i 1 -q
+expect_eq "health_check: exit 0" "$RC" 0
+expect_match "health_check: SERVING, NOT_SERVING as k6's constants" "$OUT" $'^health\t1\ttrue\ttrue$'
+expect_match "health_check: an unknown service raises its status" "$OUT" $'^unknown\tfalse\t.*grpc.Client:health_check: status 5: unknown service nope'
+expect_match "health_check: a server without it raises" "$OUT" $'^no health\tfalse\t.*grpc.Client:health_check: status 12'
 finish

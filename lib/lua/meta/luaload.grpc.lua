@@ -23,6 +23,11 @@
 ---@field StatusUnavailable integer 14
 ---@field StatusDataLoss integer 15
 ---@field StatusUnauthenticated integer 16
+---@field HealthCheckUnknown integer 0
+---@field HealthCheckServing integer 1
+---@field HealthCheckNotServing integer 2
+---@field HealthCheckServiceUnknown integer 3
+---@field HealthCheckServiceUnkown integer 3 k6's spelling.
 local grpc = {}
 
 ---The TLS options of connect (PEM text, as k6's open() reads it).
@@ -107,6 +112,18 @@ function Client:async_invoke(method, request, params) end
 ---@param params? luaload.grpc.Params
 ---@return luaload.http.Promise
 function Client:asyncInvoke(method, request, params) end
+
+---grpc.health.v1.Health/Check of service ("" by default: the server's); raises when the call fails.
+---@param service? string
+---@param params? luaload.grpc.Params
+---@return {status: integer}
+function Client:health_check(service, params) end
+
+---k6's name of health_check.
+---@param service? string
+---@param params? luaload.grpc.Params
+---@return {status: integer}
+function Client:healthCheck(service, params) end
 
 ---Closes the VU's connection; its calls need connect again.
 function Client:close() end

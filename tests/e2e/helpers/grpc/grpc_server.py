@@ -8,7 +8,8 @@ with fail_with if set), Echo.Sum joins a client stream's texts,
 Echo.Chat echoes each message of a bidirectional stream, with the
 client's address and port (which connection it came on). With
 --reflection v1|v1alpha it serves gRPC server reflection from the
-descriptor set (reflection.proto must be in it). Initial metadata x-initial: hi, trailing
+descriptor set (reflection.proto must be in it); with --health,
+grpc.health.v1's Check (health.proto). Initial metadata x-initial: hi, trailing
 x-trailer: yes. Listens on 127.0.0.1, port 0, plaintext or, with
 --tls CERT KEY [--client-ca CA], TLS (and mTLS); prints its port on
 stdout's first line and runs until stdin closes or SIGTERM."""
@@ -137,6 +138,20 @@ def main():
     })
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     server.add_generic_rpc_handlers((handler,))
+    if "--health" in args:  # grpc.health.v1: "" and luaload.test.Echo serving, "down" not, others unknown
+        hreq, hrep = cls("grpc.health.v1.HealthCheckRequest"), cls("grpc.health.v1.HealthCheckResponse")
+
+        def check(req, ctx):
+            if req.service in ("", "luaload.test.Echo"):
+                return hrep(status=1)
+            if req.service == "down":
+                return hrep(status=2)
+            ctx.abort(grpc.StatusCode.NOT_FOUND, "unknown service " + req.service)
+
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("grpc.health.v1.Health", {
+            "Check": grpc.unary_unary_rpc_method_handler(check, request_deserializer=hreq.FromString,
+                                                         response_serializer=hrep.SerializeToString),
+        }),))
     if "--reflection" in args:  # v1, or v1alpha (a server without v1)
         version = args[args.index("--reflection") + 1]
         server.add_generic_rpc_handlers((reflection_handler(fds, cls, "grpc.reflection.%s.ServerReflection" % version),))
