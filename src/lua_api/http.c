@@ -60,11 +60,13 @@ int ll_http_chunk_to_lua(void *ud, const char *p, size_t n) {
     lua_getfield(L, -1, "on_chunk");
     lua_pushlstring(L, p, n);
     ll_vu_enter(vu);
-    int rc = lua_pcall(L, 1, 0, 0);
+    int rc = lua_pcall(L, 1, 1, 0);
     ll_vu_leave(vu);
     if (rc) lua_setfield(L, top + 1, "chunk_error");
+    /* false (not nil: a function that returns nothing goes on) stops it */
+    int stop = !rc && lua_isboolean(L, -1) && !lua_toboolean(L, -1);
     lua_settop(L, top);
-    return rc != 0;
+    return rc ? LL_CHUNK_FAIL : stop ? LL_CHUNK_STOP : LL_CHUNK_GO;
 }
 
 /* (http_call.h) */

@@ -30,8 +30,9 @@ void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req
 /* The body type the script gets for req on call (the client may discard). */
 ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req);
 /* params.on_chunk's trampoline (ud: the call): the bytes to the function
- * in the call's anchor, synchronously; an error it raises is kept in the
- * anchor (chunk_error) and stops the body. */
+ * in the call's anchor, synchronously; false back from it stops the body
+ * cleanly (LL_CHUNK_STOP: res.stopped); an error it raises is kept in the
+ * anchor (chunk_error) and fails the request. */
 int ll_http_chunk_to_lua(void *ud, const char *p, size_t n);
 /* Pushes the error call's on_chunk raised and returns 1; 0 (nothing
  * pushed) when it raised none. */

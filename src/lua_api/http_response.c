@@ -165,6 +165,9 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
         return;
     }
     lua_xmove(T, L, 1);
+    if (!r->stopped) return; /* set only when true: the common response stays as it was */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "stopped");
 }
 
 /* Pushes name in Go's canonical form, as k6 shows it: "content-type" ->
