@@ -16,6 +16,20 @@
  * arguments (W names the caller). */
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
                                    int body, int params, const char **m);
+/* The default Client of http.get & co (once luaload.http is loaded). */
+ll_http_client *ll_http_default_client(lua_State *L);
+/* Changes a request built for one call before it starts (lua_sse.c: its
+ * chunk sink, a Last-Event-ID): 0, or -1 when out of memory. */
+typedef int ll_http_adjust_fn(lua_State *L, ll_http_req *req, ll_http_call *call, void *ud);
+/* Sends method to target (a URL or a Request) with an optional body and
+ * params (stack indexes; body 0: the call takes none) on client c, then
+ * yields the VU until the response is in, as the last statement of a C
+ * function: the VU is resumed with the Response (or nil and an error).
+ * method NULL: the Request's own method, or GET. adjust (may be NULL)
+ * sees the request first: a URL target only (a prepared Request is
+ * shared). */
+int ll_http_request_wait(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
+                         int params, ll_http_adjust_fn *adjust, void *ud);
 /* Starts req on the VU's transfer of client c on lane; its completion
  * records the metrics, follows redirects and then resumes the VU (alone)
  * or calls ll_http_batch_done (call->index > 0). Returns 0, or -1 with

@@ -245,6 +245,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.execution", luaopen_luaload_execution);
     preload(L, "luaload.timers", luaopen_luaload_timers);
     preload(L, "luaload.ws", luaopen_luaload_ws);
+    preload(L, "luaload.sse", luaopen_luaload_sse);
     preload(L, "luaload.summary", load_summary);
     set_env(L, &script);
     if (bare) return 0;
