@@ -51,7 +51,8 @@ void ll_http_anchor_drop(lua_State *L, ll_http_call *call) {
     call->anchor_ref = 0;
 }
 
-int ll_http_chunk_to_lua(void *ud, const char *p, size_t n) {
+int ll_http_chunk_to_lua(void *ud, int status, const char *p, size_t n) {
+    (void)status;
     ll_http_call *call = ud;
     ll_vu *vu = call->owner;
     lua_State *L = ll_worker_lua(ll_vu_worker(vu));

@@ -47,7 +47,7 @@ ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_
  * in the call's anchor, synchronously; false back from it stops the body
  * cleanly (LL_CHUNK_STOP: res.stopped); an error it raises is kept in the
  * anchor (chunk_error) and fails the request. */
-int ll_http_chunk_to_lua(void *ud, const char *p, size_t n);
+int ll_http_chunk_to_lua(void *ud, int status, const char *p, size_t n);
 /* Pushes the error call's on_chunk raised and returns 1; 0 (nothing
  * pushed) when it raised none. */
 int ll_http_push_chunk_error(lua_State *L, const ll_http_call *call);

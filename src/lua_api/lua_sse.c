@@ -162,9 +162,11 @@ static int on_parse_error(void *ud, const char *what) {
     return run_handler(c, H_ERROR) || c->closed;
 }
 
-/* The stream's bytes as they arrive (req->on_chunk): to the parser. */
-static int on_chunk(void *ud, const char *p, size_t n) {
+/* The stream's bytes as they arrive (req->on_chunk): to the parser, when
+ * the response is a 200 (another's body is no event stream). */
+static int on_chunk(void *ud, int status, const char *p, size_t n) {
     sse_client *c = ud;
+    if (status != 200) return LL_CHUNK_GO; /* not a stream: after() tells the error handler */
     if (!c->opened) { /* the first bytes: the stream is open */
         c->opened = 1;
         lua_pushnil(c->L);

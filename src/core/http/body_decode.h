@@ -47,6 +47,6 @@ void ll_body_decoder_free(ll_body_decoder *d);
  * fn and dropped (a streamed body is never kept); nothing when fn is NULL.
  * Returns 0; 1 when fn asked to stop cleanly (LL_CHUNK_STOP); -1 with *err
  * when fn failed it. */
-int ll_body_chunk_out(ll_body_chunk_fn *fn, void *ud, ll_buf *body, const char **err);
+int ll_body_chunk_out(ll_body_chunk_fn *fn, void *ud, int status, ll_buf *body, const char **err);
 
 #endif

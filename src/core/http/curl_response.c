@@ -149,7 +149,9 @@ size_t curl_response_on_body(char *p, size_t size, size_t n, void *ud) {
     if (ll_buf_append(&x->body, p, len) < 0) return 0;
     const ll_http_req *req = x->base.req;
     const char *err = NULL;
-    int rc = ll_body_chunk_out(req->on_chunk, req->chunk_ud, &x->body, &err);
+    long status = 0;
+    if (req->on_chunk) curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    int rc = ll_body_chunk_out(req->on_chunk, req->chunk_ud, (int)status, &x->body, &err);
     if (rc == 1) x->chunk_done = 1; /* aborts the transfer, a clean end (curl_response_fill) */
     else if (rc != 0) x->chunk_stopped = err;
     return rc == 0 ? len : 0;

@@ -106,7 +106,7 @@ static int on_headers(http_parser *p) {
 /* What the body came to so far, to on_chunk (when streamed): 0 to go on,
  * 1 when it stopped the body (stopped tells a clean stop from a failure). */
 static int chunk_out(ll_h1_parse *h) {
-    int rc = ll_body_chunk_out(h->on_chunk, h->chunk_ud, h->body, &h->err);
+    int rc = ll_body_chunk_out(h->on_chunk, h->chunk_ud, h->status, h->body, &h->err);
     if (rc == 1) h->stopped = 1;
     return rc != 0;
 }

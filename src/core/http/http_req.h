@@ -47,7 +47,7 @@ int ll_http_expected_has(const ll_http_expected *e, int status);
 #define LL_CHUNK_GO 0
 #define LL_CHUNK_STOP 1
 #define LL_CHUNK_FAIL (-1)
-typedef int ll_body_chunk_fn(void *ud, const char *p, size_t n);
+typedef int ll_body_chunk_fn(void *ud, int status, const char *p, size_t n); /* status: the response's */
 
 typedef struct ll_http_req {
     uint64_t id;               /* unique per prepared request (cache key) */

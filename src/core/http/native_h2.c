@@ -199,7 +199,7 @@ static int on_headers_done(void *ud, int final) {
  * stream is reset (CANCEL) and closes; a clean stop (parse.stopped) then
  * completes as the response it was. */
 static int chunk_out(native_transfer *x) {
-    int rc = ll_body_chunk_out(x->parse.on_chunk, x->parse.chunk_ud, &x->body, &x->parse.err);
+    int rc = ll_body_chunk_out(x->parse.on_chunk, x->parse.chunk_ud, x->h2_status, &x->body, &x->parse.err);
     if (rc == 1) x->parse.stopped = 1;
     return rc;
 }
