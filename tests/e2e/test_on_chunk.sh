@@ -68,15 +68,15 @@ function default()
   local r = h1:get("$URL/sse?n=1000&interval=20", { on_chunk = function(b) n = n + 1; if n == 3 then return false end end })
   ll.check(r, { ["h1 stop: a complete response"] = function(x) return x.status == 200 and x.stopped == true and n == 3 and x.error == "" and x.error_code == 0 and x.headers["Content-Type"] == "text/event-stream" and x.timings.receiving > 0 and x.timings.duration < 5000 end })
   r = h1:get("$URL/bytes/10")
-  ll.check(r, { ["h1 stop: the next request has a connection of its own"] = function(x) return x.status == 200 and x.stopped == nil end })
+  ll.check(r, { ["h1 stop: the next request has a connection of its own"] = function(x) return x.status == 200 and x.stopped == false end })
   n = 0
   r = h2:get("$S/big", { on_chunk = function(b) n = n + 1; return false end })
   ll.check(r, { ["h2 stop: a complete response"] = function(x) return x.status == 200 and x.proto == "HTTP/2.0" and x.stopped == true and n == 1 and x.error_code == 0 end })
   r = h2:get("$S/plain")
-  ll.check(r, { ["h2 stop: the connection carries on"] = function(x) return x.status == 200 and x.stopped == nil and #x.body == $PLAIN end })
+  ll.check(r, { ["h2 stop: the connection carries on"] = function(x) return x.status == 200 and x.stopped == false and #x.body == $PLAIN end })
   n = 0
   r = h1:get("$H/gzip", { on_chunk = function(b) n = n + 1; return nil end })
-  ll.check(r, { ["nil goes on"] = function(x) return x.status == 200 and x.stopped == nil end })
+  ll.check(r, { ["nil goes on"] = function(x) return x.status == 200 and x.stopped == false end })
 end
 LUA
 )

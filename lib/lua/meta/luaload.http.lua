@@ -148,7 +148,7 @@ local Client = {}
 ---@field body string? The body (decoded from gzip, deflate, br, zstd); nil with `response_type = "none"`.
 ---@field headers table<string, string> The final response's headers, canonical names (`Content-Type`); repeated ones joined with `", "`.
 ---@field error string `""`, or the transport error's message.
----@field stopped? boolean true when on_chunk returned false: the body was ended early on purpose, a complete response all the same.
+---@field stopped boolean true when on_chunk returned false: the body was ended early on purpose, a complete response all the same; else false.
 ---@field error_code integer 0, or a k6 code: 1000 + status for an HTTP status >= 400, 1050 timeout, 1212 refused, ...
 ---@field url string The final URL, after redirects.
 ---@field cookies table<string, luaload.http.ResponseCookie[]> The response's `Set-Cookie` headers by name.

@@ -25,6 +25,7 @@ local jwt = require("luaload.jwt")
 local html = require("luaload.html")
 local exec = require("luaload.execution")
 local ws = require("luaload.ws")
+local sse = require("luaload.sse")
 
 local counter = metrics.Counter("api_names_counter")
 local gauge = metrics.Gauge("api_names_gauge")
@@ -58,7 +59,7 @@ local SHAPES = {
   "luaload.http.BlobOptions", "luaload.http.RandomPNGOptions", "luaload.http.SubmitFormOptions",
   "luaload.http.ClickLinkOptions", "luaload.data.CSVOptions", "luaload.jwt.GeneratorOptions",
   "luaload.jwt.SignOptions", "luaload.summary.TextOptions", "luaload.summary.JUnitOptions",
-  "luaload.ws.Params",
+  "luaload.ws.Params", "luaload.sse.Params",
 }
 
 local lines = {}
@@ -138,6 +139,12 @@ function default()
     s:on("open", function() s:close() end)
   end)
   if wres.status ~= 101 then out("error ws /ws/echo: " .. wres.status .. " " .. wres.error) end
+  local sclient, sevent, serror
+  sse.open(__ENV.URL .. "/sse?n=1", {}, function(c)
+    sclient = c
+    c:on("event", function(e) sevent = e end)
+  end)
+  sse.open(__ENV.URL .. "/status/404", {}, function(c) c:on("error", function(e) serror = e end) end)
   local objects = {
     ["luaload.VU"] = ll.vu,
     ["luaload.console"] = console,
@@ -168,6 +175,9 @@ function default()
     ["luaload.execution.Test"] = exec.test,
     ["luaload.ws.Socket"] = wsock,
     ["luaload.ws.Response"] = wres,
+    ["luaload.sse.Client"] = sclient,
+    ["luaload.sse.Event"] = sevent,
+    ["luaload.sse.Error"] = serror,
   }
   for name, obj in pairs(objects) do class(name, obj) end
 
