@@ -70,6 +70,11 @@ function default()
   r = h1:get("$URL/bytes/10")
   ll.check(r, { ["h1 stop: the next request has a connection of its own"] = function(x) return x.status == 200 and x.stopped == false end })
   n = 0
+  r = h1:get("$H/big", { on_chunk = function(b) n = n + 1; return false end })
+  ll.check(r, { ["h1 stop: a sized body too"] = function(x) return x.status == 200 and x.stopped == true and n == 1 end })
+  r = h1:get("$H/plain")
+  ll.check(r, { ["h1 stop: then a whole body"] = function(x) return x.status == 200 and #x.body == $PLAIN end })
+  n = 0
   r = h2:get("$S/big", { on_chunk = function(b) n = n + 1; return false end })
   ll.check(r, { ["h2 stop: a complete response"] = function(x) return x.status == 200 and x.proto == "HTTP/2.0" and x.stopped == true and n == 1 and x.error_code == 0 end })
   r = h2:get("$S/plain")
@@ -83,11 +88,12 @@ LUA
 run_ll run "$S3" -i 2 -q --summary-export "$T/c.json"
 expect_eq "stop: exit 0" "$RC" 0
 for c in "h1 stop: a complete response" "h1 stop: the next request has a connection of its own" \
+  "h1 stop: a sized body too" "h1 stop: then a whole body" \
   "h2 stop: a complete response" "h2 stop: the connection carries on" "nil goes on"; do
   expect_eq "stop: $c (2 of 2)" "$(jqv "$T/c.json" ".root_group.checks[\"$c\"].passes")" 2
 done
 expect_eq "stop: no failed request" "$(jqv "$T/c.json" '.metrics.http_req_failed.passes')" 0
-expect_eq "stop: 10 requests" "$(jqv "$T/c.json" '.metrics.http_reqs.count')" 10
+expect_eq "stop: 14 requests" "$(jqv "$T/c.json" '.metrics.http_reqs.count')" 14
 
 S2=$(script bad.lua <<LUA
 local http = require("luaload.http")
