@@ -51,7 +51,8 @@ void ll_http_anchor_drop(lua_State *L, ll_http_call *call) {
     call->anchor_ref = 0;
 }
 
-int ll_http_chunk_to_lua(void *ud, const char *p, size_t n) {
+int ll_http_chunk_to_lua(void *ud, int status, const char *p, size_t n) {
+    (void)status;
     ll_http_call *call = ud;
     ll_vu *vu = call->owner;
     lua_State *L = ll_worker_lua(ll_vu_worker(vu));
@@ -60,11 +61,13 @@ int ll_http_chunk_to_lua(void *ud, const char *p, size_t n) {
     lua_getfield(L, -1, "on_chunk");
     lua_pushlstring(L, p, n);
     ll_vu_enter(vu);
-    int rc = lua_pcall(L, 1, 0, 0);
+    int rc = lua_pcall(L, 1, 1, 0);
     ll_vu_leave(vu);
     if (rc) lua_setfield(L, top + 1, "chunk_error");
+    /* false (not nil: a function that returns nothing goes on) stops it */
+    int stop = !rc && lua_isboolean(L, -1) && !lua_toboolean(L, -1);
     lua_settop(L, top);
-    return rc != 0;
+    return rc ? LL_CHUNK_FAIL : stop ? LL_CHUNK_STOP : LL_CHUNK_GO;
 }
 
 /* (http_call.h) */
@@ -152,7 +155,7 @@ int ll_http_call_start(ll_vu *vu, ll_http_call *call, ll_http_client *c, int lan
         return -1;
     }
     int max = req->max_redirects >= 0 ? req->max_redirects : opts->max_redirects;
-    if (req->on_chunk) /* built from this call's params (a Request takes none): its own */
+    if (req->on_chunk == ll_http_chunk_to_lua) /* built from this call's params (a Request takes none): its own */
         ((ll_http_req *)req)->chunk_ud = call;
     call->owner = vu;
     call->lane = lane;
@@ -214,17 +217,19 @@ const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const cha
     return req;
 }
 
-/* Sends method to target (a URL or a Request) with an optional body and
- * params (stack indexes; body 0: the call takes none), then yields the VU
- * until the response is in. method NULL: the Request's own method, or GET. */
-static int do_request(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
-                      int params) {
+/* (http_call.h) */
+int ll_http_request_wait(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
+                         int params, ll_http_adjust_fn *adjust, void *ud) {
     ll_vu *vu = ll_luaload_waiting_vu(L, "making HTTP requests");
     const char *m = NULL, *err = NULL;
     ll_vu_task *t = ll_vu_running(vu); /* whose request it is: the iteration's or a callback's */
     ll_http_call *call = ll_vu_task_call(t);
     const ll_http_req *req = ll_http_prepare(L, ll_vu_task_oneoff(t), W, method, target, body, params, &m);
     ll_http_anchor_keep(L, call); /* the anchor ll_http_prepare pushed (or nil) */
+    if (adjust && adjust(L, (ll_http_req *)req, call, ud) < 0) { /* built from this call's arguments: its own */
+        ll_http_anchor_drop(L, call);
+        return luaL_error(L, "%s: out of memory", W);
+    }
     call->index = 0;
     call->waiter = t;
     int lane = ll_http_vu_lane_take(ll_vu_http(vu));
@@ -235,6 +240,11 @@ static int do_request(lua_State *L, ll_http_client *c, const char *W, const char
     }
     ll_vu_wait(vu, cancel_single, t);
     return ll_luaload_wait(L, vu);
+}
+
+static int do_request(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
+                      int params) {
+    return ll_http_request_wait(L, c, W, method, target, body, params, NULL, NULL);
 }
 
 /* --rps (k6's rps option): gate(n) returns once the VU may send n
@@ -298,6 +308,8 @@ static ll_http_client *default_client(lua_State *L) {
     lua_pop(L, 1);
     return c;
 }
+
+ll_http_client *ll_http_default_client(lua_State *L) { return default_client(L); }
 
 static int m_get(lua_State *L) { return do_request(L, default_client(L), "http.get", "GET", 1, 0, 2); }
 static int m_head(lua_State *L) { return do_request(L, default_client(L), "http.head", "HEAD", 1, 0, 2); }

@@ -16,6 +16,20 @@
  * arguments (W names the caller). */
 const ll_http_req *ll_http_prepare(lua_State *L, ll_http_req *scratch, const char *W, const char *method, int target,
                                    int body, int params, const char **m);
+/* The default Client of http.get & co (once luaload.http is loaded). */
+ll_http_client *ll_http_default_client(lua_State *L);
+/* Changes a request built for one call before it starts (lua_sse.c: its
+ * chunk sink, a Last-Event-ID): 0, or -1 when out of memory. */
+typedef int ll_http_adjust_fn(lua_State *L, ll_http_req *req, ll_http_call *call, void *ud);
+/* Sends method to target (a URL or a Request) with an optional body and
+ * params (stack indexes; body 0: the call takes none) on client c, then
+ * yields the VU until the response is in, as the last statement of a C
+ * function: the VU is resumed with the Response (or nil and an error).
+ * method NULL: the Request's own method, or GET. adjust (may be NULL)
+ * sees the request first: a URL target only (a prepared Request is
+ * shared). */
+int ll_http_request_wait(lua_State *L, ll_http_client *c, const char *W, const char *method, int target, int body,
+                         int params, ll_http_adjust_fn *adjust, void *ud);
 /* Starts req on the VU's transfer of client c on lane; its completion
  * records the metrics, follows redirects and then resumes the VU (alone)
  * or calls ll_http_batch_done (call->index > 0). Returns 0, or -1 with
@@ -30,9 +44,10 @@ void ll_http_push_throw(lua_State *L, const char *method, const ll_http_req *req
 /* The body type the script gets for req on call (the client may discard). */
 ll_response_type ll_http_call_body_type(const ll_http_call *call, const ll_http_req *req);
 /* params.on_chunk's trampoline (ud: the call): the bytes to the function
- * in the call's anchor, synchronously; an error it raises is kept in the
- * anchor (chunk_error) and stops the body. */
-int ll_http_chunk_to_lua(void *ud, const char *p, size_t n);
+ * in the call's anchor, synchronously; false back from it stops the body
+ * cleanly (LL_CHUNK_STOP: res.stopped); an error it raises is kept in the
+ * anchor (chunk_error) and fails the request. */
+int ll_http_chunk_to_lua(void *ud, int status, const char *p, size_t n);
 /* Pushes the error call's on_chunk raised and returns 1; 0 (nothing
  * pushed) when it raised none. */
 int ll_http_push_chunk_error(lua_State *L, const ll_http_call *call);

@@ -76,9 +76,9 @@ static char MAKER_KEY, EXTRA_KEY;
  * script may replace the global one) and the weak table of extras. */
 static const char CTOR[] =
     "local mt, setmetatable, extras = ...\n"
-    "return function(status, proto, body, err, code, tv, tc, url, x)\n"
+    "return function(status, proto, body, err, code, tv, tc, url, x, stopped)\n"
     "  local r = setmetatable({ status = status, proto = proto, body = body, error = err, error_code = code,\n"
-    "    tls_version = tv, tls_cipher_suite = tc, url = url }, mt)\n"
+    "    tls_version = tv, tls_cipher_suite = tc, url = url, stopped = stopped }, mt)\n"
     "  extras[r] = x\n"
     "  return r\n"
     "end\n";
@@ -153,7 +153,8 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
     }
     x->headers_len = r->headers_len;
     memcpy(x->headers, r->headers, r->headers_len);
-    if (lua_pcall(T, 9, 1, 0) != 0) { /* out of memory: a bare table that says so */
+    lua_pushboolean(T, r->stopped);
+    if (lua_pcall(T, 10, 1, 0) != 0) { /* out of memory: a bare table that says so */
         lua_settop(T, MAKER_STRINGS + NCACHED - 1);
         lua_createtable(L, 0, 3);
         lua_pushinteger(L, 0);

@@ -33,6 +33,7 @@ int luaopen_luaload_timers(lua_State *L);
 int luaopen_luaload_ws(lua_State *L);
 int luaopen_luaload_grpc(lua_State *L);
 int luaopen_luaload_websockets(lua_State *L);
+int luaopen_luaload_sse(lua_State *L);
 
 /* The VU running on L, or raises "<what> is not available in the init
  * context" when called outside an iteration. */

@@ -247,6 +247,7 @@ int ll_state_open(ll_worker *w, int bare, char *err, size_t errlen) {
     preload(L, "luaload.ws", luaopen_luaload_ws);
     preload(L, "luaload.grpc", luaopen_luaload_grpc);
     preload(L, "luaload.websockets", luaopen_luaload_websockets);
+    preload(L, "luaload.sse", luaopen_luaload_sse);
     preload(L, "luaload.summary", load_summary);
     set_env(L, &script);
     if (bare) return 0;

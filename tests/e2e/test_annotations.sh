@@ -15,8 +15,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 META=$ROOT/lib/lua/meta
 # modules a script does not require itself (luaload.core is the C half of
 # luaload, luaload.coroutine replaces the coroutine library, http_wrap and
-# http_forms are parts of luaload.http)
-INTERNAL=" luaload.core luaload.coroutine luaload.http_wrap luaload.http_forms "
+# http_forms are parts of luaload.http, sse_wrap of luaload.sse)
+INTERNAL=" luaload.core luaload.coroutine luaload.http_wrap luaload.http_forms luaload.sse_wrap "
 
 # the modules: package.preload (src/lua_api/state.c) and lib/lua's files
 {

@@ -5,7 +5,8 @@
 # chunk by chunk, a stream of server-sent events from luaload serve seen
 # event by event as the server paces it; an error in on_chunk stops the
 # body and the call raises it with its line; on_chunk cannot wait (a clear
-# error); async requests stream too. Both transports run it (ctest's
+# error); async requests stream too; on_chunk returning false stops the
+# body cleanly (a complete response, res.stopped) on each transport. Both transports run it (ctest's
 # e2e.curl.* runs set LUALOAD_TRANSPORT=curl).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/servers.sh"
@@ -51,6 +52,48 @@ for c in "h1: 1 MiB streamed, nothing kept" "h2: 1 MiB streamed" "gzip: decoded 
   expect_eq "stream: $c (2 of 2)" "$(jqv "$T/a.json" ".root_group.checks[\"$c\"].passes")" 2
 done
 expect_eq "stream: no script error" "$(noprogress "$ERR" | grep -c 'error')" 0
+
+# on_chunk returning false stops the body cleanly: the response is a
+# complete one (its status, headers and timings, res.stopped) and no failed
+# request; HTTP/1.1 closes that connection (the next request on the same
+# Client gets a fresh one, not the rest of the stream), HTTP/2 resets that
+# stream alone (the connection carries the next request).
+S3=$(script stop.lua <<LUA
+local http = require("luaload.http")
+local ll = require("luaload")
+local h2 = http.Client{ tls = { ca = "$CERTS/ca.pem" }, http_version = "2" }
+local h1 = http.Client{}
+function default()
+  local n = 0
+  local r = h1:get("$URL/sse?n=1000&interval=20", { on_chunk = function(b) n = n + 1; if n == 3 then return false end end })
+  ll.check(r, { ["h1 stop: a complete response"] = function(x) return x.status == 200 and x.stopped == true and n == 3 and x.error == "" and x.error_code == 0 and x.headers["Content-Type"] == "text/event-stream" and x.timings.receiving > 0 and x.timings.duration < 5000 end })
+  r = h1:get("$URL/bytes/10")
+  ll.check(r, { ["h1 stop: the next request has a connection of its own"] = function(x) return x.status == 200 and x.stopped == false end })
+  n = 0
+  r = h1:get("$H/big", { on_chunk = function(b) n = n + 1; return false end })
+  ll.check(r, { ["h1 stop: a sized body too"] = function(x) return x.status == 200 and x.stopped == true and n == 1 end })
+  r = h1:get("$H/plain")
+  ll.check(r, { ["h1 stop: then a whole body"] = function(x) return x.status == 200 and #x.body == $PLAIN end })
+  n = 0
+  r = h2:get("$S/big", { on_chunk = function(b) n = n + 1; return false end })
+  ll.check(r, { ["h2 stop: a complete response"] = function(x) return x.status == 200 and x.proto == "HTTP/2.0" and x.stopped == true and n == 1 and x.error_code == 0 end })
+  r = h2:get("$S/plain")
+  ll.check(r, { ["h2 stop: the connection carries on"] = function(x) return x.status == 200 and x.stopped == false and #x.body == $PLAIN end })
+  n = 0
+  r = h1:get("$H/gzip", { on_chunk = function(b) n = n + 1; return nil end })
+  ll.check(r, { ["nil goes on"] = function(x) return x.status == 200 and x.stopped == false end })
+end
+LUA
+)
+run_ll run "$S3" -i 2 -q --summary-export "$T/c.json"
+expect_eq "stop: exit 0" "$RC" 0
+for c in "h1 stop: a complete response" "h1 stop: the next request has a connection of its own" \
+  "h1 stop: a sized body too" "h1 stop: then a whole body" \
+  "h2 stop: a complete response" "h2 stop: the connection carries on" "nil goes on"; do
+  expect_eq "stop: $c (2 of 2)" "$(jqv "$T/c.json" ".root_group.checks[\"$c\"].passes")" 2
+done
+expect_eq "stop: no failed request" "$(jqv "$T/c.json" '.metrics.http_req_failed.passes')" 0
+expect_eq "stop: 14 requests" "$(jqv "$T/c.json" '.metrics.http_reqs.count')" 14
 
 S2=$(script bad.lua <<LUA
 local http = require("luaload.http")

@@ -67,8 +67,8 @@ local http = {}
 ---@field maxResponseBody? luaload.Size k6's name of `max_response_body`.
 ---@field cookies? table<string, string|{ value: string, replace?: boolean }> Sent before the jar's cookies; `replace` keeps the jar's of that name out.
 ---@field tags? table<string, string|number> Tags of this request's samples (`name` replaces the URL in the `name` tag).
----@field on_chunk? fun(bytes: string) The body handed over as it arrives (decoded) instead of kept; it cannot wait; per call only.
----@field onChunk? fun(bytes: string) k6-style name of `on_chunk`.
+---@field on_chunk? fun(bytes: string): boolean? The body handed over as it arrives (decoded) instead of kept; it cannot wait; per call only; returning false stops the body cleanly (res.stopped).
+---@field onChunk? fun(bytes: string): boolean? k6-style name of `on_chunk`.
 ---@field response_type? luaload.http.ResponseType What `res.body` holds.
 ---@field responseType? luaload.http.ResponseType k6's name of `response_type`.
 ---@field response_callback? luaload.http.ExpectedStatuses Which statuses are expected for this request.
@@ -148,6 +148,7 @@ local Client = {}
 ---@field body string? The body (decoded from gzip, deflate, br, zstd); nil with `response_type = "none"`.
 ---@field headers table<string, string> The final response's headers, canonical names (`Content-Type`); repeated ones joined with `", "`.
 ---@field error string `""`, or the transport error's message.
+---@field stopped boolean true when on_chunk returned false: the body was ended early on purpose, a complete response all the same; else false.
 ---@field error_code integer 0, or a k6 code: 1000 + status for an HTTP status >= 400, 1050 timeout, 1212 refused, ...
 ---@field url string The final URL, after redirects.
 ---@field cookies table<string, luaload.http.ResponseCookie[]> The response's `Set-Cookie` headers by name.

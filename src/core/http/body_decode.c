@@ -306,11 +306,12 @@ int ll_body_decoder_finish(ll_body_decoder *d, const char **err) {
     }
 }
 
-int ll_body_chunk_out(ll_body_chunk_fn *fn, void *ud, ll_buf *body, const char **err) {
+int ll_body_chunk_out(ll_body_chunk_fn *fn, void *ud, int status, ll_buf *body, const char **err) {
     if (!fn || body->len == 0) return 0;
-    int stop = fn(ud, body->p, body->len);
+    int rc = fn(ud, status, body->p, body->len);
     body->len = 0;
-    if (!stop) return 0;
+    if (rc == LL_CHUNK_GO) return 0;
+    if (rc == LL_CHUNK_STOP) return 1;
     *err = "the response body was stopped by its on_chunk function";
     return -1;
 }

@@ -45,7 +45,8 @@ void ll_body_decoder_free(ll_body_decoder *d);
 
 /* What a streamed body (params.on_chunk) came to so far, in body, handed to
  * fn and dropped (a streamed body is never kept); nothing when fn is NULL.
- * Returns 0, or -1 with *err when fn stopped it. */
-int ll_body_chunk_out(ll_body_chunk_fn *fn, void *ud, ll_buf *body, const char **err);
+ * Returns 0; 1 when fn asked to stop cleanly (LL_CHUNK_STOP); -1 with *err
+ * when fn failed it. */
+int ll_body_chunk_out(ll_body_chunk_fn *fn, void *ud, int status, ll_buf *body, const char **err);
 
 #endif

@@ -92,6 +92,7 @@ typedef struct curl_transfer {
     int64_t body_limit;        /* bytes of body kept; 0: none kept */
     int too_big;               /* the body went over body_limit */
     const char *chunk_stopped; /* why its on_chunk stopped the body, or NULL */
+    int chunk_done;            /* its on_chunk ended the body cleanly (LL_CHUNK_STOP) */
     int head_open;             /* a header block began and did not end (the
                                 * blank line): libcurl takes EOF for its end */
     int64_t limit_default;     /* the client's max_response_body */

@@ -49,6 +49,7 @@ void curl_response_fill(curl_transfer *x, CURLcode rc, uint64_t t_end) {
     CURL *e = x->easy;
     ll_http_res *r = &x->res;
     long status = 0, version = 0, os_errno = 0, req_size = 0;
+    if (x->chunk_done && rc == CURLE_WRITE_ERROR) rc = CURLE_OK; /* the abort was on_chunk's clean stop */
     curl_off_t dns = 0, conn = 0, tls = 0, pre = 0, post = 0, wire_body = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &version);
@@ -89,6 +90,7 @@ void curl_response_fill(curl_transfer *x, CURLcode rc, uint64_t t_end) {
              : version == CURL_HTTP_VERSION_3 ? "HTTP/3.0"
              : version == CURL_HTTP_VERSION_2_0 ? "HTTP/2.0"
              : version == CURL_HTTP_VERSION_1_0 ? "HTTP/1.0" : "HTTP/1.1";
+    r->stopped = r->status && x->chunk_done;
     r->body = x->body.p ? x->body.p : "";
     r->body_len = r->status ? x->body.len : 0; /* a failed request has no body, as in k6 */
     r->headers = x->hdrs.p ? x->hdrs.p : "";
@@ -147,11 +149,12 @@ size_t curl_response_on_body(char *p, size_t size, size_t n, void *ud) {
     if (ll_buf_append(&x->body, p, len) < 0) return 0;
     const ll_http_req *req = x->base.req;
     const char *err = NULL;
-    if (ll_body_chunk_out(req->on_chunk, req->chunk_ud, &x->body, &err) != 0) {
-        x->chunk_stopped = err;
-        return 0;
-    }
-    return len;
+    long status = 0;
+    if (req->on_chunk) curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    int rc = ll_body_chunk_out(req->on_chunk, req->chunk_ud, (int)status, &x->body, &err);
+    if (rc == 1) x->chunk_done = 1; /* aborts the transfer, a clean end (curl_response_fill) */
+    else if (rc != 0) x->chunk_stopped = err;
+    return rc == 0 ? len : 0;
 }
 
 size_t curl_response_on_header(char *p, size_t size, size_t n, void *ud) {

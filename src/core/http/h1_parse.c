@@ -103,21 +103,30 @@ static int on_headers(http_parser *p) {
     return bodiless; /* 1: http-parser skips the body */
 }
 
+/* What the body came to so far, to on_chunk (when streamed): 0 to go on,
+ * 1 when it stopped the body (stopped tells a clean stop from a failure). */
+static int chunk_out(ll_h1_parse *h) {
+    int rc = ll_body_chunk_out(h->on_chunk, h->chunk_ud, h->status, h->body, &h->err);
+    if (rc == 1) h->stopped = 1;
+    return rc != 0;
+}
+
 /* Takes n bytes of the body: counted, decoded and kept up to the limit.
- * 0, or 1 when the body is over the limit, corrupt, or out of memory. */
+ * 0, or 1 when the body is over the limit, corrupt, out of memory, or
+ * stopped by on_chunk. */
 static int body_put(ll_h1_parse *h, const char *at, size_t n) {
     h->body_wire += n;
     if (h->limit == 0) return 0;
     if (h->dec) {
         int rc = ll_body_decoder_feed(h->dec, at, n, h->body, h->limit, &h->err);
         if (rc == -2) h->too_big = 1;
-        return rc != 0 || ll_body_chunk_out(h->on_chunk, h->chunk_ud, h->body, &h->err) != 0;
+        return rc != 0 || chunk_out(h);
     }
     if ((int64_t)(h->body->len + n) > h->limit) {
         h->too_big = 1;
         return 1;
     }
-    if (ll_buf_append(h->body, at, n) == 0) return ll_body_chunk_out(h->on_chunk, h->chunk_ud, h->body, &h->err);
+    if (ll_buf_append(h->body, at, n) == 0) return chunk_out(h);
     h->err = "out of memory reading the response body";
     return 1;
 }
@@ -178,6 +187,15 @@ static int fail(ll_h1_parse *h, enum http_errno e) {
     return LL_H1_ERROR;
 }
 
+/* The end of a response its on_chunk stopped: complete as it is, on a
+ * connection that cannot carry another (the rest of the body is unread). */
+static int stopped_done(ll_h1_parse *h) {
+    ll_h1_parse_reset(h);
+    h->done = 1;
+    h->keep_alive = 0;
+    return LL_H1_DONE;
+}
+
 /* The end of a response whose head h1_head.c read. */
 static int fast_done(ll_h1_parse *h) {
     if (h->dec && ll_body_decoder_finish(h->dec, &h->err) < 0) return fail(h, HPE_CB_message_complete);
@@ -191,9 +209,9 @@ static int fast_done(ll_h1_parse *h) {
 static int fast_body(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
     if (n == 0) return fail(h, HPE_OK);
     size_t take = n < h->left ? n : (size_t)h->left;
-    if (body_put(h, p, take) != 0) return fail(h, HPE_CB_body);
-    h->left -= take;
     *used = take;
+    if (body_put(h, p, take) != 0) return h->stopped ? stopped_done(h) : fail(h, HPE_CB_body);
+    h->left -= take;
     return h->left > 0 ? LL_H1_MORE : fast_done(h);
 }
 
@@ -260,6 +278,7 @@ int ll_h1_parse_feed(ll_h1_parse *h, const char *p, size_t n, size_t *used) {
     size_t got = http_parser_execute(&h->p, &settings, n ? p : NULL, n);
     enum http_errno e = HTTP_PARSER_ERRNO(&h->p);
     *used = got;
+    if (h->stopped) return stopped_done(h);
     if (e == HPE_PAUSED || (h->done && e == HPE_OK)) {
         http_parser_pause(&h->p, 0);
         ll_h1_parse_reset(h);

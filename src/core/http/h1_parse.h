@@ -45,6 +45,7 @@ typedef struct ll_h1_parse {
     uint64_t left;           /* then the body bytes still to come */
     ll_body_chunk_fn *on_chunk; /* the body handed over as it comes (set after start) */
     void *chunk_ud;
+    int stopped;             /* on_chunk ended the body (LL_CHUNK_STOP): DONE, not kept alive */
     int no_fast;             /* set by tests: read every response with http-parser */
     /* Kept from one response to the next (ll_h1_parse_start clears only
      * what is above): the last head the fast path read, byte for byte, and
@@ -62,7 +63,9 @@ typedef struct ll_h1_parse {
 void ll_h1_parse_start(ll_h1_parse *h, ll_buf *hdrs, ll_buf *body, int64_t limit, int head);
 /* Feeds n bytes (n == 0: the server closed the connection). Returns
  * LL_H1_MORE, LL_H1_DONE (*used: the bytes of p that belong to the
- * response; any after them are not part of it) or LL_H1_ERROR. */
+ * response; any after them are not part of it) or LL_H1_ERROR. An
+ * on_chunk that stops the body makes it LL_H1_DONE with stopped set and
+ * keep_alive 0 (the rest of the body is never read). */
 int ll_h1_parse_feed(ll_h1_parse *h, const char *p, size_t n, size_t *used);
 /* Frees the decoder of an unfinished response (a cancelled request). */
 void ll_h1_parse_reset(ll_h1_parse *h);

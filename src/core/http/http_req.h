@@ -39,8 +39,15 @@ int ll_http_expected_has(const ll_http_expected *e, int status);
 
 /* A request prepared once and reused; immutable while in flight. */
 /* A response body handed over as it arrives (decoded), instead of kept:
- * 0 to go on, anything else stops the transfer (it fails). */
-typedef int ll_body_chunk_fn(void *ud, const char *p, size_t n);
+ * LL_CHUNK_GO to go on; LL_CHUNK_STOP ends the exchange cleanly (the
+ * consumer has what it wanted: HTTP/1.1 closes the connection, HTTP/2
+ * resets that stream with CANCEL, libcurl aborts the transfer) and the
+ * response completes with its status, headers and timings, res.stopped
+ * set; LL_CHUNK_FAIL stops it as a failed request. */
+#define LL_CHUNK_GO 0
+#define LL_CHUNK_STOP 1
+#define LL_CHUNK_FAIL (-1)
+typedef int ll_body_chunk_fn(void *ud, int status, const char *p, size_t n); /* status: the response's */
 
 typedef struct ll_http_req {
     uint64_t id;               /* unique per prepared request (cache key) */
@@ -123,6 +130,8 @@ typedef struct ll_http_res {
     int no_cookies;            /* 1: the transport saw no Set-Cookie in headers (0: look) */
     const ll_ocsp *ocsp;       /* the connection's stapled OCSP response; NULL: the
                                 * transport does not tell (libcurl) */
+    int stopped;               /* its on_chunk ended the body early (LL_CHUNK_STOP):
+                                * a complete response all the same */
 } ll_http_res;
 
 /* Zeroes req and gives it a fresh id (no method, no body, the client's

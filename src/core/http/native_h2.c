@@ -195,6 +195,15 @@ static int on_headers_done(void *ud, int final) {
     return 0;
 }
 
+/* The body so far to on_chunk (when streamed): 0 to go on, else the
+ * stream is reset (CANCEL) and closes; a clean stop (parse.stopped) then
+ * completes as the response it was. */
+static int chunk_out(native_transfer *x) {
+    int rc = ll_body_chunk_out(x->parse.on_chunk, x->parse.chunk_ud, x->h2_status, &x->body, &x->parse.err);
+    if (rc == 1) x->parse.stopped = 1;
+    return rc;
+}
+
 static int on_data(void *ud, const char *p, size_t n) {
     native_transfer *x = ud;
     x->bytes_in += (int64_t)n;
@@ -204,7 +213,7 @@ static int on_data(void *ud, const char *p, size_t n) {
         int rc = ll_body_decoder_feed(x->parse.dec, p, n, &x->body, x->limit, &err);
         if (rc == -2) x->parse.too_big = 1;
         if (rc == -1) x->parse.err = err;
-        if (rc == 0) rc = ll_body_chunk_out(x->parse.on_chunk, x->parse.chunk_ud, &x->body, &x->parse.err);
+        if (rc == 0) rc = chunk_out(x);
         return rc ? -1 : 0;
     }
     if ((int64_t)(x->body.len + n) > x->limit) {
@@ -212,7 +221,7 @@ static int on_data(void *ud, const char *p, size_t n) {
         return -1;
     }
     if (ll_buf_append(&x->body, p, n) < 0) return -1;
-    return ll_body_chunk_out(x->parse.on_chunk, x->parse.chunk_ud, &x->body, &x->parse.err);
+    return chunk_out(x);
 }
 
 static void on_sent(void *ud) {
@@ -229,7 +238,9 @@ static void on_close(void *ud, uint32_t code) {
     x->fail_code = 0;
     x->errbuf[0] = 0;
     const char *err = NULL;
-    if (x->parse.too_big) {
+    if (x->parse.stopped) {
+        /* its on_chunk had what it wanted: the CANCEL is ours, not an error */
+    } else if (x->parse.too_big) {
         x->fail_code = 1000;
         snprintf(x->errbuf, sizeof(x->errbuf), "the response body is over max_response_body (%lld bytes)",
                  (long long)x->limit);

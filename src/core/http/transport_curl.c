@@ -149,6 +149,7 @@ static int curl_transfer_start(ll_transfer *base, const ll_http_req *req, const 
     x->attempts = 0;
     x->too_big = 0;
     x->chunk_stopped = NULL;
+    x->chunk_done = 0;
     x->head_open = 0;
     x->tls_version = x->tls_cipher = "";
     x->t_start = ll_loop_now_ns();

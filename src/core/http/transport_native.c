@@ -283,6 +283,7 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->tls_version = x->tls_version;
     r->tls_cipher_suite = x->tls_cipher;
     r->ocsp = &x->ocsp;
+    r->stopped = !code && x->parse.stopped;
 }
 
 /* Lets go of x's connection or queue place: a request cut off mid-way

@@ -27,6 +27,7 @@ local exec = require("luaload.execution")
 local ws = require("luaload.ws")
 local grpc = require("luaload.grpc")
 local websockets = require("luaload.websockets")
+local sse = require("luaload.sse")
 
 local counter = metrics.Counter("api_names_counter")
 local gauge = metrics.Gauge("api_names_gauge")
@@ -63,6 +64,7 @@ local SHAPES = {
   "luaload.ws.Params", "luaload.grpc.TLSParams", "luaload.grpc.ConnectParams", "luaload.grpc.Params",
   "luaload.grpc.Error", "luaload.grpc.Response", "luaload.grpc.StreamParams", "luaload.grpc.Stream",
   "luaload.websockets.Params", "luaload.websockets.Event",
+  "luaload.sse.Params",
 }
 
 local lines = {}
@@ -148,6 +150,12 @@ function default()
   wsb.onopen = function() wsb:close() end
   wsb.onerror = function(e) out("error websockets /ws/echo: " .. tostring(e.error)) end
   wsb.onmessage, wsb.onclose, wsb.onping, wsb.onpong = noop, noop, noop, noop
+  local sclient, sevent, serror
+  sse.open(__ENV.URL .. "/sse?n=1", {}, function(c)
+    sclient = c
+    c:on("event", function(e) sevent = e end)
+  end)
+  sse.open(__ENV.URL .. "/status/404", {}, function(c) c:on("error", function(e) serror = e end) end)
   local objects = {
     ["luaload.VU"] = ll.vu,
     ["luaload.console"] = console,
@@ -180,6 +188,9 @@ function default()
     ["luaload.ws.Response"] = wres,
     ["luaload.grpc.Client"] = grpc.Client(),
     ["luaload.websockets.WebSocket"] = wsb,
+    ["luaload.sse.Client"] = sclient,
+    ["luaload.sse.Event"] = sevent,
+    ["luaload.sse.Error"] = serror,
   }
   for name, obj in pairs(objects) do class(name, obj) end
 
