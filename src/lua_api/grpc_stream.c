@@ -168,14 +168,16 @@ static int on_message(const char *msg, size_t len, void *ud) {
     return 0;
 }
 
-/* The response body as it arrives (from inside the transport: queue only). */
-static int on_chunk(void *ud, const char *p, size_t n) {
+/* The response body as it arrives (from inside the transport: queue
+ * only). A body that is not 200's is not gRPC's: its status says. */
+static int on_chunk(void *ud, int status, const char *p, size_t n) {
     gstream *s = ud;
+    if (status != 200) return LL_CHUNK_GO;
     int st = 0;
     int rc = ll_grpc_reader_feed(&s->rd, p, n, on_message, s, &st, s->bad, sizeof(s->bad));
     if (rc < 0) s->bad_status = st;
     if (s->head) schedule(s);
-    return rc ? 1 : 0; /* a bad message ends the stream */
+    return rc ? LL_CHUNK_STOP : LL_CHUNK_GO; /* a bad message ends the stream (its status is bad_status) */
 }
 
 static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
