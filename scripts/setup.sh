@@ -15,7 +15,7 @@ PKGS=(
   libxml2-dev libhttp-parser-dev liburing-dev libc-ares-dev libwslay-dev python3-websockets
   default-jre-headless libhdrhistogram-java
   libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus chromium
-  libprotobuf-dev libprotoc-dev protobuf-compiler python3-grpcio python3-protobuf
+  libprotobuf-dev libprotoc-dev protobuf-compiler python3-grpcio python3-protobuf python3-h2
   zsh fish
   file
 )
@@ -30,7 +30,7 @@ setup.sh: this is not Debian 12; install these yourself, then build with CMake:
   http-parser 2.9, liburing, c-ares, wslay, protobuf-c (and protoc-c), snappy,
   libprotobuf 3.21 with its compiler headers (libprotoc) and a C++17 compiler;
   GnuTLS (headers);
-  for the tests: protoc, python3 with websockets and grpcio, nginx, caddy 2.x, tinyproxy, openssl, brotli, zstd, jq, curl, influxdb 1.x,
+  for the tests: protoc, python3 with websockets, grpcio and h2, nginx, caddy 2.x, tinyproxy, openssl, brotli, zstd, jq, curl, influxdb 1.x,
   a Java runtime and HdrHistogram 2.1 (its jar in /usr/share/java/hdrhistogram.jar),
   Prometheus 2.x, Node.js and npm;
   for the benchmarks: wrk, h2load (nghttp2), GNU time.

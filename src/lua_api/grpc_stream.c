@@ -271,7 +271,8 @@ static void dispatch(ll_loop *loop, void *ud) {
         if (!emit(s, "data", 2)) return;
     }
     if (!s->ended) return;
-    ll_vu_pending_del(s->vu, &s->pending); /* the handlers below are the iteration's tasks now */
+    /* still pending while its last handlers run: the iteration cannot end
+     * between them (only a handler that fails it can, cancelling s) */
     if (s->status != LL_GRPC_OK) {
         push_error(L, s->status, s->why);
         push_meta(L);
@@ -280,6 +281,7 @@ static void dispatch(ll_loop *loop, void *ud) {
     push_error(L, s->status, s->why);
     if (!emit(s, "status", 1)) return;
     if (!emit(s, "end", 0)) return;
+    ll_vu_pending_del(s->vu, &s->pending);
     stream_close(s);
 }
 

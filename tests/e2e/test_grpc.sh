@@ -335,4 +335,43 @@ expect_eq "health_check: exit 0" "$RC" 0
 expect_match "health_check: SERVING, NOT_SERVING as k6's constants" "$OUT" $'^health\t1\ttrue\ttrue$'
 expect_match "health_check: an unknown service raises its status" "$OUT" $'^unknown\tfalse\t.*grpc.Client:health_check: status 5: unknown service nope'
 expect_match "health_check: a server without it raises" "$OUT" $'^no health\tfalse\t.*grpc.Client:health_check: status 12'
+# (j) a server that answers wrongly: each a response with a status, never a crash
+mkfifo "$T/bad.in"
+/usr/bin/python3 "$H/bad_server.py" <"$T/bad.in" >"$T/bad.port" 2>"$T/bad.err" &
+EXTRA_PIDS+=($!)
+exec {badfd}>"$T/bad.in"
+for ((i = 0; i < 200; i++)); do [[ -s $T/bad.port ]] && break; sleep 0.05; done
+BAD=127.0.0.1:$(head -1 "$T/bad.port")
+S=$(script bad.lua <<LUA
+local grpc = require("luaload.grpc")
+local c = grpc.Client()
+c:load({ "$H" }, "bad.proto")
+function default()
+  c:connect("$BAD", { plaintext = true })
+  for _, m in ipairs({ "Cut", "Reset", "NoStatus", "Huge", "Garbage", "Html" }) do
+    local r = c:invoke("luaload.bad.Bad/" .. m, { text = "x" })
+    print(m, r.status, r.error and r.error.message, tostring(r.message))
+  end
+  local got = {}
+  local s = grpc.Stream(c, "luaload.bad.Bad/Stream")
+  s:on("data", function(m) got[#got + 1] = m.text end)
+  s:on("error", function(e) got[#got + 1] = "error " .. e.code end)
+  s:on("end", function() print("stream", table.concat(got, ",")) end)
+  s:write({ text = "go" })
+  s:end_stream()
+end
+LUA
+)
+run_ll run "$S" -i 1 -q -o json="$T/bad.json"
+expect_eq "bad server: exit 0" "$RC" 0
+expect_match "bad server: a message cut short is INTERNAL" "$OUT" $'^Cut\t13\tthe response ended inside a message.*\tnil$'
+expect_match "bad server: a reset stream is UNAVAILABLE with the reset" "$OUT" $'^Reset\t14\t.*INTERNAL_ERROR.*\tnil$'
+expect_match "bad server: no grpc-status is INTERNAL" "$OUT" $'^NoStatus\t13\tthe server sent no grpc-status\tnil$'
+expect_match "bad server: a message over max_receive_size is RESOURCE_EXHAUSTED" "$OUT" $'^Huge\t8\t.*over max_receive_size.*\tnil$'
+expect_match "bad server: bytes that are no message are INTERNAL" "$OUT" $'^Garbage\t13\t.*not a luaload.bad.Msg.*\tnil$'
+expect_match "bad server: an HTML answer is INTERNAL" "$OUT" $'^Html\t13\t'
+expect_match "bad server: a stream's good messages, then its error, then end" "$OUT" $'^stream\tone,two,error 13$'
+expect_eq "bad server: every call counted, with its status" \
+  "$(jq -r 'select(.metric == "grpc_req_duration" and .type == "Point") | .data.tags.status' "$T/bad.json" | sort | uniq -c | awk '{print $2 "=" $1}' | paste -sd' ')" \
+  "13=5 14=1 8=1"
 finish
