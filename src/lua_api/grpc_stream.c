@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "grpc_wire.h"
+#include "handlers.h"
 #include "json.h"
 #include "lua_grpc.h"
 #include "modules.h"
@@ -211,34 +212,16 @@ static void on_done(ll_transfer *x, const ll_http_res *r, void *ud) {
 
 /* Runs each handler of event with the nargs values on top of s->L
  * (popped), each as a task of the VU. 0 when a handler failed the
- * iteration: s is closed then (the iteration's cut closed it, or, once it
- * was no longer pending, this did). */
+ * iteration: its cut closed s (s is pending until its last handler ran). */
 static int emit(gstream *s, const char *event, int nargs) {
     lua_State *L = s->L;
-    ll_vu *vu = s->vu;
-    int64_t iteration = ll_vu_iteration(vu);
-    int args = lua_gettop(L) - nargs + 1;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->handlers_ref);
     lua_getfield(L, -1, event);
-    int list = lua_gettop(L);
-    int n = lua_istable(L, list) ? (int)lua_objlen(L, list) : 0;
-    int gone = 0;
-    s->gone = &gone;
-    int failed = 0;
-    for (int i = 1; i <= n && !gone && !failed; i++) {
-        lua_State *co = lua_newthread(L);
-        int co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-        lua_rawgeti(L, list, i);
-        for (int a = 0; a < nargs; a++) lua_pushvalue(L, args + a);
-        lua_xmove(L, co, nargs + 1);
-        ll_vu_task_start(vu, co, co_ref, nargs);
-        failed = !ll_vu_in_iteration(vu) || ll_vu_iteration(vu) != iteration;
-    }
-    lua_settop(L, args - 1);
-    if (gone) return 0;
-    s->gone = NULL;
-    if (failed) stream_close(s);
-    return !failed;
+    lua_replace(L, -2);
+    lua_insert(L, -nargs - 1); /* the list below the arguments */
+    int ok = ll_handlers_run(s->vu, L, -nargs - 1, nargs, &s->gone);
+    lua_pop(L, 1);
+    return ok;
 }
 
 static void push_meta(lua_State *L) {
@@ -360,17 +343,7 @@ static int l_on(lua_State *L) {
     while (EVENTS[i] && strcmp(EVENTS[i], ev)) i++;
     if (!EVENTS[i])
         return luaL_error(L, "stream:on(): unknown event \"%s\" (expected data, error, status or end)", ev);
-    if (!s->open) return 0; /* over: nothing will come */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->handlers_ref);
-    lua_getfield(L, -1, ev);
-    if (!lua_istable(L, -1)) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -3, ev);
-    }
-    lua_pushvalue(L, 3);
-    lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
+    if (s->open) ll_handlers_add(L, s->handlers_ref, ev, 3); /* else over: nothing will come */
     lua_settop(L, 1);
     return 1;
 }

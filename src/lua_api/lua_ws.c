@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handlers.h"
 #include "http_response.h"
 #include "modules.h"
 #include "script_host.h"
@@ -194,16 +195,7 @@ static int l_on(lua_State *L) {
         return luaL_error(L, "socket:on(): unknown event \"%s\" (expected open, message, binary_message, ping, "
                              "pong, close or error)", ev);
     if (!b->s) return 0; /* the session is over: nothing will come */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, b->s->handlers_ref);
-    lua_getfield(L, -1, ev);
-    if (!lua_istable(L, -1)) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, -3, ev);
-    }
-    lua_pushvalue(L, 3);
-    lua_rawseti(L, -2, (int)lua_objlen(L, -2) + 1);
+    ll_handlers_add(L, b->s->handlers_ref, ev, 3);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "handlers.h"
 #include "http_client.h"
 #include "url.h"
 #include "xmalloc.h"
@@ -317,29 +318,5 @@ void ll_lua_ws_session_free(ll_lua_ws_session *s) {
 /* ---- its handlers ---- */
 
 int ll_lua_ws_session_run(ll_lua_ws_session *s, lua_State *L, int list, int nargs) {
-    ll_vu *vu = s->vu;
-    int args = lua_gettop(L) - nargs + 1;
-    if (list < 0) list = lua_gettop(L) + list + 1;
-    int n = lua_istable(L, list) ? (int)lua_objlen(L, list) : 0;
-    int gone = 0, *outer = s->gone;
-    s->gone = &gone;
-    for (int i = 1; i <= n && !gone; i++) {
-        lua_rawgeti(L, list, i);
-        if (!lua_isfunction(L, -1)) {
-            lua_pop(L, 1);
-            continue;
-        }
-        lua_State *co = lua_newthread(L);
-        int co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-        for (int a = 0; a < nargs; a++) lua_pushvalue(L, args + a);
-        lua_xmove(L, co, nargs + 1);
-        ll_vu_task_start(vu, co, co_ref, nargs);
-    }
-    lua_settop(L, args - 1);
-    if (gone) {
-        if (outer) *outer = 1;
-        return 0;
-    }
-    s->gone = outer;
-    return 1;
+    return ll_handlers_run(s->vu, L, list, nargs, &s->gone);
 }
