@@ -444,14 +444,11 @@ static gcall *start_call(lua_State *L, const char *W, int async, ll_proto *proto
     k->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     const char *xerr = NULL;
     k->lane = ll_http_vu_lane_take(ll_vu_http(vu));
-    ll_transfer *x = ll_http_exchange_transfer(vu, k->lane, c->http->slot, ll_grpc_pool(c, vu), &k->req,
-                                               ll_http_client_opts(L, c->http));
-    if (!x) xerr = "cannot make a connection slot";
-    else if (x->tp->ops->start(x, &k->req, "POST", NULL, on_done, k, &xerr) == 0) k->x = x;
+    k->x = ll_grpc_start(L, c, vu, k->lane, &k->req, 0, on_done, k, &xerr);
     if (!k->x) {
         ll_http_vu_lane_give(ll_vu_http(vu), k->lane);
         call_free(k);
-        luaL_error(L, "%s: %s", W, xerr ? xerr : "cannot start the call");
+        luaL_error(L, "%s: %s", W, xerr);
     }
     if (async) k->promise = ll_promise_push(L, vu, call_cancel, k);
     return k;

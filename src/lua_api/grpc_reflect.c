@@ -176,11 +176,8 @@ static int start_round(reflect *r) {
     ll_body_set_memory(&r->req.body, body.p ? body.p : "", body.len);
     ll_buf_free(&body);
     const char *xerr = NULL;
-    ll_transfer *x = ll_http_exchange_transfer(r->vu, r->lane, r->c->http->slot, ll_grpc_pool(r->c, r->vu), &r->req,
-                                               ll_http_client_opts(r->L, r->c->http));
-    if (!x) xerr = "cannot make a connection slot";
-    else if (x->tp->ops->start(x, &r->req, "POST", NULL, on_done, r, &xerr) == 0) r->x = x;
-    if (!r->x) return snprintf(r->err, sizeof(r->err), "%s", xerr ? xerr : "cannot start the request"), -1;
+    r->x = ll_grpc_start(r->L, r->c, r->vu, r->lane, &r->req, 0, on_done, r, &xerr);
+    if (!r->x) return snprintf(r->err, sizeof(r->err), "%s", xerr), -1;
     return 0;
 }
 

@@ -317,14 +317,10 @@ int ll_grpc_stream_new(lua_State *L) {
     ll_loop_timer_init(&s->dispatch, dispatch, s);
     const char *xerr = NULL;
     s->lane = ll_http_vu_lane_take(ll_vu_http(vu));
-    ll_transfer *x = ll_http_exchange_transfer(vu, s->lane, c->http->slot, ll_grpc_pool(c, vu), &s->req,
-                                               ll_http_client_opts(L, c->http));
-    if (!x) xerr = "cannot make a connection slot";
-    else if (!x->tp->ops->resume) xerr = "its transport cannot stream a request";
-    else if (x->tp->ops->start(x, &s->req, "POST", NULL, on_done, s, &xerr) == 0) s->x = x;
+    s->x = ll_grpc_start(L, c, vu, s->lane, &s->req, 1, on_done, s, &xerr);
     if (!s->x) {
         ll_http_vu_lane_give(ll_vu_http(vu), s->lane);
-        return luaL_error(L, "%s: %s", W, xerr ? xerr : "cannot start the stream");
+        return luaL_error(L, "%s: %s", W, xerr);
     }
     lua_pushvalue(L, sidx);
     s->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);

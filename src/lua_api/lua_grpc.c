@@ -42,6 +42,18 @@ ll_grpc_client *ll_grpc_client_check(lua_State *L, int idx) { return luaL_checku
 
 static ll_grpc_client *check_client(lua_State *L) { return ll_grpc_client_check(L, 1); }
 
+ll_transfer *ll_grpc_start(lua_State *L, ll_grpc_client *c, ll_vu *vu, int lane, const ll_http_req *req, int streamed,
+                           ll_transfer_done_fn *fn, void *ud, const char **err) {
+    ll_transfer *x = ll_http_exchange_transfer(vu, lane, c->http->slot, ll_grpc_pool(c, vu), req,
+                                               ll_http_client_opts(L, c->http));
+    *err = NULL;
+    if (!x) *err = "cannot make a connection slot";
+    else if (streamed && !x->tp->ops->resume) *err = "its transport cannot stream a request";
+    else if (x->tp->ops->start(x, req, "POST", NULL, fn, ud, err) == 0) return x;
+    if (!*err) *err = "cannot start the request";
+    return NULL;
+}
+
 /* above every http Client's uid (a worker's count), unique per VU */
 uint64_t ll_grpc_pool(const ll_grpc_client *c, const ll_vu *vu) {
     return c->http->uid << 32 | (uint64_t)(ll_vu_index(vu) + 1);

@@ -49,6 +49,11 @@ const ll_grpc_conn *ll_grpc_conn_of(lua_State *L, ll_grpc_client *c, ll_vu *vu, 
  * multiplexed HTTP/2 connection per VU, which its calls and streams in
  * flight at once share. */
 uint64_t ll_grpc_pool(const ll_grpc_client *c, const ll_vu *vu);
+/* Starts req (POST) on vu's connection of c, on lane, its completion
+ * fn(ud); streamed: its body is a stream (the transport must resume it).
+ * Returns the transfer, or NULL with the reason in *err. */
+ll_transfer *ll_grpc_start(lua_State *L, ll_grpc_client *c, ll_vu *vu, int lane, const ll_http_req *req, int streamed,
+                           ll_transfer_done_fn *fn, void *ud, const char **err);
 /* A duration param at idx: a string ("2s") or milliseconds; raises. */
 uint64_t ll_grpc_duration(lua_State *L, int idx, const char *W, const char *key);
 
