@@ -118,27 +118,27 @@ static void copy_tags(lua_State *L, ll_grpc_tags *t, int params, const char *W) 
 
 /* ---- the request ---- */
 
-/* params.metadata: { key = value }: headers, -bin values base64'd. */
-static void add_metadata(lua_State *L, ll_http_req *req, int params, const char *W) {
-    lua_getfield(L, params, "metadata");
+void ll_grpc_metadata(lua_State *L, ll_http_req *req, int params, const char *field, const char *W) {
+    lua_getfield(L, params, field);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         return;
     }
-    if (!lua_istable(L, -1)) luaL_error(L, "%s: params.metadata: expected a table", W);
+    if (!lua_istable(L, -1)) luaL_error(L, "%s: params.%s: expected a table", W, field);
     for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) {
         if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "%s: params.metadata: a key and its value are strings", W);
+            luaL_error(L, "%s: params.%s: a key and its value are strings", W, field);
         size_t klen, vlen;
         const char *key = lua_tolstring(L, -2, &klen), *v = lua_tolstring(L, -1, &vlen);
         char name[256];
-        if (klen == 0 || klen >= sizeof(name)) luaL_error(L, "%s: params.metadata: a key of 1 to 255 bytes", W);
+        if (klen == 0 || klen >= sizeof(name)) luaL_error(L, "%s: params.%s: a key of 1 to 255 bytes", W, field);
         for (size_t i = 0; i <= klen; i++) name[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] + 32 : key[i]);
-        if (!ll_http_token_ok(name)) luaL_error(L, "%s: params.metadata: key %s is not a header name", W, key);
+        if (!ll_http_token_ok(name))
+            luaL_error(L, "%s: params.%s: key %s is not a header name", W, field, key);
         int bin = klen > 4 && !strcmp(name + klen - 4, "-bin");
         if (!bin && !ll_http_value_ok(v, vlen))
-            luaL_error(L, "%s: params.metadata: the value of %s holds CR, LF or NUL (a -bin key takes bytes)", W,
-                       key);
+            luaL_error(L, "%s: params.%s: the value of %s holds CR, LF or NUL (a -bin key takes bytes)", W,
+                       field, key);
         char *enc = bin ? ll_base64_encode(v, vlen, NULL) : NULL;
         ll_http_req_add_header(req, name, bin ? enc : v);
         free(enc);
@@ -167,7 +167,7 @@ void ll_grpc_request(lua_State *L, ll_http_req *req, ll_grpc_tags *t, const ll_g
     req->max_response_body = (int64_t)(g->max_recv + LL_GRPC_PREFIX);
     req->response_type = LL_RESPONSE_BINARY;
     if (params) {
-        add_metadata(L, req, params, W);
+        ll_grpc_metadata(L, req, params, "metadata", W);
         copy_tags(L, t, params, W);
     }
 }

@@ -7,7 +7,8 @@
  * Two requests of the bidirectional ServerReflectionInfo, each one HTTP/2
  * request whose body holds all its messages (the server answers each,
  * then ends): list_services, then file_containing_symbol for every
- * service but reflection's own. The messages are reflection.proto's,
+ * service but reflection's own, both with connect's reflect_metadata
+ * (k6's reflectMetadata) as metadata. The messages are reflection.proto's,
  * parsed from the text below into a pool of the Client's own. The
  * connect waits (ll_vu_wait) and returns true, or (nil, message) for
  * lua_grpc.c's wrapper to raise. */
@@ -69,6 +70,7 @@ typedef struct reflect {
     ll_transfer *x;
     int lane;
     ll_http_req req;
+    ll_http_req meta;           /* connect's reflect_metadata, as headers */
     ll_grpc_tags t;
     int version;                /* VERSIONS[version] */
     int round;                  /* 1: list_services, 2: the files */
@@ -80,6 +82,7 @@ typedef struct reflect {
 
 static void reflect_clear(reflect *r) {
     ll_http_req_clear(&r->req);
+    ll_http_req_clear(&r->meta);
     ll_grpc_tags_clear(&r->t);
     for (int i = 0; i < r->nservices; i++) free(r->services[i]);
     free(r->services);
@@ -172,6 +175,8 @@ static int start_round(reflect *r) {
     ll_grpc_tags_clear(&r->t);
     ll_grpc_tags_init(&r->t, r->vu, r->g->addr, r->m.path, "bidi_streaming");
     ll_grpc_request(r->L, &r->req, &r->t, r->g, r->m.path, r->g->timeout_us, 0, "grpc.Client:connect");
+    for (int i = 0; i < r->meta.nheaders; i++)
+        ll_http_req_add_header(&r->req, r->meta.headers[i].name, r->meta.headers[i].value);
     r->req.max_response_body = 64ll << 20; /* a server's files: more than one message's worth */
     ll_body_set_memory(&r->req.body, body.p ? body.p : "", body.len);
     ll_buf_free(&body);
@@ -266,13 +271,20 @@ static void on_done(ll_transfer *x, const ll_http_res *res, void *ud) {
     finish(r, 0);
 }
 
-int ll_grpc_reflect(lua_State *L, ll_grpc_client *c, int client, int conn) {
+int ll_grpc_reflect(lua_State *L, ll_grpc_client *c, int client, int conn, int params) {
     ll_vu *vu = ll_luaload_waiting_vu(L, "grpc.Client:connect()");
     reflect *r = lua_newuserdata(L, sizeof(*r));
     memset(r, 0, sizeof(*r));
     ll_http_req_init(&r->req);
+    ll_http_req_init(&r->meta);
     luaL_getmetatable(L, REFLECT_MT);
     lua_setmetatable(L, -2);
+    if (params) { /* k6's reflectMetadata; raising here, the userdata's __gc frees */
+        lua_getfield(L, params, "reflect_metadata");
+        ll_grpc_metadata(L, &r->meta, params, lua_isnil(L, -1) ? "reflectMetadata" : "reflect_metadata",
+                         "grpc.Client:connect");
+        lua_pop(L, 1);
+    }
     r->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     r->vu = vu;
     r->L = ll_worker_lua(ll_vu_worker(vu));

@@ -291,7 +291,7 @@ static int l_connect(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->conns_ref);
     lua_pushvalue(L, conn);
     lua_rawseti(L, -2, ll_vu_id(vu));
-    if (reflect) return ll_grpc_reflect(L, c, 1, conn);
+    if (reflect) return ll_grpc_reflect(L, c, 1, conn, params);
     lua_pushboolean(L, 1);
     return 1;
 }

@@ -66,6 +66,9 @@ void ll_grpc_sample(ll_grpc_tags *t, int metric, double value);
  * params.tags (into t; params 0: none). Raises on bad params. */
 void ll_grpc_request(lua_State *L, ll_http_req *req, ll_grpc_tags *t, const ll_grpc_conn *g, const char *path,
                      uint64_t timeout_us, int params, const char *W);
+/* params[field] ({ key = value }, nil: none) as metadata headers on
+ * req: keys lowercased, -bin values base64'd. Raises on bad ones. */
+void ll_grpc_metadata(lua_State *L, ll_http_req *req, int params, const char *field, const char *W);
 /* The table at idx as a message of type: framed into out (appended).
  * Raises on a bad message or one over max bytes. */
 void ll_grpc_encode(lua_State *L, int idx, const ll_proto_type *type, uint64_t max, ll_buf *out, const char *W);
@@ -85,9 +88,10 @@ int ll_grpc_health_check(lua_State *L);
 void ll_grpc_call_register(lua_State *L);
 
 /* grpc_reflect.c: connect's reflect = true for client c (at stack index
- * client) and the VU's new connection (at conn): waits, then returns to
- * the script true, or (nil, message). */
-int ll_grpc_reflect(lua_State *L, ll_grpc_client *c, int client, int conn);
+ * client) and the VU's new connection (at conn), with connect's params
+ * (0: none) for reflect_metadata: waits, then returns to the script
+ * true, or (nil, message). */
+int ll_grpc_reflect(lua_State *L, ll_grpc_client *c, int client, int conn, int params);
 void ll_grpc_reflect_register(lua_State *L);
 
 /* grpc_stream.c: grpc.Stream(client, method, params) and its methods */

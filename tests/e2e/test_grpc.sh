@@ -306,6 +306,13 @@ function default()
   print("v1alpha", alpha:invoke("luaload.test.Echo/Say", { text = "alpha" }).message.text)
   print("none", pcall(none.connect, none, "127.0.0.1:$tls_PORT", { reflect = true, tls = { cacerts = { CA } } }))
   print("refused", pcall(none.connect, none, "127.0.0.1:1", { plaintext = true, reflect = true }))
+  local m = grpc.Client()
+  print("token", m:connect("127.0.0.1:$plain_PORT", { plaintext = true, reflect = true,
+    reflect_metadata = { ["X-Reflect-Token"] = "ok" } }))
+  print("camel", pcall(m.connect, m, "127.0.0.1:$plain_PORT", { plaintext = true, reflect = true,
+    reflectMetadata = { ["x-reflect-token"] = "nope" } }))
+  print("badmeta", pcall(m.connect, m, "127.0.0.1:$plain_PORT", { plaintext = true, reflect = true,
+    reflect_metadata = { ["x-a"] = "line\nbreak" } }))
 end
 LUA
 )
@@ -316,6 +323,9 @@ expect_match "reflection v1: a call with no .proto (imports and enums too)" "$OU
 expect_match "reflection v1alpha: a server without v1" "$OUT" $'^v1alpha\talpha$'
 expect_match "reflection: a server without it raises, saying so" "$OUT" $'^none\tfalse\t.*grpc.Client:connect: server reflection: status 12 \\(Unimplemented\\)'
 expect_match "reflection: no connection raises" "$OUT" $'^refused\tfalse\t.*server reflection: status 14 \\(Unavailable\\): .*connection refused'
+expect_match "reflection: reflect_metadata sent (the server wants its token)" "$OUT" $'^token\ttrue$'
+expect_match "reflection: reflectMetadata (camelCase) sent: a wrong token refused" "$OUT" $'^camel\tfalse\t.*server reflection: status 7 \\(PermissionDenied\\): bad token nope'
+expect_match "reflection: bad reflect_metadata raises, naming the param" "$OUT" $'^badmeta\tfalse\t.*params.reflect_metadata: the value of x-a holds CR'
 # (i) health_check (grpc.health.v1), k6's { status }
 S=$(script health.lua <<LUA
 local grpc = require("luaload.grpc")

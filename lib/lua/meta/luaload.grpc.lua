@@ -46,6 +46,8 @@ local grpc = {}
 ---@field maxSendSize? integer
 ---@field tls? luaload.grpc.TLSParams
 ---@field reflect? boolean Load the server's services through server reflection (v1, then v1alpha).
+---@field reflect_metadata? table<string, string> Metadata sent with the reflection requests.
+---@field reflectMetadata? table<string, string>
 
 ---The params of invoke.
 ---@class luaload.grpc.Params

@@ -8,7 +8,8 @@ with fail_with if set), Echo.Sum joins a client stream's texts,
 Echo.Chat echoes each message of a bidirectional stream, with the
 client's address and port (which connection it came on). With
 --reflection v1|v1alpha it serves gRPC server reflection from the
-descriptor set (reflection.proto must be in it); with --health,
+descriptor set (reflection.proto must be in it; metadata x-reflect-token,
+if sent, must be "ok"); with --health,
 grpc.health.v1's Check (health.proto). Initial metadata x-initial: hi, trailing
 x-trailer: yes. Listens on 127.0.0.1, port 0, plaintext or, with
 --tls CERT KEY [--client-ca CA], TLS (and mTLS); prints its port on
@@ -55,6 +56,10 @@ def reflection_handler(fds, cls, service_name):
         return out
 
     def info(reqs, ctx):
+        # connect's reflect_metadata arrives: a token other than "ok" is refused
+        token = dict(ctx.invocation_metadata()).get("x-reflect-token")
+        if token is not None and token != "ok":
+            ctx.abort(grpc.StatusCode.PERMISSION_DENIED, "bad token " + token)
         for r in reqs:
             rep = rep_cls(valid_host=r.host)
             rep.original_request.CopyFrom(r)
