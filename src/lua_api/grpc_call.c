@@ -191,6 +191,10 @@ void ll_grpc_encode(lua_State *L, int idx, const ll_proto_type *type, uint64_t m
 
 /* ---- the response ---- */
 
+int ll_grpc_gzip(const ll_http_res *r) {
+    return r->headers && strcasestr(r->headers, "\ngrpc-encoding: gzip") != NULL;
+}
+
 /* "name: value\r\n" lines (after a status line when skip_first) into a
  * table name -> { values } on L; the grpc-status and grpc-message seen. */
 static void push_metadata(lua_State *L, const char *p, size_t len, int skip_first, int *status, ll_buf *message) {
@@ -350,7 +354,7 @@ static int push_response(lua_State *L, gcall *k, const ll_http_res *r) {
     got_message g = {.type = k->out, .discard = k->discard};
     if (st == LL_GRPC_OK) {
         ll_grpc_reader rd;
-        ll_grpc_reader_init(&rd, k->max_recv, strcasestr(r->headers ? r->headers : "", "\ngrpc-encoding: gzip") != NULL);
+        ll_grpc_reader_init(&rd, k->max_recv, ll_grpc_gzip(r));
         char err[320];
         int rst = 0;
         int rc = ll_grpc_reader_feed(&rd, r->body, r->body_len, on_message, &g, &rst, err, sizeof(err));

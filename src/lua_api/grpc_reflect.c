@@ -244,7 +244,7 @@ static void on_done(ll_transfer *x, const ll_http_res *res, void *ud) {
                  why.p ? why.p : "");
     } else {
         ll_grpc_reader rd;
-        ll_grpc_reader_init(&rd, 64u << 20, 0);
+        ll_grpc_reader_init(&rd, 64u << 20, ll_grpc_gzip(res));
         int rst = 0;
         int rc = ll_grpc_reader_feed(&rd, res->body, res->body_len, on_message, r, &rst, r->err, sizeof(r->err));
         if (rc == 0 && ll_grpc_reader_end(&rd, r->err, sizeof(r->err)) < 0) rc = -1;

@@ -287,7 +287,10 @@ int ll_grpc_stream_new(lua_State *L) {
     gstream *s = lua_newuserdata(L, sizeof(*s)); /* collected with what it owns if a param raises */
     memset(s, 0, sizeof(*s));
     ll_http_req_init(&s->req);
-    ll_grpc_reader_init(&s->rd, g->max_recv, 0);
+    /* gzip: a message flagged compressed is inflated as gzip, the one
+     * encoding luaload takes (the streamed body comes before its headers
+     * reach here; another encoding fails to inflate: a counted INTERNAL) */
+    ll_grpc_reader_init(&s->rd, g->max_recv, 1);
     s->self_ref = s->handlers_ref = LUA_NOREF;
     luaL_getmetatable(L, STREAM_MT);
     lua_setmetatable(L, -2);

@@ -78,6 +78,9 @@ void ll_grpc_encode(lua_State *L, int idx, const ll_proto_type *type, uint64_t m
  * what failed). Pushes the headers and the trailers as tables name ->
  * { values } on L. */
 int ll_grpc_status(lua_State *L, const ll_http_res *r, ll_buf *why);
+/* Whether r's headers name grpc-encoding gzip (its messages may be
+ * compressed, each saying so in its flag). */
+int ll_grpc_gzip(const ll_http_res *r);
 /* client:invoke(method, request, params), and async_invoke: the same
  * without waiting, a promise of the Response */
 int ll_grpc_invoke(lua_State *L);

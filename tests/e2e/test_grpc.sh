@@ -27,7 +27,7 @@ start_server() {
   printf -v "${name}_PORT" '%s' "$(head -1 "$T/$name.port")"
 }
 start_server plain --reflection v1 --health
-start_server alpha --reflection v1alpha
+start_server alpha --reflection v1alpha --gzip
 start_server tls --tls "$CERTS/server.pem" "$CERTS/server.key"
 start_server mtls --tls "$CERTS/server.pem" "$CERTS/server.key" --client-ca "$CERTS/ca.pem"
 
@@ -303,7 +303,8 @@ function default()
   local r = v1:invoke("luaload.test.Echo/Say", { text = "reflected", at = "2024-01-02T03:04:05Z", color = "BLUE" })
   print("v1", r.status, r.message.text, r.message.at, r.message.color)
   alpha:connect("127.0.0.1:$alpha_PORT", { plaintext = true, reflect = true })
-  print("v1alpha", alpha:invoke("luaload.test.Echo/Say", { text = "alpha" }).message.text)
+  local ar = alpha:invoke("luaload.test.Echo/Say", { text = "alpha", pad = 3000 })
+  print("v1alpha", ar.message.text, ar.headers["grpc-encoding"][1], #ar.message.padding)
   print("none", pcall(none.connect, none, "127.0.0.1:$tls_PORT", { reflect = true, tls = { cacerts = { CA } } }))
   print("refused", pcall(none.connect, none, "127.0.0.1:1", { plaintext = true, reflect = true }))
   local m = grpc.Client()
@@ -320,7 +321,7 @@ run_ll run "$S" -i 1 -q
 expect_eq "reflection: exit 0" "$RC" 0
 expect_match "reflection: connect returns true" "$OUT" $'^connect\ttrue$'
 expect_match "reflection v1: a call with no .proto (imports and enums too)" "$OUT" $'^v1\t0\treflected\t2024-01-02T03:04:05Z\tBLUE$'
-expect_match "reflection v1alpha: a server without v1" "$OUT" $'^v1alpha\talpha$'
+expect_match "reflection v1alpha: a server without v1 (gzip'd answers, a gzip'd call)" "$OUT" $'^v1alpha\talpha\tgzip\t4000$'
 expect_match "reflection: a server without it raises, saying so" "$OUT" $'^none\tfalse\t.*grpc.Client:connect: server reflection: status 12 \\(Unimplemented\\)'
 expect_match "reflection: no connection raises" "$OUT" $'^refused\tfalse\t.*server reflection: status 14 \\(Unavailable\\): .*connection refused'
 expect_match "reflection: reflect_metadata sent (the server wants its token)" "$OUT" $'^token\ttrue$'
@@ -369,6 +370,13 @@ function default()
   s:on("end", function() print("stream", table.concat(got, ",")) end)
   s:write({ text = "go" })
   s:end_stream()
+  local gz = {}
+  local z = grpc.Stream(c, "luaload.bad.Bad/GzipStream")
+  z:on("data", function(m) gz[#gz + 1] = m.text end)
+  z:on("error", function(e) gz[#gz + 1] = "error " .. e.code .. ": " .. e.message end)
+  z:on("end", function() print("gzip", table.concat(gz, ",")) end)
+  z:write({ text = "go" })
+  z:end_stream()
 end
 LUA
 )
@@ -381,7 +389,9 @@ expect_match "bad server: a message over max_receive_size is RESOURCE_EXHAUSTED"
 expect_match "bad server: bytes that are no message are INTERNAL" "$OUT" $'^Garbage\t13\t.*not a luaload.bad.Msg.*\tnil$'
 expect_match "bad server: an HTML answer is INTERNAL" "$OUT" $'^Html\t13\t'
 expect_match "bad server: a stream's good messages, then its error, then end" "$OUT" $'^stream\tone,two,error 13$'
+expect_match "bad server: a gzip stream's messages inflated (each by its flag), no gzip INTERNAL" "$OUT" \
+  $'^gzip\tzipped z{40},plain,error 13: a gzip-compressed message does not inflate'
 expect_eq "bad server: every call counted, with its status" \
   "$(jq -r 'select(.metric == "grpc_req_duration" and .type == "Point") | .data.tags.status' "$T/bad.json" | sort | uniq -c | awk '{print $2 "=" $1}' | paste -sd' ')" \
-  "13=5 14=1 8=1"
+  "13=6 14=1 8=1"
 finish

@@ -17,8 +17,13 @@ answers wrongly in its own way:
                              grpc-status
   /luaload.bad.Bad/Stream    (server streaming) two good messages, then
                              a cut one and grpc-status 0
+  /luaload.bad.Bad/GzipStream (not bad: server streaming, grpc-encoding
+                             gzip) a gzip-compressed message, a plain one
+                             (a message's flag says which), then one whose
+                             flag says compressed but is no gzip
 """
 import socket
+import gzip
 import struct
 import sys
 import threading
@@ -65,6 +70,12 @@ def answer(conn, sid, path):
     elif name == "Stream":
         conn.send_headers(sid, grpc_headers)
         conn.send_data(sid, framed(msg("one")) + framed(msg("two")) + b"\0" + struct.pack(">I", 50) + b"x")
+        conn.send_headers(sid, [("grpc-status", "0")], end_stream=True)
+    elif name == "GzipStream":
+        conn.send_headers(sid, grpc_headers + [("grpc-encoding", "gzip")])
+        z = gzip.compress(msg("zipped " + "z" * 40))
+        conn.send_data(sid, b"\1" + struct.pack(">I", len(z)) + z + framed(msg("plain")))
+        conn.send_data(sid, b"\1" + struct.pack(">I", 4) + b"nope")
         conn.send_headers(sid, [("grpc-status", "0")], end_stream=True)
     else:
         conn.send_headers(sid, [(":status", "200"), ("content-type", "application/grpc"),

@@ -10,7 +10,7 @@ client's address and port (which connection it came on). With
 --reflection v1|v1alpha it serves gRPC server reflection from the
 descriptor set (reflection.proto must be in it; metadata x-reflect-token,
 if sent, must be "ok"); with --health,
-grpc.health.v1's Check (health.proto). Initial metadata x-initial: hi, trailing
+grpc.health.v1's Check (health.proto); with --gzip, responses gzip'd. Initial metadata x-initial: hi, trailing
 x-trailer: yes. Listens on 127.0.0.1, port 0, plaintext or, with
 --tls CERT KEY [--client-ca CA], TLS (and mTLS); prints its port on
 stdout's first line and runs until stdin closes or SIGTERM."""
@@ -141,7 +141,9 @@ def main():
         "Chat": grpc.stream_stream_rpc_method_handler(chat, request_deserializer=req_cls.FromString,
                                                       response_serializer=rep_cls.SerializeToString),
     })
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    # --gzip: responses compressed (grpc-encoding: gzip), where the client accepts it
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8),
+                         compression=grpc.Compression.Gzip if "--gzip" in args else None)
     server.add_generic_rpc_handlers((handler,))
     if "--health" in args:  # grpc.health.v1: "" and luaload.test.Echo serving, "down" not, others unknown
         hreq, hrep = cls("grpc.health.v1.HealthCheckRequest"), cls("grpc.health.v1.HealthCheckResponse")
