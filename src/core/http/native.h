@@ -5,7 +5,10 @@
  *   native_conn.c       connections: dial, TLS handshake, the protocol
  *                       ALPN chose, events, close
  *   native_h1.c         an HTTP/1.1 exchange on a connection
- *   native_h2.c         HTTP/2 streams on a connection (h2_session.c)
+ *   native_stream.c     a request on a stream of HTTP/2 or HTTP/3
+ *   native_h2.c         HTTP/2 connections (h2_session.c)
+ *   native_h3.c         HTTP/3 connections: QUIC over UDP (h3_session.c,
+ *                       its TLS quic_tls.c's)
  *
  * A group is a set of connections its transfers share: each transfer of
  * a client without multiplex has a group of its own (one connection, one
@@ -23,7 +26,9 @@
 #include "h1_parse.h"
 #include "h1_request.h"
 #include "h2_session.h"
+#include "h3_session.h"
 #include "net.h"
+#include "quic_tls.h"
 #include "resolve.h"
 #include "tls_ctx.h"
 #include "transport.h"
@@ -43,6 +48,7 @@ typedef struct native_pool {
     int refs;
     ll_client_opts tls;        /* the TLS fields, copied */
     ll_tls_ctx *ctx;
+    ll_quic_tls *qtls;         /* HTTP/3's (GnuTLS), made on its first request */
     char err[256];             /* why the context could not be made */
 } native_pool;
 
@@ -86,6 +92,7 @@ struct native_conn {
     char session_key[280];     /* "name:port": its TLS sessions' key */
     int h2_offer;              /* ALPN offers h2, or h2c with prior knowledge */
     int h2_only;               /* http_version 2: h2c on http:// */
+    int h3_only;               /* http_version 3: QUIC on UDP */
     uint64_t born_ns, t_dial, t_connected, t_tls;
     int watching;              /* LL_* events registered */
     /* until connected */
@@ -100,6 +107,8 @@ struct native_conn {
     native_transfer *users;    /* transfers on it: the h1 one, h2 streams, or waiting for it */
     int nusers;
     ll_h2 *h2;                 /* it speaks HTTP/2 */
+    ll_h3 *h3;                 /* it speaks HTTP/3 (from its handshake on) */
+    ll_timer expiry;           /* HTTP/3: ngtcp2's timers (loss, idle, pacing) */
     ll_timer flush;            /* HTTP/2: the frames of streams begun go at the next turn */
     ll_buf out;                /* HTTP/2 bytes for the socket, from out_off */
     size_t out_off;
@@ -156,6 +165,7 @@ struct native_transfer {
     int attempts;              /* 1 once a byte of the request went out */
     int reused;                /* the request went on a connection used before */
     int32_t stream;            /* its HTTP/2 stream, 0: none */
+    int64_t qstream;           /* its HTTP/3 stream, -1: none */
     uint64_t h2_body_pos;
     /* receiving */
     ll_h1_parse parse;         /* HTTP/1.1; HTTP/2 uses its status, buffers, decoder */
@@ -199,6 +209,7 @@ void native_group_wake(native_group *g);
 void native_group_hold(native_group *g);
 void native_group_release(native_group *g);
 ll_tls_ctx *native_pool_tls(native_pool *p);
+ll_quic_tls *native_pool_quic_tls(native_pool *p);
 
 /* native_conn.c */
 /* A new connection of g for x's request (x joins its users, state
@@ -217,6 +228,9 @@ int native_conn_idle(const native_conn *c);
 void native_conn_hold(native_conn *c);
 void native_conn_release(native_conn *c);
 
+/* The handshake is over (HTTP/3's: from native_h3.c): its users start. */
+void native_conn_ready(native_conn *c);
+
 /* native_h1.c */
 void native_h1_begin(native_transfer *x);
 void native_h1_event(native_transfer *x, int events);
@@ -224,6 +238,14 @@ void native_h1_event(native_transfer *x, int events);
  * what it should not have. */
 void native_h1_idle_event(native_conn *c);
 void native_h1_drop(native_transfer *x); /* frees what a cut-off exchange holds */
+
+/* native_stream.c */
+extern const ll_h2_stream_ops native_stream_ops;
+/* Submits x's request as a stream of c (HTTP/2 or HTTP/3). 0, or -1. */
+int native_stream_submit(native_conn *c, native_transfer *x);
+/* Hands the streams of c that ended to their owners, one at a time (each
+ * may start its next request, or free transfers); stops if c closes. */
+void native_done_streams(native_conn *c);
 
 /* native_h2.c */
 /* Makes c an HTTP/2 connection (its preface queued). -1 when out of memory. */
@@ -233,5 +255,16 @@ void native_h2_event(native_conn *c, int events);
 void native_h2_cancel(native_transfer *x);
 /* Its generator body has more (it answered LL_BODY_LATER): read again. */
 void native_h2_resume(native_transfer *x);
+
+/* native_h3.c */
+/* Opens c's UDP socket to its addresses (the first that takes) and starts
+ * the QUIC handshake. 0, or -1 (c->fail_errno, c->fail_msg). */
+int native_h3_dial(native_conn *c);
+void native_h3_event(native_conn *c, int events);
+void native_h3_begin(native_transfer *x);
+void native_h3_cancel(native_transfer *x);
+void native_h3_resume(native_transfer *x);
+/* Before c's socket closes: a CONNECTION_CLOSE to the server. */
+void native_h3_goodbye(native_conn *c);
 
 #endif

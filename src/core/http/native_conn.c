@@ -2,7 +2,8 @@
  * lookup of the host's addresses (resolve.c, waited for on the loop),
  * non-blocking connects to them in turn (Happy Eyeballs), the TLS
  * handshake with the protocols ALPN offers, then HTTP/1.1 or HTTP/2 as the
- * server chose. A connection keeps the transfers using it in its users list;
+ * server chose; or, for HTTP/3, a UDP socket and QUIC's handshake
+ * (native_h3.c). A connection keeps the transfers using it in its users list;
  * when it fails, each of them fails with its error. Its events go to the
  * protocol's handler. */
 #include <errno.h>
@@ -47,16 +48,18 @@ int native_conn_idle(const native_conn *c) { return c->st == C_READY && c->nuser
 int native_conn_has_room(const native_conn *c) {
     if (c->dead) return 0;
     if (c->h2) return ll_h2_can_submit(c->h2, c->nusers, c->g->max_streams);
+    if (c->h3 && c->st == C_READY) return ll_h3_can_submit(c->h3, c->nusers, c->g->max_streams);
     if (c->st == C_READY) return c->nusers == 0;
     /* still connecting: a multiplexing group's requests may wait on one
      * that offers h2 (if it turns out HTTP/1.1, they queue again) */
-    return c->h2_offer && c->g->max_streams > 1 && c->nusers < c->g->max_streams;
+    return (c->h2_offer || c->h3_only) && c->g->max_streams > 1 && c->nusers < c->g->max_streams;
 }
 
 static void conn_free(native_conn *c) {
     free(c->tries);
     free(c->addrs);
     ll_h2_free(c->h2);
+    ll_h3_free(c->h3);
     ll_buf_free(&c->out);
     free(c->host);
     free(c);
@@ -93,6 +96,7 @@ void native_conn_close(native_conn *c, int code, const char *msg) {
             g->conns[i] = g->conns[--g->nconns];
             break;
         }
+    if (c->h3) native_h3_goodbye(c);
     if (c->net.fd >= 0) {
         ll_loop_forget(loop_of(c), c->net.fd);
         c->net.ops->close(&c->net);
@@ -111,14 +115,15 @@ void native_conn_close(native_conn *c, int code, const char *msg) {
     native_group_release(g);
 }
 
-/* The protocol is known: HTTP/2 when ALPN chose it (or h2c was asked
- * for), else HTTP/1.1, which takes one user: the others queue again. */
-static void ready(native_conn *c) {
+/* The protocol is known: HTTP/3 on QUIC, HTTP/2 when ALPN chose it (or
+ * h2c was asked for), else HTTP/1.1, which takes one user: the others
+ * queue again. */
+void native_conn_ready(native_conn *c) {
     c->st = C_READY;
-    int h2 = c->tls ? ll_net_alpn_h2(&c->net) : c->h2_only;
+    int h2 = !c->h3 && (c->tls ? ll_net_alpn_h2(&c->net) : c->h2_only);
     if (h2 && native_h2_start(c) < 0) return native_conn_close(c, 1000, "out of memory starting HTTP/2");
     native_transfer *first = c->users;
-    while (!h2 && first && first->next) { /* HTTP/1.1: one request at a time */
+    while (!h2 && !c->h3 && first && first->next) { /* HTTP/1.1: one request at a time */
         native_transfer *x = first->next;
         native_conn_leave(c, x);
         x->st = X_QUEUED;
@@ -146,13 +151,13 @@ static void handshake(native_conn *c) {
     if (st == LL_NET_ERROR)
         return native_conn_close(c, c->net.tls_error == LL_TLS_ERR_VERIFY ? 1310 : 1300, c->net.err);
     c->t_tls = ll_loop_now_ns();
-    ready(c);
+    native_conn_ready(c);
 }
 
 /* The TCP connection is up (c->net): TLS next, or ready. */
 static void connected(native_conn *c) {
     c->t_connected = ll_loop_now_ns();
-    if (!c->tls) return ready(c);
+    if (!c->tls) return native_conn_ready(c);
     ll_tls_ctx *ctx = native_pool_tls(c->g->pool);
     if (!ctx) return native_conn_close(c, 1300, c->g->pool->err);
     const char *name = c->users && c->users->server_name ? c->users->server_name : c->host;
@@ -210,11 +215,22 @@ static int dial_next(native_conn *c) {
     return 0;
 }
 
-static void dial_failed(native_conn *c) {
+/* the code and message of a dial that failed (c->fail_errno, c->fail_msg):
+ * a TLS context of HTTP/3's that could not be made has errno 0 */
+static int dial_error(const native_conn *c, char *msg, size_t len) {
     int e = c->fail_errno;
+    if (c->h3_only && !e) {
+        snprintf(msg, len, "%s", c->fail_msg);
+        return 1300;
+    }
+    snprintf(msg, len, "dial %s %s:%d: %s", c->h3_only ? "udp" : "tcp", c->host, c->port, c->fail_msg);
+    return e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210;
+}
+
+static void dial_failed(native_conn *c) {
     char msg[300];
-    snprintf(msg, sizeof(msg), "dial tcp %s:%d: %s", c->host, c->port, c->fail_msg);
-    native_conn_close(c, e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210, msg);
+    int code = dial_error(c, msg, sizeof(msg));
+    native_conn_close(c, code, msg);
 }
 
 /* Starts connecting to addrs (c owns them). 0, or -1 when no connect
@@ -223,6 +239,12 @@ static int dial(native_conn *c, ll_addr *addrs, int n) {
     c->addrs = addrs;
     c->naddrs = n;
     c->next_addr = 0;
+    if (c->h3_only) { /* UDP: the first address a socket connects to */
+        c->t_dial = ll_loop_now_ns();
+        if (native_h3_dial(c) < 0) return -1;
+        dial_done(c);
+        return 0;
+    }
     c->tries = ll_xmalloc((size_t)n * sizeof(*c->tries));
     for (int i = 0; i < n; i++) c->tries[i].fd = -1;
     c->st = C_CONNECTING;
@@ -271,7 +293,8 @@ static void on_fd(ll_loop *loop, int fd, int events, void *ud) {
     (void)loop;
     native_conn *c = ud;
     native_conn_hold(c);
-    if (c->st == C_CONNECTING) dial_event(c, fd);
+    if (c->h3) native_h3_event(c, events);
+    else if (c->st == C_CONNECTING) dial_event(c, fd);
     else if (c->st == C_HANDSHAKE) handshake(c);
     else if (c->h2) native_h2_event(c, events);
     else if (c->users) native_h1_event(c->users, events);
@@ -290,6 +313,7 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
     c->port = x->url.port;
     c->tls = strcmp(x->url.scheme, "https") == 0;
     c->h2_only = x->version == LL_HTTP_2;
+    c->h3_only = x->version == LL_HTTP_3;
     c->h2_offer = x->version == LL_HTTP_2 || (x->version == LL_HTTP_DEFAULT && c->tls);
     c->born_ns = now;
     ll_addr *addrs = NULL;
@@ -304,9 +328,7 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
         return -1;
     }
     if (rc == 0 && dial(c, addrs, n) < 0) {
-        int e = c->fail_errno;
-        snprintf(x->errbuf, sizeof(x->errbuf), "dial tcp %s:%d: %s", c->host, c->port, c->fail_msg);
-        x->fail_code = e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210;
+        x->fail_code = dial_error(c, x->errbuf, sizeof(x->errbuf));
         dial_done(c);
         conn_free(c);
         return -1;

@@ -17,7 +17,6 @@ const ll_transport_ops *ll_transport_find(const char *name) {
 
 const char *ll_transport_native_lacks(const ll_client_opts *o) {
     if (o->proxy) return "a proxy";
-    if (o->http_version == LL_HTTP_3) return "HTTP/3";
     return NULL;
 }
 
@@ -26,7 +25,8 @@ const ll_transport_ops *ll_transport_pick(const ll_client_opts *o, const ll_http
     if (o->transport) forced = o->transport;
     int v = req->http_version >= 0 ? req->http_version : o->http_version;
     if (forced && forced != &ll_transport_native) return forced;
-    if (ll_transport_native_lacks(o) || v == LL_HTTP_3 || req->auth == LL_AUTH_NTLM) return &ll_transport_curl;
+    (void)v;
+    if (ll_transport_native_lacks(o) || req->auth == LL_AUTH_NTLM) return &ll_transport_curl;
     return &ll_transport_native;
 }
 

@@ -1,4 +1,4 @@
-/* transport_native.c -- luaload's own HTTP/1.1 and HTTP/2 transport behind
+/* transport_native.c -- luaload's own HTTP/1.1, HTTP/2 and HTTP/3 transport behind
  * transport.h (see native.h for its files). This one holds the table: the
  * transfers, their requests' lifetimes and results, and the choice of the
  * connection a request goes on.
@@ -64,6 +64,7 @@ static void pool_unref(native_transport *tp, native_pool *p) {
             break;
         }
     ll_tls_ctx_free(p->ctx);
+    ll_quic_tls_free(p->qtls);
     free(p->tls.ca);
     free(p->tls.certificate);
     free(p->tls.private_key);
@@ -74,6 +75,11 @@ static void pool_unref(native_transport *tp, native_pool *p) {
 ll_tls_ctx *native_pool_tls(native_pool *p) {
     if (!p->ctx && !p->err[0]) p->ctx = ll_tls_ctx_new(&p->tls, p->err, sizeof(p->err));
     return p->ctx;
+}
+
+ll_quic_tls *native_pool_quic_tls(native_pool *p) {
+    if (!p->qtls && !p->err[0]) p->qtls = ll_quic_tls_new(&p->tls, p->err, sizeof(p->err));
+    return p->qtls;
 }
 
 /* ---- groups: the connections transfers share ---- */
@@ -133,15 +139,16 @@ static void queue_remove(native_group *g, native_transfer *x) {
     x->next = NULL;
 }
 
-/* How x's request goes: TLS or not, HTTP/2 only, h2 offered. */
+/* How x's request goes: TLS or not, HTTP/2 only, h2 offered, HTTP/3. */
 typedef struct target {
-    int tls, h2_only, offer;
+    int tls, h2_only, offer, h3;
 } target;
 
 static target target_of(const native_transfer *x) {
     target t;
     t.tls = strcmp(x->url.scheme, "https") == 0;
     t.h2_only = x->version == LL_HTTP_2;
+    t.h3 = x->version == LL_HTTP_3;
     t.offer = x->version == LL_HTTP_2 || (x->version == LL_HTTP_DEFAULT && t.tls);
     return t;
 }
@@ -149,7 +156,7 @@ static target target_of(const native_transfer *x) {
 /* 1 when c goes where x's request goes, the same way */
 static int same_target(const native_conn *c, const native_transfer *x, target t) {
     return c->tls == t.tls && c->port == x->url.port && c->h2_only == t.h2_only && c->h2_offer == t.offer &&
-           strcmp(c->host, x->url.host) == 0;
+           c->h3_only == t.h3 && strcmp(c->host, x->url.host) == 0;
 }
 
 static void start_soon(native_transfer *x) {
@@ -254,6 +261,8 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     if (t_end < t_first) t_end = t_first;
     r->t.connecting = x->t_connected && x->t_dial ? (int64_t)(x->t_connected - x->t_dial) / 1000 : 0;
     r->t.tls_handshaking = x->t_tls && x->t_connected ? (int64_t)(x->t_tls - x->t_connected) / 1000 : 0;
+    if (x->version == LL_HTTP_3) /* connecting is QUIC's whole handshake, TLS's part of it inside */
+        r->t.connecting = x->t_tls && x->t_dial ? (int64_t)(x->t_tls - x->t_dial) / 1000 : 0;
     r->t.blocked = (int64_t)(t_pre - x->t_start) / 1000;
     r->t.sending = (int64_t)(t_sent - t_pre) / 1000;
     r->t.waiting = (int64_t)(t_first - t_sent) / 1000;
@@ -295,8 +304,9 @@ static void detach(native_transfer *x) {
     if (!c) return;
     int cut = x->st == X_SENDING || x->st == X_RECEIVING;
     if (c->h2) native_h2_cancel(x);
+    if (c->h3) native_h3_cancel(x);
     native_conn_leave(c, x);
-    if ((cut && !c->h2) || (c->st != C_READY && c->nusers == 0)) {
+    if ((cut && !c->h2 && !c->h3) || (c->st != C_READY && c->nusers == 0)) {
         native_conn_close(c, 0, NULL);
         return;
     }
@@ -336,6 +346,12 @@ void native_begin(native_transfer *x, uint64_t now) {
     native_conn *c = x->conn;
     x->t_pre = now;
     x->reused = c->used++ > 0;
+    if (c->h3) {
+        x->tls_version = "tls1.3"; /* QUIC's only */
+        x->tls_cipher = ll_h3_cipher(c->h3);
+        x->proto = "HTTP/3.0";
+        return native_h3_begin(x);
+    }
     x->tls_version = ll_net_tls_version(&c->net);
     x->tls_cipher = ll_net_tls_cipher(&c->net);
     if (!c->ocsp_read) { /* once per connection, after its handshake */
@@ -414,6 +430,7 @@ static ll_transfer *native_transfer_new(ll_transport *base, int vu_index, uint64
     x->tls_version = x->tls_cipher = "";
     ll_loop_timer_init(&x->timer, on_timer, x);
     ll_loop_timer_init(&x->soon, on_soon, x);
+    x->qstream = -1;
     x->timeout_default = o->timeout_ms;
     x->dial_timeout = o->dial_timeout_ms;
     x->limit_default = o->max_response_body > 0 ? o->max_response_body : LL_MAX_RESPONSE_BODY_DEFAULT;
@@ -574,6 +591,11 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
     x->proto = NULL;
     x->errbuf[0] = 0;
     x->version = req->http_version >= 0 ? req->http_version : x->version_default;
+    if (x->version == LL_HTTP_3 && strcmp(x->url.scheme, "https") != 0) {
+        *err = "HTTP/3 needs an https:// URL";
+        x->active = 0;
+        return -1;
+    }
     int none = !req->on_chunk && (req->response_type == LL_RESPONSE_NONE ||
                                   (req->response_type == LL_RESPONSE_DEFAULT && x->discard));
     x->limit = none ? 0 : req->max_response_body > 0 ? req->max_response_body : x->limit_default;
@@ -593,11 +615,16 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
     return 0;
 }
 
-static int native_supports(int v) { return v != LL_HTTP_3; }
+static int native_supports(int v) {
+    (void)v;
+    return 1;
+}
 
 static void native_resume(ll_transfer *base) {
     native_transfer *x = (native_transfer *)base;
-    if (x->active && x->st == X_STREAM) native_h2_resume(x);
+    if (!x->active || x->st != X_STREAM || !x->conn) return;
+    if (x->conn->h3) native_h3_resume(x);
+    else native_h2_resume(x);
 }
 
 const ll_transport_ops ll_transport_native = {

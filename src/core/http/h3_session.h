@@ -1,0 +1,71 @@
+/* h3_session.h -- the HTTP/3 framing of one client connection: QUIC on
+ * ngtcp2 (its TLS 1.3 in the GnuTLS session quic_tls.c made) and HTTP/3
+ * with QPACK on nghttp3. Requests go in as streams, the server's
+ * datagrams are fed in, the datagrams to send come out, and the clock is
+ * the caller's: nothing here touches a socket or the loop, as with
+ * h2_session.h, whose table of stream callbacks the owners of streams
+ * use here too. Loss recovery, congestion control, pacing, flow control
+ * and key updates are ngtcp2's. */
+#ifndef LL_H3_SESSION_H
+#define LL_H3_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "h2_session.h"
+
+typedef struct ll_h3 ll_h3;
+
+/* The most datagrams ll_h3_send gives in one call. */
+#define LL_H3_BATCH 16
+
+/* A datagram batch: n datagrams, datagram i at buf + off[i], len[i] bytes. */
+typedef struct ll_h3_out {
+    uint8_t *buf;
+    size_t cap;
+    size_t off[LL_H3_BATCH], len[LL_H3_BATCH];
+    int n;
+} ll_h3_out;
+
+/* A client connection from local to remote (their addresses copied),
+ * its handshake under way in tls (a gnutls_session_t, which the session
+ * takes and frees). now: ll_loop_now_ns(). NULL with *err. */
+ll_h3 *ll_h3_new(const ll_h2_stream_ops *ops, void *tls, const struct sockaddr *local, socklen_t local_len,
+                 const struct sockaddr *remote, socklen_t remote_len, uint64_t now, const char **err);
+void ll_h3_free(ll_h3 *h);
+/* One datagram from the server. 0, or -1 when the connection is over
+ * (ll_h3_why says why). */
+int ll_h3_recv(ll_h3 *h, const uint8_t *p, size_t n, uint64_t now);
+/* The next datagrams to send into out (its buf and cap set): out->n of
+ * them, 0 when nothing is due. 0, or -1 when the connection failed. */
+int ll_h3_send(ll_h3 *h, ll_h3_out *out, uint64_t now);
+/* When ll_h3_expire is due (ll_loop_now_ns), UINT64_MAX: never. */
+uint64_t ll_h3_expiry(ll_h3 *h);
+/* The timers of loss recovery and idle close. 0, or -1: over. */
+int ll_h3_expire(ll_h3 *h, uint64_t now);
+/* 1 once the handshake completed (requests may go). */
+int ll_h3_ready(const ll_h3 *h);
+/* Submits a request (pseudo-headers first, names lower case); has_body:
+ * the body comes through read_body. The stream id (>= 0), or -1. */
+int64_t ll_h3_submit(ll_h3 *h, const ll_h2_header *hv, size_t n, int has_body, void *ud);
+/* The owner of stream id is gone: the stream is cancelled, no callback
+ * reaches ud. */
+void ll_h3_cancel(ll_h3 *h, int64_t id);
+/* A stream whose body source had nothing yet may be read again. */
+void ll_h3_resume(ll_h3 *h, int64_t id);
+/* 1 when another stream fits besides the open ones (as the owner counts
+ * them): no GOAWAY, under the server's stream limit and under max. */
+int ll_h3_can_submit(const ll_h3 *h, int open, int max);
+/* 1 while the connection is alive. */
+int ll_h3_alive(const ll_h3 *h);
+/* Why the connection ended, a sentence; *verify 1 when the server's
+ * certificate was refused, *timeout 1 when it went idle. */
+const char *ll_h3_why(ll_h3 *h, int *verify, int *timeout);
+/* The negotiated TLS cipher suite (IANA name), "" before the handshake. */
+const char *ll_h3_cipher(const ll_h3 *h);
+/* A CONNECTION_CLOSE for an orderly end into out (n 0: none is due). */
+void ll_h3_close(ll_h3 *h, ll_h3_out *out, uint64_t now);
+
+#endif

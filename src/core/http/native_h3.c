@@ -1,0 +1,236 @@
+/* native_h3.c -- HTTP/3 on a native connection (see native.h): a UDP
+ * socket connected to the server's address, the QUIC handshake and then
+ * the requests as streams (native_stream.c), framed by h3_session.c on
+ * ngtcp2 and nghttp3. The datagrams are read in batches (recvmmsg) and
+ * sent in batches (sendmmsg); ngtcp2's timers (loss recovery, pacing,
+ * idle close) run on the connection's expiry timer. The frames of the
+ * streams begun in one loop turn go out together at the next (the flush
+ * timer, as over HTTP/2). A datagram the kernel refuses for want of
+ * buffer space is dropped, as the network might: QUIC resends it. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "native.h"
+
+#define RECV_BATCH 16
+#define RECV_SLOT (NATIVE_READ_BUFFER / RECV_BATCH) /* 4 KiB: more than a datagram of ours */
+#define SEND_SLOT 1500                              /* ngtcp2's datagrams are at most 1452 bytes here */
+
+static ll_loop *loop_of(native_conn *c) { return c->g->tp->base.loop; }
+
+static void flush_soon(native_conn *c) {
+    if (!ll_loop_timer_armed(&c->flush)) ll_loop_timer_start(loop_of(c), &c->flush, 0);
+}
+
+/* The connection is over: its users fail with why, in k6's codes (a
+ * handshake's failures are dial or TLS errors). */
+static void failed(native_conn *c, int os_errno) {
+    int verify = 0, timeout = 0;
+    char why[300];
+    int code = 1000;
+    if (os_errno) {
+        snprintf(why, sizeof(why), "%s udp %s:%d: %s", c->st == C_READY ? "read" : "dial", c->host, c->port,
+                 strerror(os_errno));
+        code = c->st != C_READY ? (os_errno == ECONNREFUSED ? 1212 : 1210) : os_errno == ECONNREFUSED ? 1220 : 1200;
+    } else {
+        snprintf(why, sizeof(why), "%s", ll_h3_why(c->h3, &verify, &timeout));
+        if (c->st != C_READY) code = verify ? 1310 : timeout ? 1211 : strncmp(why, "tls:", 4) == 0 ? 1300 : 1210;
+    }
+    native_done_streams(c);
+    if (!c->dead) native_conn_close(c, code, why);
+}
+
+/* Re-arms the expiry timer for ngtcp2's next due. */
+static void arm(native_conn *c) {
+    uint64_t due = ll_h3_expiry(c->h3);
+    if (due == UINT64_MAX) return ll_loop_timer_stop(loop_of(c), &c->expiry);
+    ll_loop_timer_at(loop_of(c), &c->expiry, due);
+}
+
+static void send_batch(native_conn *c, ll_h3_out *out) {
+    struct mmsghdr msgs[LL_H3_BATCH];
+    struct iovec iov[LL_H3_BATCH];
+    memset(msgs, 0, sizeof(msgs[0]) * (size_t)out->n);
+    for (int i = 0; i < out->n; i++) {
+        iov[i].iov_base = out->buf + out->off[i];
+        iov[i].iov_len = out->len[i];
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    int done = 0;
+    while (done < out->n) {
+        int n = sendmmsg(c->net.fd, msgs + done, (unsigned)(out->n - done), 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break; /* EAGAIN, ENOBUFS, a refusal: the datagrams are lost, QUIC resends */
+        done += n;
+    }
+}
+
+/* Sends what the session has to send. 0, or -1 when the connection
+ * failed (closed, its users failed). */
+static int flush(native_conn *c) {
+    uint8_t buf[LL_H3_BATCH * SEND_SLOT];
+    for (;;) {
+        ll_h3_out out = {.buf = buf, .cap = sizeof(buf)};
+        if (ll_h3_send(c->h3, &out, ll_loop_now_ns()) < 0) {
+            failed(c, 0);
+            return -1;
+        }
+        if (out.n > 0) send_batch(c, &out);
+        if (out.n < LL_H3_BATCH) break;
+    }
+    arm(c);
+    return 0;
+}
+
+static void on_flush(ll_loop *loop, void *ud) {
+    (void)loop;
+    native_conn *c = ud;
+    native_conn_hold(c);
+    if (!c->dead) flush(c);
+    native_conn_release(c);
+}
+
+static void on_expiry(ll_loop *loop, void *ud) {
+    (void)loop;
+    native_conn *c = ud;
+    native_conn_hold(c);
+    if (!c->dead) {
+        if (ll_h3_expire(c->h3, ll_loop_now_ns()) < 0) failed(c, 0);
+        else flush(c);
+    }
+    native_conn_release(c);
+}
+
+int native_h3_dial(native_conn *c) {
+    ll_quic_tls *t = native_pool_quic_tls(c->g->pool);
+    if (!t) {
+        c->fail_errno = 0;
+        snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", c->g->pool->err);
+        return -1;
+    }
+    while (c->next_addr < c->naddrs) {
+        const ll_addr *a = &c->addrs[c->next_addr++];
+        int fd = socket(a->ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+        struct sockaddr_storage local;
+        socklen_t llen = sizeof(local);
+        int ok = fd >= 0 && (!c->local.len || bind(fd, (const struct sockaddr *)&c->local.ss, c->local.len) == 0) &&
+                 connect(fd, (const struct sockaddr *)&a->ss, a->len) == 0 &&
+                 getsockname(fd, (struct sockaddr *)&local, &llen) == 0;
+        if (!ok) {
+            c->fail_errno = errno;
+            snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", strerror(errno));
+            if (fd >= 0) close(fd);
+            continue;
+        }
+        const char *name = c->users && c->users->server_name ? c->users->server_name : c->host;
+        void *tls = ll_quic_tls_session(t, name, c->fail_msg, sizeof(c->fail_msg));
+        const char *err = NULL;
+        c->h3 = tls ? ll_h3_new(&native_stream_ops, tls, (const struct sockaddr *)&local, llen,
+                                (const struct sockaddr *)&a->ss, a->len, ll_loop_now_ns(), &err)
+                    : NULL;
+        if (!c->h3) {
+            if (err) snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", err);
+            c->fail_errno = 0;
+            close(fd);
+            return -1;
+        }
+        c->net.ops = &ll_net_plain;
+        c->net.fd = fd;
+        c->st = C_HANDSHAKE;
+        c->flush.fn = on_flush;
+        ll_loop_timer_init(&c->expiry, on_expiry, c);
+        native_conn_watch(c, LL_READABLE);
+        flush_soon(c); /* the Initial goes at the next turn, as a request's frames do */
+        return 0;
+    }
+    return -1;
+}
+
+/* The datagrams waiting on the socket, in batches. 0, or -1 when the
+ * connection failed. */
+static int read_all(native_conn *c) {
+    char *rbuf = c->g->tp->rbuf;
+    struct mmsghdr msgs[RECV_BATCH];
+    struct iovec iov[RECV_BATCH];
+    for (;;) {
+        memset(msgs, 0, sizeof(msgs));
+        for (int i = 0; i < RECV_BATCH; i++) {
+            iov[i].iov_base = rbuf + i * RECV_SLOT;
+            iov[i].iov_len = RECV_SLOT;
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        int n = recvmmsg(c->net.fd, msgs, RECV_BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+        if (n < 0) {
+            failed(c, errno);
+            return -1;
+        }
+        uint64_t now = ll_loop_now_ns();
+        if (!c->t_connected) c->t_connected = now; /* the server's first flight */
+        for (int i = 0; i < n; i++) {
+            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue; /* not a datagram of QUIC's size */
+            if (ll_h3_recv(c->h3, (const uint8_t *)iov[i].iov_base, msgs[i].msg_len, now) < 0) {
+                failed(c, 0);
+                return -1;
+            }
+        }
+        if (n < RECV_BATCH) return 0;
+    }
+}
+
+void native_h3_event(native_conn *c, int events) {
+    if ((events & LL_READABLE) && read_all(c) < 0) return;
+    if (c->st == C_HANDSHAKE && ll_h3_ready(c->h3)) {
+        c->t_tls = ll_loop_now_ns();
+        native_conn_ready(c);
+        if (c->dead) return;
+    }
+    native_done_streams(c);
+    if (c->dead) return;
+    flush(c);
+}
+
+void native_h3_begin(native_transfer *x) {
+    native_conn *c = x->conn;
+    x->st = X_STREAM;
+    x->h2_status = 0;
+    x->qstream = -1;
+    x->hdrs.len = x->body.len = x->trailers.len = 0;
+    if (native_stream_submit(c, x) < 0) return native_fail(x, 1000, "cannot open an HTTP/3 stream");
+    flush_soon(c);
+}
+
+void native_h3_resume(native_transfer *x) {
+    native_conn *c = x->conn;
+    if (x->qstream < 0 || !c || !c->h3) return; /* not begun yet: read when it is */
+    ll_h3_resume(c->h3, x->qstream);
+    flush_soon(c);
+}
+
+void native_h3_cancel(native_transfer *x) {
+    native_conn *c = x->conn;
+    if (x->qstream >= 0 && c->h3) {
+        ll_h3_cancel(c->h3, x->qstream);
+        flush_soon(c);
+    }
+    x->qstream = -1;
+    ll_body_decoder_free(x->parse.dec);
+    x->parse.dec = NULL;
+}
+
+void native_h3_goodbye(native_conn *c) {
+    ll_loop_timer_stop(loop_of(c), &c->expiry);
+    if (c->net.fd < 0 || c->st != C_READY) return;
+    uint8_t buf[SEND_SLOT];
+    ll_h3_out out = {.buf = buf, .cap = sizeof(buf)};
+    ll_h3_close(c->h3, &out, ll_loop_now_ns());
+    if (out.n) send_batch(c, &out);
+}

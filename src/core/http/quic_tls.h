@@ -1,0 +1,25 @@
+/* quic_tls.h -- the TLS of an http.Client's QUIC connections, on GnuTLS
+ * (ngtcp2's crypto helper for it; Debian 12's OpenSSL 3.0 has no QUIC
+ * API): the client's credentials (CA, client certificate and key) made
+ * once per Client and worker, and a client session per connection that
+ * offers ALPN h3, sends SNI and verifies the server's certificate against
+ * the name, as the TCP transports' TLS does. */
+#ifndef LL_QUIC_TLS_H
+#define LL_QUIC_TLS_H
+
+#include <stddef.h>
+
+#include "transport.h"
+
+typedef struct ll_quic_tls ll_quic_tls;
+
+/* The credentials of o's TLS fields (ca, certificate, private_key,
+ * insecure_skip_verify). NULL with err. */
+ll_quic_tls *ll_quic_tls_new(const ll_client_opts *o, char *err, size_t errlen);
+void ll_quic_tls_free(ll_quic_tls *t);
+/* A gnutls_session_t for a connection to name (SNI unless name is an IP
+ * address; the certificate must carry it unless verification is off),
+ * configured for QUIC. NULL with err. */
+void *ll_quic_tls_session(ll_quic_tls *t, const char *name, char *err, size_t errlen);
+
+#endif
