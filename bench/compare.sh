@@ -37,7 +37,10 @@
 #   h3     HTTP/3 against Caddy (pinned to SERVER_CPU), CONNS connections of one
 #          stream each: the floor built with CURL_HTTP_VERSION_3ONLY for its -2
 #          (sed on the scratch copy; the shared source is untouched), luaload
-#          with http_version = "3"
+#          with http_version = "3" on its native transport (luaload-h3) and on
+#          libcurl (luaload-h3-curl: transport = "curl"), and luaload over
+#          native HTTP/2 to the same Caddy in the same model (luaload-h2-caddy:
+#          the CPU per request HTTP/3 is measured against)
 # For each: requests/s, client CPU µs per request (user+sys / requests) and
 # peak RSS; then luaload's ratios and the targets of issues 2 and 14 (the
 # native transports: scripted >= 1.0x wrk on HTTP/1.1 plain and TLS, >= 1.0x
@@ -199,6 +202,7 @@ cat >"$SCR/proto.lua" <<'LUA'
 local http = require("luaload.http")
 local opts = { tls = { insecure_skip_verify = true } }
 if __ENV.VERSION then opts.http_version = __ENV.VERSION end
+if __ENV.TRANSPORT then opts.transport = __ENV.TRANSPORT end
 if __ENV.MUX then
   opts.multiplex = true
   opts.max_conns_per_host = tonumber(__ENV.MUX)
@@ -300,6 +304,8 @@ c_luaload_h2() { want h2 && luaload_proto luaload-h2 "$TLS_URL" 100 MUX=10 STREA
 c_before_h2() { want h2 && [[ -n $LUALOAD_BEFORE ]] && PROTO_BIN=$LUALOAD_BEFORE luaload_proto before-h2 "$TLS_URL" 100 MUX=10 STREAMS=10; }
 c_floor_h3() { want h3 && run floor-h3 p_floor "$SCR/curlfloor-h3" -2 -u "$H3_URL" -c "$CONNS" -C "$CONNS" -S 1 -d "$DUR"; }
 c_luaload_h3() { want h3 && luaload_proto luaload-h3 "$H3_URL" "$CONNS" VERSION=3; }
+c_luaload_h3_curl() { want h3 && luaload_proto luaload-h3-curl "$H3_URL" "$CONNS" VERSION=3 TRANSPORT=curl; }
+c_luaload_h2_caddy() { want h3 && luaload_proto luaload-h2-caddy "$H3_URL" "$CONNS" VERSION=2; }
 c_floor_scale() {
   want scale && run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
 }
@@ -333,7 +339,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
   group c_floor c_floor_lua c_k6
   group c_wrk_tls c_luaload_tls c_floor_tls
   group c_h2load c_luaload_h2 c_before_h2 c_floor_h2
-  group c_floor_h3 c_luaload_h3
+  group c_floor_h3 c_luaload_h3 c_luaload_h3_curl c_luaload_h2_caddy
   group c_floor_scale c_luaload_scale c_before_scale
 done
 if want mem; then
@@ -358,6 +364,7 @@ echo
 echo "medians over $REPS reps:"
 for c in wrk k6 floor floor-lua epoll luaload quick quick-jwt before before-quick floor-$SCALE_VUS luaload-$SCALE_VUS \
   before-$SCALE_VUS wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 before-h2 floor-h3 luaload-h3 \
+  luaload-h3-curl luaload-h2-caddy \
   luaload-mem-$MEM_VUS before-mem-$MEM_VUS; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB  server %4s%% busy\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" \
     "$(med "$c" 5)" "$(med "$c" 6)"
@@ -394,6 +401,12 @@ for p in tls:https h2:h2 h3:h3; do
   echo "luaload-$k / floor-$k: req/s x$r1 (target >= 0.9: $(verdict "$r1" '>= 0.9')), CPU/req x$r2"
 done
 want https && echo "luaload-tls / wrk-tls: req/s x$(ratio "$(med luaload-tls 2)" "$(med wrk-tls 2)"), CPU/req x$(ratio "$(med luaload-tls 4)" "$(med wrk-tls 4)")"
+if want h3; then
+  r1=$(ratio "$(med luaload-h3 2)" "$(med luaload-h3-curl 2)") r2=$(ratio "$(med luaload-h3-curl 4)" "$(med luaload-h3 4)")
+  echo "luaload-h3 native / on libcurl: req/s x$r1, per client core x$r2 (target >= 3: $(verdict "$r2" '>= 3'))"
+  r=$(ratio "$(med luaload-h3 4)" "$(med luaload-h2-caddy 4)")
+  echo "luaload-h3 / luaload-h2-caddy (the same Caddy): CPU/req x$r (goal <= 2: $(verdict "$r" '<= 2'))"
+fi
 want h2 && echo "luaload-h2 / h2load: req/s x$(ratio "$(med luaload-h2 2)" "$(med h2load-h2 2)"), CPU/req x$(ratio "$(med luaload-h2 4)" "$(med h2load-h2 4)")"
 if want mem; then
   big=$(med luaload-mem-$MEM_VUS 5) small=$(med luaload-mem-100 5)

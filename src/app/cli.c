@@ -58,7 +58,7 @@ static const ll_flag RUN_FLAGS[] = {
     {NULL, "--local-ips", NULL, "LIST", NULL,
      "source addresses handed to VUs in turn: addresses, ranges and CIDRs, e.g. 10.0.0.10,10.0.0.20-10.0.0.30,10.0.1.0/27"},
     {NULL, "--transport", NULL, "T", "native curl",
-     "native or curl for every request (default: native for HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies)"},
+     "native or curl for every request (default: native for HTTP/1.1, HTTP/2 and HTTP/3, curl for proxies and NTLM)"},
     {NULL, "--execution-segment", NULL, "A:B", NULL, "run only this part of the test, e.g. 1/4:2/4 (k6's)"},
     {NULL, "--execution-segment-sequence", NULL, "LIST", NULL, "all the parts, e.g. 0,1/4,2/4,3/4,1"},
     {NULL, "--shard", NULL, "I/N", NULL, "the I-th of N equal parts (both of the above)"},

@@ -59,7 +59,7 @@ function default() http.get("$URL/") end
 LUA
 )
 run_ll run "$S"
-expect_match "the banner names the transports" "$OUT" "^  transport: native for HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies$"
+expect_match "the banner names the transports" "$OUT" "^  transport: native for HTTP/1.1, HTTP/2 and HTTP/3, curl for proxies and NTLM$"
 LUALOAD_TRANSPORT=curl run_ll run "$S"
 expect_match "LUALOAD_TRANSPORT forces one" "$OUT" "^  transport: curl for every request"
 run_ll run "$S" --transport bogus

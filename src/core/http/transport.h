@@ -5,8 +5,8 @@
  * VU's connection slot for one Client, kept across requests so the VU keeps
  * its keep-alive connection. A prepared request goes in; the completion
  * callback, called from the loop, gets the timings, status, headers and
- * body. transport_curl.c is the first implementation; native HTTP/1.1 and
- * HTTP/2 transports plug in beside it with the same table. */
+ * body. transport_curl.c is the first implementation; the native one
+ * (HTTP/1.1, HTTP/2 and HTTP/3) plugs in beside it with the same table. */
 #ifndef LL_TRANSPORT_H
 #define LL_TRANSPORT_H
 
@@ -99,7 +99,7 @@ typedef struct ll_transport_ops {
     const char *(*phase)(ll_transfer *x, uint64_t *since_ns);
     /* The request's generator body, which answered LL_BODY_LATER, has
      * more to give (or its end): it is read again. NULL: the transport
-     * never takes such a body (only native HTTP/2 does). */
+     * never takes such a body (only native HTTP/2 and HTTP/3 do). */
     void (*resume)(ll_transfer *x);
 } ll_transport_ops;
 
@@ -127,8 +127,8 @@ const ll_transport_ops *ll_transport_find(const char *name);
 /* The transport that serves req for a client with options o: the one the
  * client was told to use (o->transport), else forced (the run's choice,
  * LUALOAD_TRANSPORT; NULL: none), else the native one for what it fully
- * supports -- HTTP/1.1 and HTTP/2, plain or over TLS -- and libcurl for
- * the rest: HTTP/3, proxies and NTLM authentication. A forced native
+ * supports -- HTTP/1.1 and HTTP/2, plain or over TLS, and HTTP/3 -- and
+ * libcurl for the rest: proxies and NTLM authentication. A forced native
  * transport still leaves those to libcurl. */
 const ll_transport_ops *ll_transport_pick(const ll_client_opts *o, const ll_http_req *req,
                                           const ll_transport_ops *forced);

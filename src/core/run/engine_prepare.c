@@ -65,7 +65,7 @@ static void print_banner(const ll_config *cfg, const char *target, int nworkers)
            nworkers == 1 ? "" : "s");
     /* which transport serves a Client's requests (ll_transport_pick) */
     if (cfg->transport) printf("  transport: %s for every request (--transport or LUALOAD_TRANSPORT)\n", cfg->transport->name);
-    else printf("  transport: native for HTTP/1.1 and HTTP/2, curl for HTTP/3 and proxies\n");
+    else printf("  transport: native for HTTP/1.1, HTTP/2 and HTTP/3, curl for proxies and NTLM\n");
     if (cfg->dns.ttl_set || cfg->dns.select_set || cfg->dns.policy_set) {
         char dns[128];
         ll_dns_config_format(&cfg->dns, dns, sizeof(dns));
