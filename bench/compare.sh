@@ -40,7 +40,10 @@
 #          with http_version = "3" on its native transport (luaload-h3) and on
 #          libcurl (luaload-h3-curl: transport = "curl"), and luaload over
 #          native HTTP/2 to the same Caddy in the same model (luaload-h2-caddy:
-#          the CPU per request HTTP/3 is measured against)
+#          the CPU per request HTTP/3 is measured against); and the same
+#          three (-ngtcp2) against a second server, Debian's ngtcp2-server
+#          (gtlsserver, ngtcp2's own example server in C++, single-threaded,
+#          serving a file), which answers several times Caddy's rate on a core
 # For each: requests/s, client CPU µs per request (user+sys / requests) and
 # peak RSS; then luaload's ratios and the targets of issues 2 and 14 (the
 # native transports: scripted >= 1.0x wrk on HTTP/1.1 plain and TLS, >= 1.0x
@@ -69,6 +72,7 @@ TOKENS=${TOKENS:-3000000}
 URL=http://127.0.0.1:$PORT/
 TLS_URL=https://127.0.0.1:$((PORT + 1))/
 H3_URL=https://127.0.0.1:$((PORT + 2))/
+NG_URL=https://127.0.0.1:$((PORT + 3))/index.html
 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 for t in nginx wrk taskset timeout jq /usr/bin/time cc pkg-config; do
@@ -85,9 +89,11 @@ K6=${K6:-}
 SCR=$(mktemp -d -t luaload-bench.XXXXXX)
 NGINX_PID=
 CADDY_PID=
+NG_PID=
 cleanup() {
   [[ -n $NGINX_PID ]] && kill -QUIT "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
   [[ -n $CADDY_PID ]] && kill "$CADDY_PID" 2>/dev/null && wait "$CADDY_PID" 2>/dev/null
+  [[ -n $NG_PID ]] && kill "$NG_PID" 2>/dev/null && wait "$NG_PID" 2>/dev/null
   [[ ${KEEP:-0} == 1 ]] && echo "scratch kept: $SCR" >&2 || rm -rf "$SCR"
 }
 trap cleanup EXIT
@@ -166,6 +172,14 @@ CADDY
   CADDY_PID=$!
   for _ in $(seq 50); do curl -sk -o /dev/null "$H3_URL" && break; sleep 0.1; done
   curl -sk -o /dev/null "$H3_URL" || die "caddy did not start ($(tail -5 "$SCR/caddy/log"))"
+  command -v gtlsserver >/dev/null || die "gtlsserver not found (scripts/setup.sh installs ngtcp2-server)"
+  mkdir -p "$SCR/htdocs"
+  echo "hello world" >"$SCR/htdocs/index.html"
+  taskset -c "$SERVER_CPU" gtlsserver -q -d "$SCR/htdocs" 127.0.0.1 $((PORT + 3)) "$SCR/key.pem" "$SCR/cert.pem" \
+    >"$SCR/gtlsserver.log" 2>&1 &
+  NG_PID=$!
+  for _ in $(seq 50); do [[ -n $(ss -Hulpn "( sport = :$((PORT + 3)) )") ]] && break; sleep 0.1; done
+  [[ -n $(ss -Hulpn "( sport = :$((PORT + 3)) )") ]] || die "gtlsserver did not start ($(tail -5 "$SCR/gtlsserver.log"))"
 fi
 
 cat >"$SCR/get.lua" <<'LUA'
@@ -221,7 +235,7 @@ RESULTS=$SCR/results.tsv
 # server_ticks: CPU ticks (1/100 s) the servers' processes have used so far
 server_ticks() {
   local t=0 p
-  for p in $(pgrep -f "nginx: worker process" ; pgrep -x caddy); do
+  for p in $(pgrep -f "nginx: worker process" ; pgrep -x caddy; pgrep -x gtlsserver); do
     t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
   done
   echo "$t"
@@ -306,6 +320,9 @@ c_floor_h3() { want h3 && run floor-h3 p_floor "$SCR/curlfloor-h3" -2 -u "$H3_UR
 c_luaload_h3() { want h3 && luaload_proto luaload-h3 "$H3_URL" "$CONNS" VERSION=3; }
 c_luaload_h3_curl() { want h3 && luaload_proto luaload-h3-curl "$H3_URL" "$CONNS" VERSION=3 TRANSPORT=curl; }
 c_luaload_h2_caddy() { want h3 && luaload_proto luaload-h2-caddy "$H3_URL" "$CONNS" VERSION=2; }
+c_floor_h3_ng() { want h3 && run floor-h3-ngtcp2 p_floor "$SCR/curlfloor-h3" -2 -u "$NG_URL" -c "$CONNS" -C "$CONNS" -S 1 -d "$DUR"; }
+c_luaload_h3_ng() { want h3 && luaload_proto luaload-h3-ngtcp2 "$NG_URL" "$CONNS" VERSION=3; }
+c_luaload_h3_curl_ng() { want h3 && luaload_proto luaload-h3-curl-ngtcp2 "$NG_URL" "$CONNS" VERSION=3 TRANSPORT=curl; }
 c_floor_scale() {
   want scale && run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
 }
@@ -340,6 +357,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
   group c_wrk_tls c_luaload_tls c_floor_tls
   group c_h2load c_luaload_h2 c_before_h2 c_floor_h2
   group c_floor_h3 c_luaload_h3 c_luaload_h3_curl c_luaload_h2_caddy
+  group c_floor_h3_ng c_luaload_h3_ng c_luaload_h3_curl_ng
   group c_floor_scale c_luaload_scale c_before_scale
 done
 if want mem; then
@@ -364,7 +382,7 @@ echo
 echo "medians over $REPS reps:"
 for c in wrk k6 floor floor-lua epoll luaload quick quick-jwt before before-quick floor-$SCALE_VUS luaload-$SCALE_VUS \
   before-$SCALE_VUS wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 before-h2 floor-h3 luaload-h3 \
-  luaload-h3-curl luaload-h2-caddy \
+  luaload-h3-curl luaload-h2-caddy floor-h3-ngtcp2 luaload-h3-ngtcp2 luaload-h3-curl-ngtcp2 \
   luaload-mem-$MEM_VUS before-mem-$MEM_VUS; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB  server %4s%% busy\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" \
     "$(med "$c" 5)" "$(med "$c" 6)"
@@ -404,6 +422,9 @@ want https && echo "luaload-tls / wrk-tls: req/s x$(ratio "$(med luaload-tls 2)"
 if want h3; then
   r1=$(ratio "$(med luaload-h3 2)" "$(med luaload-h3-curl 2)") r2=$(ratio "$(med luaload-h3-curl 4)" "$(med luaload-h3 4)")
   echo "luaload-h3 native / on libcurl: req/s x$r1, per client core x$r2 (target >= 3: $(verdict "$r2" '>= 3'))"
+  r1=$(ratio "$(med luaload-h3-ngtcp2 2)" "$(med luaload-h3-curl-ngtcp2 2)")
+  r2=$(ratio "$(med luaload-h3-curl-ngtcp2 4)" "$(med luaload-h3-ngtcp2 4)")
+  echo "luaload-h3 native / on libcurl, against ngtcp2-server: req/s x$r1, per client core x$r2 (target >= 3: $(verdict "$r2" '>= 3'))"
   r=$(ratio "$(med luaload-h3 4)" "$(med luaload-h2-caddy 4)")
   echo "luaload-h3 / luaload-h2-caddy (the same Caddy): CPU/req x$r (goal <= 2: $(verdict "$r" '<= 2'))"
 fi

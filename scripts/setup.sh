@@ -19,7 +19,7 @@ PKGS=(
   zsh fish
   file
 )
-BACKPORT_PKGS=(libcurl4-gnutls-dev libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev)
+BACKPORT_PKGS=(libcurl4-gnutls-dev libngtcp2-dev libngtcp2-crypto-gnutls-dev libnghttp3-dev ngtcp2-server)
 
 other_system() {
   cat >&2 <<'MSG'
