@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <lua.h>
 #include <stdio.h>
@@ -184,6 +185,7 @@ void ll_http_client_opts_free(ll_client_opts *o) {
     free(o->user_agent);
     free(o->ciphers);
     free(o->server_name);
+    free(o->qlog_dir);
     for (int i = 0; o->connect_to && o->connect_to[i]; i++) free(o->connect_to[i]);
     free(o->connect_to);
     memset(o, 0, sizeof(*o));
@@ -373,7 +375,7 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
                                        "max_conn_duration", "user_agent", "proxy", "max_redirects",
                                        "max_conns_per_host", "tls", "http_version", "max_response_body",
                                        "multiplex", "max_streams", "disable_keep_alive",
-                                       "discard_response_bodies", "transport", NULL};
+                                       "discard_response_bodies", "transport", "qlog_dir", NULL};
     const char *W = "http.Client";
     need_table(L, idx, W, "its options");
     check_keys(L, idx, keys, W);
@@ -449,6 +451,14 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
     }
     if (field(L, idx, "http_version")) {
         o->http_version = opt_http_version(L, -1, W);
+        lua_pop(L, 1);
+    }
+    /* qlog_dir: ngtcp2's qlog of each native HTTP/3 connection, a file each */
+    if (field(L, idx, "qlog_dir")) {
+        o->qlog_dir = opt_str(L, -1, W, "qlog_dir");
+        struct stat st;
+        if (stat(o->qlog_dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(o->qlog_dir, W_OK) != 0)
+            luaL_error(L, "%s: qlog_dir '%s' is not a writable directory", W, o->qlog_dir);
         lua_pop(L, 1);
     }
     /* transport = "native" | "curl": that one serves every request */

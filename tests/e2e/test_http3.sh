@@ -207,6 +207,35 @@ LUA
   expect_eq "bad $name: exit 107" "$RC" 107
   expect_match "bad $name: the message names the file" "$ERR" "http.Client tls: $msg"
 done
+# qlog_dir: ngtcp2's qlog of each native QUIC connection, a file each (one
+# VU, one connection); tls.server_name: the name verified and sent as SNI
+mkdir -p "$T/qlog"
+S=$(script qlog.lua <<LUA
+local http = require("luaload.http")
+local c = http.Client{ http_version = "3", tls = { ca = "$CERTS/ca.pem" }, qlog_dir = "$T/qlog" }
+local named = http.Client{ http_version = "3", tls = { ca = "$CERTS/ca.pem", server_name = "localhost" } }
+local wrong = http.Client{ http_version = "3", tls = { ca = "$CERTS/ca.pem", server_name = "wrong.example" } }
+function default()
+  print("qlog", c:get("$H3/").status)
+  print("sni", named:get("$H3/").status)
+  local r = wrong:get("$H3/")
+  print("wrong name", r.status, r.error_code)
+end
+LUA
+)
+run_ll run "$S" -q -i 2
+expect_eq "qlog: exit 0" "$RC" 0
+if [[ ${LUALOAD_TRANSPORT:-} == curl ]]; then
+  expect_eq "qlog: libcurl writes none (the native transport's option)" "$(find "$T/qlog" -name '*.sqlog' | wc -l)" 0
+else
+  expect_eq "qlog: one .sqlog for the VU's one connection" "$(find "$T/qlog" -name '*.sqlog' | wc -l)" 1
+  QLOG=$(find "$T/qlog" -name '*.sqlog' | head -1)
+  expect_match "qlog: ngtcp2's JSON-SEQ trace of a client" "$QLOG" '"qlog_format":"JSON-SEQ".*"type":"client"'
+  expect_match "qlog: the connection's packets in it" "$QLOG" 'transport:packet_received'
+  expect_match "tls.server_name over h3: the name the certificate carries is verified" "$OUT" $'^sni\t200$'
+  expect_match "tls.server_name over h3: another name fails verification (1310)" "$OUT" $'^wrong name\t0\t1310$'
+fi
+
 # params.on_chunk over HTTP/3: the events as they come, nothing kept
 S=$(script h3_chunk.lua <<LUA
 local http = require("luaload.http")

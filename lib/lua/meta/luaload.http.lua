@@ -94,6 +94,7 @@ local http = {}
 ---@field discard_response_bodies? boolean Requests without a `response_type` discard their bodies.
 ---@field tls? luaload.http.TLSOptions TLS settings.
 ---@field transport? luaload.http.Transport Which transport serves this Client's requests.
+---@field qlog_dir? string A directory for ngtcp2's qlog of each native HTTP/3 connection.
 
 ---The `tls` table of `http.Client`. A file that cannot be read, or is not PEM, raises when the Client is made.
 ---@class luaload.http.TLSOptions

@@ -50,6 +50,7 @@ struct ll_h3 {
     ngtcp2_ccerr err;           /* what a CONNECTION_CLOSE of ours says */
     int failed, goaway, idle;
     int liberr;                 /* ngtcp2's error that ended it, 0: none */
+    FILE *qlog;                 /* ngtcp2's qlog of it, NULL: none */
     char why[256];
     char cipher[64];
 };
@@ -374,12 +375,33 @@ static int q_stateless_reset(ngtcp2_conn *q, const ngtcp2_pkt_stateless_reset *s
     return 0;
 }
 
+static void q_qlog(void *user, uint32_t flags, const void *p, size_t n) {
+    ll_h3 *h = user;
+    if (!h->qlog) return;
+    if (n) fwrite(p, 1, n, h->qlog);
+    if (flags & NGTCP2_QLOG_WRITE_FLAG_FIN) {
+        fclose(h->qlog);
+        h->qlog = NULL;
+    }
+}
+
+/* DIR/<the connection's first destination id, hex>.sqlog, for qlog's
+ * tools (qvis) */
+static void qlog_open(ll_h3 *h, const char *dir, const ngtcp2_cid *dcid) {
+    char path[4096], hex[2 * NGTCP2_MAX_CIDLEN + 1];
+    for (size_t i = 0; i < dcid->datalen; i++) snprintf(hex + 2 * i, 3, "%02x", dcid->data[i]);
+    hex[2 * dcid->datalen] = 0;
+    snprintf(path, sizeof(path), "%s/%s.sqlog", dir, hex);
+    h->qlog = fopen(path, "w");
+}
+
 static ngtcp2_conn *conn_of(ngtcp2_crypto_conn_ref *ref) { return ((ll_h3 *)ref->user_data)->q; }
 
 /* ---- the session ---- */
 
 ll_h3 *ll_h3_new(const ll_h2_stream_ops *ops, void *tls, const struct sockaddr *local, socklen_t local_len,
-                 const struct sockaddr *remote, socklen_t remote_len, uint64_t now, const char **err) {
+                 const struct sockaddr *remote, socklen_t remote_len, const char *qlog_dir, uint64_t now,
+                 const char **err) {
     ll_h3 *h = calloc(1, sizeof(*h));
     if (!h) {
         gnutls_deinit(tls);
@@ -430,12 +452,18 @@ ll_h3 *ll_h3_new(const ll_h2_stream_ops *ops, void *tls, const struct sockaddr *
     params.initial_max_data = CONN_WINDOW;
     params.max_idle_timeout = IDLE_TIMEOUT;
     int rv = NGTCP2_ERR_CALLBACK_FAILURE;
-    if (gnutls_rnd(GNUTLS_RND_RANDOM, dcid.data, dcid.datalen) == 0 &&
-        gnutls_rnd(GNUTLS_RND_RANDOM, scid.data, scid.datalen) == 0)
+    int ids = gnutls_rnd(GNUTLS_RND_RANDOM, dcid.data, dcid.datalen) == 0 &&
+              gnutls_rnd(GNUTLS_RND_RANDOM, scid.data, scid.datalen) == 0;
+    if (ids && qlog_dir) {
+        qlog_open(h, qlog_dir, &dcid);
+        if (h->qlog) settings.qlog_write = q_qlog;
+    }
+    if (ids)
         rv = ngtcp2_conn_client_new(&h->q, &dcid, &scid, &h->path.path, NGTCP2_PROTO_VER_V1, &cb, &settings,
                                     &params, NULL, h);
     if (rv != 0) {
         *err = ngtcp2_strerror(rv);
+        if (h->qlog) fclose(h->qlog);
         gnutls_deinit(h->tls);
         free(h);
         return NULL;
@@ -449,6 +477,7 @@ void ll_h3_free(ll_h3 *h) {
     while (h->streams) stream_free(h, h->streams);
     nghttp3_conn_del(h->h);
     ngtcp2_conn_del(h->q);
+    if (h->qlog) fclose(h->qlog);
     gnutls_deinit(h->tls);
     free(h);
 }

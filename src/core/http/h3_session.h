@@ -31,9 +31,12 @@ typedef struct ll_h3_out {
 
 /* A client connection from local to remote (their addresses copied),
  * its handshake under way in tls (a gnutls_session_t, which the session
- * takes and frees). now: ll_loop_now_ns(). NULL with *err. */
+ * takes and frees). qlog_dir: ngtcp2's qlog goes to a file there named
+ * after the connection's first id (NULL: none). now: ll_loop_now_ns().
+ * NULL with *err. */
 ll_h3 *ll_h3_new(const ll_h2_stream_ops *ops, void *tls, const struct sockaddr *local, socklen_t local_len,
-                 const struct sockaddr *remote, socklen_t remote_len, uint64_t now, const char **err);
+                 const struct sockaddr *remote, socklen_t remote_len, const char *qlog_dir, uint64_t now,
+                 const char **err);
 void ll_h3_free(ll_h3 *h);
 /* One datagram from the server. 0, or -1 when the connection is over
  * (ll_h3_why says why). */

@@ -179,6 +179,7 @@ struct native_transfer {
     int no_reuse, discard;
     long max_conn_s;
     char *user_agent, *server_name;
+    char *qlog_dir;            /* HTTP/3: where its connections' qlogs go, NULL: none */
     int http_debug;            /* LL_HTTP_DEBUG_* (--http-debug) */
     char **connect_to;
     ll_addr local;             /* its VU's source address (--local-ips), len 0: any */

@@ -327,7 +327,9 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
         conn_free(c);
         return -1;
     }
+    native_conn_join(c, x); /* before its dial, which reads x's options (HTTP/3's SNI and qlog) */
     if (rc == 0 && dial(c, addrs, n) < 0) {
+        native_conn_leave(c, x);
         x->fail_code = dial_error(c, x->errbuf, sizeof(x->errbuf));
         dial_done(c);
         conn_free(c);
@@ -339,7 +341,6 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
         g->conns = ll_xrealloc(g->conns, (size_t)g->cap_conns * sizeof(*g->conns));
     }
     g->conns[g->nconns++] = c;
-    native_conn_join(c, x);
     x->st = X_WAIT;
     return 0;
 }

@@ -132,7 +132,8 @@ int native_h3_dial(native_conn *c) {
         void *tls = ll_quic_tls_session(t, name, c->fail_msg, sizeof(c->fail_msg));
         const char *err = NULL;
         c->h3 = tls ? ll_h3_new(&native_stream_ops, tls, (const struct sockaddr *)&local, llen,
-                                (const struct sockaddr *)&a->ss, a->len, ll_loop_now_ns(), &err)
+                                (const struct sockaddr *)&a->ss, a->len, c->users ? c->users->qlog_dir : NULL,
+                                ll_loop_now_ns(), &err)
                     : NULL;
         if (!c->h3) {
             if (err) snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", err);

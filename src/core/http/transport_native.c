@@ -440,6 +440,7 @@ static ll_transfer *native_transfer_new(ll_transport *base, int vu_index, uint64
     x->version_default = o->http_version;
     x->user_agent = ll_xstrdup(o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
     x->server_name = dup_or_null(o->server_name);
+    x->qlog_dir = dup_or_null(o->qlog_dir);
     x->http_debug = o->http_debug;
     x->connect_to = copy_list(o->connect_to);
     if (o->local_addr) x->local = *o->local_addr;
@@ -497,6 +498,7 @@ static void native_transfer_free(ll_transfer *base) {
     free(x->cookie_applied);
     free(x->user_agent);
     free(x->server_name);
+    free(x->qlog_dir);
     for (int i = 0; x->connect_to && x->connect_to[i]; i++) free(x->connect_to[i]);
     free(x->connect_to);
     free(x);
