@@ -43,7 +43,11 @@
 #          the CPU per request HTTP/3 is measured against); and the same
 #          three (-ngtcp2) against a second server, Debian's ngtcp2-server
 #          (gtlsserver, ngtcp2's own example server in C++, single-threaded,
-#          serving a file), which answers several times Caddy's rate on a core
+#          serving a file), which answers several times Caddy's rate on a core;
+#          multiplexed (-mux): 10 connections x 10 streams to ngtcp2-server, the
+#          floor (-c 100 -C 10 -S 10) and luaload native and on libcurl; and the
+#          memory of MEM_VUS VUs doing GET + sleep(1) over multiplexed HTTP/3
+#          (100 streams per connection) to ngtcp2-server, beside 100 VUs
 # For each: requests/s, client CPU µs per request (user+sys / requests) and
 # peak RSS; then luaload's ratios and the targets of issues 2 and 14 (the
 # native transports: scripted >= 1.0x wrk on HTTP/1.1 plain and TLS, >= 1.0x
@@ -210,6 +214,18 @@ function default()
 end
 LUA
 
+cat >"$SCR/mem-h3.lua" <<'LUA'
+local http = require("luaload.http")
+local ll = require("luaload")
+local client = http.Client{ http_version = "3", multiplex = true, max_streams = 100,
+  tls = { insecure_skip_verify = true } }
+local req = http.Request(__ENV.URL, { response_type = "none" })
+function default()
+  client:get(req)
+  ll.sleep(1)
+end
+LUA
+
 cat >"$SCR/proto.lua" <<'LUA'
 -- the protocol cases: __ENV.VERSION ("1.1", "2", "3"), __ENV.MUX (connections)
 -- and __ENV.STREAMS make the Client
@@ -322,6 +338,9 @@ c_luaload_h3_curl() { want h3 && luaload_proto luaload-h3-curl "$H3_URL" "$CONNS
 c_luaload_h2_caddy() { want h3 && luaload_proto luaload-h2-caddy "$H3_URL" "$CONNS" VERSION=2; }
 c_floor_h3_ng() { want h3 && run floor-h3-ngtcp2 p_floor "$SCR/curlfloor-h3" -2 -u "$NG_URL" -c "$CONNS" -C "$CONNS" -S 1 -d "$DUR"; }
 c_luaload_h3_ng() { want h3 && luaload_proto luaload-h3-ngtcp2 "$NG_URL" "$CONNS" VERSION=3; }
+c_floor_h3_mux() { want h3 && run floor-h3-mux p_floor "$SCR/curlfloor-h3" -2 -u "$NG_URL" -c 100 -C 10 -S 10 -d "$DUR"; }
+c_luaload_h3_mux() { want h3 && luaload_proto luaload-h3-mux "$NG_URL" 100 VERSION=3 MUX=10 STREAMS=10; }
+c_luaload_h3_curl_mux() { want h3 && luaload_proto luaload-h3-curl-mux "$NG_URL" 100 VERSION=3 MUX=10 STREAMS=10 TRANSPORT=curl; }
 c_luaload_h3_curl_ng() { want h3 && luaload_proto luaload-h3-curl-ngtcp2 "$NG_URL" "$CONNS" VERSION=3 TRANSPORT=curl; }
 c_floor_scale() {
   want scale && run floor-$SCALE_VUS p_floor "$SCR/curlfloor" -u "$URL" -c "$SCALE_VUS" -P $(((SCALE_VUS + 99) / 100)) -d "$DUR"
@@ -358,6 +377,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
   group c_h2load c_luaload_h2 c_before_h2 c_floor_h2
   group c_floor_h3 c_luaload_h3 c_luaload_h3_curl c_luaload_h2_caddy
   group c_floor_h3_ng c_luaload_h3_ng c_luaload_h3_curl_ng
+  group c_floor_h3_mux c_luaload_h3_mux c_luaload_h3_curl_mux
   group c_floor_scale c_luaload_scale c_before_scale
 done
 if want mem; then
@@ -368,6 +388,13 @@ if want mem; then
     -q --no-summary --summary-export "$SCR/luaload-mem-$MEM_VUS.1.json"
   [[ -n $LUALOAD_BEFORE ]] && run before-mem-$MEM_VUS p_luaload "$LUALOAD_BEFORE" run "$SCR/mem.lua" -e URL="$URL" \
     -u "$MEM_VUS" -d "${DUR}s" -w 1 -q --no-summary --summary-export "$SCR/before-mem-$MEM_VUS.1.json"
+fi
+if want h3 && [[ ${H3_MEM:-1} == 1 ]]; then
+  REP=1
+  for n in 100 "$MEM_VUS"; do
+    run luaload-h3-mem-$n p_luaload "$LUALOAD" run "$SCR/mem-h3.lua" -e URL="$NG_URL" -u "$n" -d "${DUR}s" -w 1 \
+      -q --no-summary --summary-export "$SCR/luaload-h3-mem-$n.1.json"
+  done
 fi
 
 # ---- medians and ratios ----
@@ -383,6 +410,7 @@ echo "medians over $REPS reps:"
 for c in wrk k6 floor floor-lua epoll luaload quick quick-jwt before before-quick floor-$SCALE_VUS luaload-$SCALE_VUS \
   before-$SCALE_VUS wrk-tls floor-tls luaload-tls h2load-h2 floor-h2 luaload-h2 before-h2 floor-h3 luaload-h3 \
   luaload-h3-curl luaload-h2-caddy floor-h3-ngtcp2 luaload-h3-ngtcp2 luaload-h3-curl-ngtcp2 \
+  floor-h3-mux luaload-h3-mux luaload-h3-curl-mux luaload-h3-mem-100 luaload-h3-mem-$MEM_VUS \
   luaload-mem-$MEM_VUS before-mem-$MEM_VUS; do
   printf '  %-16s %10s req/s  %8s µs/req  %8s KB  server %4s%% busy\n' "$c" "$(med "$c" 2)" "$(med "$c" 4)" \
     "$(med "$c" 5)" "$(med "$c" 6)"
@@ -425,6 +453,13 @@ if want h3; then
   r1=$(ratio "$(med luaload-h3-ngtcp2 2)" "$(med luaload-h3-curl-ngtcp2 2)")
   r2=$(ratio "$(med luaload-h3-curl-ngtcp2 4)" "$(med luaload-h3-ngtcp2 4)")
   echo "luaload-h3 native / on libcurl, against ngtcp2-server: req/s x$r1, per client core x$r2 (target >= 3: $(verdict "$r2" '>= 3'))"
+  r1=$(ratio "$(med luaload-h3-mux 2)" "$(med luaload-h3-curl-mux 2)")
+  r2=$(ratio "$(med luaload-h3-curl-mux 4)" "$(med luaload-h3-mux 4)")
+  echo "luaload-h3-mux native / on libcurl (10 x 10 streams, ngtcp2-server): req/s x$r1, per client core x$r2 (target >= 3: $(verdict "$r2" '>= 3'))"
+  big=$(med luaload-h3-mem-$MEM_VUS 5) small=$(med luaload-h3-mem-100 5)
+  echo "luaload RSS at $MEM_VUS VUs over multiplexed HTTP/3: $big KB = $(ratio "$big" "$MEM_VUS") KB/VU," \
+    "$(awk -v b="$big" -v s="$small" -v n="$MEM_VUS" 'BEGIN { if (b != "-" && s != "-") printf "%.1f", (b - s) / (n - 100); else print "-" }') KB/VU marginal" \
+    "(requests: $(med luaload-h3-mem-$MEM_VUS 3))"
   r=$(ratio "$(med luaload-h3 4)" "$(med luaload-h2-caddy 4)")
   echo "luaload-h3 / luaload-h2-caddy (the same Caddy): CPU/req x$r (goal <= 2: $(verdict "$r" '<= 2'))"
 fi

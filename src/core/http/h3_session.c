@@ -51,6 +51,8 @@ struct ll_h3 {
     int failed, goaway, idle;
     int liberr;                 /* ngtcp2's error that ended it, 0: none */
     FILE *qlog;                 /* ngtcp2's qlog of it, NULL: none */
+    void (*ticket_fn)(void *ud, void *tls);
+    void *ticket_ud;
     char why[256];
     char cipher[64];
 };
@@ -395,6 +397,26 @@ static void qlog_open(ll_h3 *h, const char *dir, const ngtcp2_cid *dcid) {
     h->qlog = fopen(path, "w");
 }
 
+/* GnuTLS's hook after each handshake message: a session ticket is kept */
+static int on_handshake_msg(gnutls_session_t s, unsigned type, unsigned when, unsigned incoming,
+                            const gnutls_datum_t *msg) {
+    (void)when;
+    (void)incoming;
+    (void)msg;
+    if (type != GNUTLS_HANDSHAKE_NEW_SESSION_TICKET) return 0;
+    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(s);
+    ll_h3 *h = ref ? ref->user_data : NULL;
+    if (h && h->ticket_fn) h->ticket_fn(h->ticket_ud, s);
+    return 0;
+}
+
+void ll_h3_on_ticket(ll_h3 *h, void (*fn)(void *ud, void *tls), void *ud) {
+    h->ticket_fn = fn;
+    h->ticket_ud = ud;
+}
+
+int ll_h3_resumed(const ll_h3 *h) { return gnutls_session_is_resumed(h->tls) != 0; }
+
 static ngtcp2_conn *conn_of(ngtcp2_crypto_conn_ref *ref) { return ((ll_h3 *)ref->user_data)->q; }
 
 /* ---- the session ---- */
@@ -413,6 +435,8 @@ ll_h3 *ll_h3_new(const ll_h2_stream_ops *ops, void *tls, const struct sockaddr *
     h->ref.get_conn = conn_of;
     h->ref.user_data = h;
     gnutls_session_set_ptr(h->tls, &h->ref);
+    gnutls_handshake_set_hook_function(h->tls, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST,
+                                       on_handshake_msg);
     ngtcp2_ccerr_default(&h->err);
     ngtcp2_path_storage_init(&h->path, local, local_len, remote, remote_len, NULL);
     ngtcp2_callbacks cb = {

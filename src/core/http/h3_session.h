@@ -66,6 +66,11 @@ int ll_h3_alive(const ll_h3 *h);
 /* Why the connection ended, a sentence; *verify 1 when the server's
  * certificate was refused, *timeout 1 when it went idle. */
 const char *ll_h3_why(ll_h3 *h, int *verify, int *timeout);
+/* fn(ud, tls) is called with the session (a gnutls_session_t) each time
+ * the server sends a session ticket, to keep it for a resumption. */
+void ll_h3_on_ticket(ll_h3 *h, void (*fn)(void *ud, void *tls), void *ud);
+/* 1 when the handshake resumed a session. */
+int ll_h3_resumed(const ll_h3 *h);
 /* The negotiated TLS cipher suite (IANA name), "" before the handshake. */
 const char *ll_h3_cipher(const ll_h3 *h);
 /* A CONNECTION_CLOSE for an orderly end into out (n 0: none is due). */

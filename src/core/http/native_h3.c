@@ -107,6 +107,13 @@ static void on_expiry(ll_loop *loop, void *ud) {
     native_conn_release(c);
 }
 
+/* A session ticket from the server: the next connection to it resumes. */
+static void on_ticket(void *ud, void *tls) {
+    native_conn *c = ud;
+    ll_quic_tls *t = native_pool_quic_tls(c->g->pool);
+    if (t) ll_quic_tls_keep(t, c->session_key, tls);
+}
+
 int native_h3_dial(native_conn *c) {
     ll_quic_tls *t = native_pool_quic_tls(c->g->pool);
     if (!t) {
@@ -129,7 +136,8 @@ int native_h3_dial(native_conn *c) {
             continue;
         }
         const char *name = c->users && c->users->server_name ? c->users->server_name : c->host;
-        void *tls = ll_quic_tls_session(t, name, c->fail_msg, sizeof(c->fail_msg));
+        snprintf(c->session_key, sizeof(c->session_key), "%.*s:%d", (int)sizeof(c->session_key) - 8, name, c->port);
+        void *tls = ll_quic_tls_session(t, name, c->session_key, c->fail_msg, sizeof(c->fail_msg));
         const char *err = NULL;
         c->h3 = tls ? ll_h3_new(&native_stream_ops, tls, (const struct sockaddr *)&local, llen,
                                 (const struct sockaddr *)&a->ss, a->len, c->users ? c->users->qlog_dir : NULL,
@@ -141,6 +149,7 @@ int native_h3_dial(native_conn *c) {
             close(fd);
             return -1;
         }
+        ll_h3_on_ticket(c->h3, on_ticket, c);
         c->net.ops = &ll_net_plain;
         c->net.fd = fd;
         c->st = C_HANDSHAKE;

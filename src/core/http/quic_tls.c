@@ -15,9 +15,18 @@
 
 #include "xmalloc.h"
 
+#define SESSIONS_MAX 16
+
+typedef struct kept {
+    char *key;                 /* "name:port" */
+    gnutls_datum_t data;       /* gnutls_session_get_data2's */
+} kept;
+
 struct ll_quic_tls {
     gnutls_certificate_credentials_t cred;
     int insecure;
+    kept sessions[SESSIONS_MAX];
+    int nsessions;
 };
 
 static const char PRIORITY[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"
@@ -51,6 +60,10 @@ ll_quic_tls *ll_quic_tls_new(const ll_client_opts *o, char *err, size_t errlen) 
 
 void ll_quic_tls_free(ll_quic_tls *t) {
     if (!t) return;
+    for (int i = 0; i < t->nsessions; i++) {
+        free(t->sessions[i].key);
+        gnutls_free(t->sessions[i].data.data);
+    }
     if (t->cred) gnutls_certificate_free_credentials(t->cred);
     free(t);
 }
@@ -60,7 +73,30 @@ static int is_ip(const char *name) {
     return inet_pton(AF_INET, name, a) == 1 || inet_pton(AF_INET6, name, a) == 1;
 }
 
-void *ll_quic_tls_session(ll_quic_tls *t, const char *name, char *err, size_t errlen) {
+static kept *kept_of(ll_quic_tls *t, const char *key) {
+    for (int i = 0; i < t->nsessions; i++)
+        if (strcmp(t->sessions[i].key, key) == 0) return &t->sessions[i];
+    return NULL;
+}
+
+void ll_quic_tls_keep(ll_quic_tls *t, const char *key, void *session) {
+    gnutls_datum_t d = {0};
+    if (gnutls_session_get_data2(session, &d) < 0) return;
+    kept *k = kept_of(t, key);
+    if (!k && t->nsessions == SESSIONS_MAX) {
+        gnutls_free(d.data);
+        return;
+    }
+    if (!k) {
+        k = &t->sessions[t->nsessions++];
+        k->key = ll_xstrdup(key);
+    } else {
+        gnutls_free(k->data.data);
+    }
+    k->data = d;
+}
+
+void *ll_quic_tls_session(ll_quic_tls *t, const char *name, const char *key, char *err, size_t errlen) {
     gnutls_session_t s = NULL;
     static const gnutls_datum_t alpn = {(unsigned char *)"h3", 2};
     int rv = gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_END_OF_EARLY_DATA);
@@ -75,5 +111,7 @@ void *ll_quic_tls_session(ll_quic_tls *t, const char *name, char *err, size_t er
         return NULL;
     }
     if (!t->insecure) gnutls_session_set_verify_cert(s, name, 0); /* the handshake fails on a bad one */
+    kept *k = kept_of(t, key);
+    if (k) gnutls_session_set_data(s, k->data.data, k->data.size); /* a stale one: a full handshake */
     return s;
 }

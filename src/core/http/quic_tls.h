@@ -3,7 +3,8 @@
  * API): the client's credentials (CA, client certificate and key) made
  * once per Client and worker, and a client session per connection that
  * offers ALPN h3, sends SNI and verifies the server's certificate against
- * the name, as the TCP transports' TLS does. */
+ * the name, as the TCP transports' TLS does; and, like tls_ctx.c's cache,
+ * the last session ticket of each host, which its next connection resumes. */
 #ifndef LL_QUIC_TLS_H
 #define LL_QUIC_TLS_H
 
@@ -19,7 +20,11 @@ ll_quic_tls *ll_quic_tls_new(const ll_client_opts *o, char *err, size_t errlen);
 void ll_quic_tls_free(ll_quic_tls *t);
 /* A gnutls_session_t for a connection to name (SNI unless name is an IP
  * address; the certificate must carry it unless verification is off),
- * configured for QUIC. NULL with err. */
-void *ll_quic_tls_session(ll_quic_tls *t, const char *name, char *err, size_t errlen);
+ * configured for QUIC, resuming the session kept under key ("name:port")
+ * when there is one. NULL with err. */
+void *ll_quic_tls_session(ll_quic_tls *t, const char *name, const char *key, char *err, size_t errlen);
+/* Keeps session's ticket (a gnutls_session_t that just received one)
+ * under key, for the next connection to that host. */
+void ll_quic_tls_keep(ll_quic_tls *t, const char *key, void *session);
 
 #endif
