@@ -16,13 +16,18 @@
 #          HTTP/2 floor), alternating REPS times. For each: calls/s, client
 #          CPU seconds, calls per client CPU second, peak RSS; then luaload
 #          per core against k6 (target >= 8) and against h2load (>= 0.7).
+#   serve  the same unary calls against `luaload serve`'s gRPC echo (h2c,
+#          one thread pinned to SERVER_CPU; it parses each request message
+#          and sends it back, so the reply is the request): luaload and
+#          h2load, alternating REPS times, the same figures. Not in the
+#          default CASES.
 #   mem    MEM_VUS VUs each connect, make one call and idle HOLD seconds,
 #          against the same VUs idling without a connection: the peak RSS
 #          difference over MEM_VUS (memory per VU with an open gRPC
 #          connection); k6 the same at K6_MEM_VUS.
 #
 # Knobs: DUR(8) VUS(50) REPS(2) MEM_VUS(1000) K6_MEM_VUS(500) HOLD(5)
-#   CLIENT_CPU(1) SERVER_CPU(0) LUALOAD(build/luaload) K6() CASES="unary mem"
+#   CLIENT_CPU(1) SERVER_CPU(0) LUALOAD(build/luaload) K6() CASES="unary mem" (or serve)
 # Run it under the shared lock: flock /tmp/luaload-cpu.lock bench/grpc.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,8 +51,10 @@ want() { [[ " $CASES " == *" $1 "* ]]; }
 SCR=$(mktemp -d -t luaload-grpc.XXXXXX)
 chmod 755 "$SCR" # nginx's worker (www-data) reads the response from it
 SERVER=
+SERVE=
 cleanup() {
   [[ -n $SERVER ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+  [[ -n $SERVE ]] && kill "$SERVE" 2>/dev/null && wait "$SERVE" 2>/dev/null
   [[ ${KEEP:-0} == 1 ]] && echo "scratch kept: $SCR" >&2 || rm -rf "$SCR"
 }
 trap cleanup EXIT
@@ -113,7 +120,7 @@ options = { scenarios = { unary = { executor = "constant-vus", vus = tonumber(__
 function default()
   if __ITER == 0 then client:connect(__ENV.ADDR, { plaintext = true }) end
   local r = client:invoke("bench.Echo/Say", { text = "hello", n = 7 })
-  ll.check(r, { ok = function(x) return x.status == grpc.StatusOK and x.message.n == "42" end })
+  ll.check(r, { ok = function(x) return x.status == grpc.StatusOK and x.message.n == (__ENV.WANT or "42") end })
 end
 LUA
 cat >"$SCR/unary.js" <<'JS'
@@ -221,6 +228,33 @@ if want unary; then
   k=$(ratio "$(med luaload 6)" "$(med k6 6)") h=$(ratio "$(med luaload 6)" "$(med h2load 6)")
   [[ -n $K6 ]] && echo "  luaload / k6 per client core: x$k (target >= 8: $(verdict "$k" '>= 8'))"
   echo "  luaload / h2load per client core: x$h (target >= 0.7: $(verdict "$h" '>= 0.7'))"
+fi
+
+if want serve; then
+  source "$ROOT/scripts/serve-lib.sh"
+  ll_start_serve "$SCR/serve.log" taskset -c "$SERVER_CPU" "$LUALOAD" serve --threads 1 || die "luaload serve did not start"
+  SERVE=$LL_SERVE_PID
+  SADDR=127.0.0.1:$LL_SERVE_PORT
+  c_luaload_serve() {
+    run luaload-serve iterations "$LUALOAD" run "$SCR/unary.lua" -e DIR="$SCR" -e ADDR="$SADDR" -e VUS="$VUS" \
+      -e DUR="${DUR}s" -e WANT=7 -w 1 -q --no-summary --summary-export "$SCR/luaload-serve.$REP.json"
+  }
+  c_h2load_serve() {
+    run h2load-serve h2load_done h2load -D "$DUR" -c "$VUS" -m 1 -t 1 -d "$SCR/request.bin" \
+      -H 'content-type: application/grpc' -H 'te: trailers' "http://$SADDR/bench.Echo/Say"
+  }
+  for ((REP = 1; REP <= REPS; REP++)); do
+    if ((REP % 2)); then c_luaload_serve; c_h2load_serve; else c_h2load_serve; c_luaload_serve; fi
+  done
+  echo
+  echo "unary calls against luaload serve's echo (1 thread), $VUS VUs (h2load: connections), ${DUR}s, medians over $REPS reps:"
+  for c in luaload-serve h2load-serve; do
+    calls=$(med "$c" 2)
+    [[ $calls == - ]] && continue
+    awk -v c="$c" -v r="$calls" -v d="$DUR" -v cpu="$(med "$c" 4)" -v pc="$(med "$c" 6)" -v rss="$(med "$c" 5)" 'BEGIN {
+      printf "  %-13s %9.0f calls/s  %6.2f CPU s  %9.0f calls per client CPU s  %6.1f µs/call  %7d KB\n",
+        c, r / d, cpu, pc, (pc > 0 ? 1e6 / pc : 0), rss }'
+  done
 fi
 
 # mem_case NAME VUS CMD...: each VU with a connection, then without (BASE=1)

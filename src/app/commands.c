@@ -57,23 +57,25 @@ typedef struct command {
     int (*main)(int argc, char **argv);
     const ll_flag_group *groups; /* its flags (the parser's own table); inspect's are made by groups_of */
     int ngroups;
+    const char *notes;    /* a paragraph after the flags in the reference, or NULL */
 } command;
 
 static const command COMMANDS[] = {
-    {"run", "[flags] SCRIPT.lua | URL", "run a load test (a script, or a URL: quick mode)", "@lua", run_main, ll_cli_run_groups, 2},
+    {"run", "[flags] SCRIPT.lua | URL", "run a load test (a script, or a URL: quick mode)", "@lua", run_main, ll_cli_run_groups, 2, NULL},
     {"inspect", "[flags] SCRIPT.lua", "print the options a run would use, resolved, as JSON (k6 inspect)", "@lua",
-     inspect_main, NULL, 3},
+     inspect_main, NULL, 3, NULL},
     {"new", "[FILE] [--template NAME] [--force]", "write a commented, runnable script (and .luarc.json)", "@file",
-     ll_new_main, ll_new_flag_groups, 1},
-    {"merge", "[flags] [SCRIPT.lua] PART.hlog...", "add up the parts of a split test", "@hlog", merge_main, ll_cli_merge_groups, 1},
+     ll_new_main, ll_new_flag_groups, 1, NULL},
+    {"merge", "[flags] [SCRIPT.lua] PART.hlog...", "add up the parts of a split test", "@hlog", merge_main, ll_cli_merge_groups, 1, NULL},
     {"k8s", "SCRIPT.lua --instances N [flags] [-- RUN FLAGS]", "Kubernetes manifests that run a test in N parts",
-     "@lua", ll_k8s_main, ll_k8s_flag_groups, 1},
-    {"serve", "[flags]", "start the built-in target server", NULL, ll_serve_main, ll_serve_flag_groups, 1},
-    {"completion", "bash | zsh | fish", "print a shell completion script", "bash zsh fish", completion_main, NULL, 0},
-    {"version", "[--json]", "print luaload's version and its libraries'", NULL, ll_version_main, ll_version_flag_groups, 1},
-    {"clear-cache", "[DIR | --jwt-cache DIR]", "remove the JWT token cache", "@dir", clear_cache_main, CLEAR_GROUPS, 1},
+     "@lua", ll_k8s_main, ll_k8s_flag_groups, 1, NULL},
+    {"serve", "[flags]", "start the built-in target server", NULL, ll_serve_main, ll_serve_flag_groups, 1,
+     ll_serve_h2_notes},
+    {"completion", "bash | zsh | fish", "print a shell completion script", "bash zsh fish", completion_main, NULL, 0, NULL},
+    {"version", "[--json]", "print luaload's version and its libraries'", NULL, ll_version_main, ll_version_flag_groups, 1, NULL},
+    {"clear-cache", "[DIR | --jwt-cache DIR]", "remove the JWT token cache", "@dir", clear_cache_main, CLEAR_GROUPS, 1, NULL},
     {"help", "[COMMAND] [--markdown]", "show a command's help (the same as COMMAND --help)",
-     "run inspect new merge k8s serve completion version clear-cache help", help_main, HELP_GROUPS, 1},
+     "run inspect new merge k8s serve completion version clear-cache help", help_main, HELP_GROUPS, 1, NULL},
 };
 #define NCOMMANDS (int)(sizeof(COMMANDS) / sizeof(COMMANDS[0]))
 
@@ -215,6 +217,7 @@ static void markdown(FILE *out) {
             fputs("\n| flag | meaning |\n|---|---|\n", out);
             for (int j = 0; j < g[k].n; j++) md_flag(out, &g[k].flags[j]);
         }
+        if (c->notes) fprintf(out, "\n%s", c->notes);
     }
 }
 

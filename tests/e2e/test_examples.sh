@@ -2,7 +2,8 @@
 # test_examples.sh -- every script of scripts/examples runs against
 # `luaload serve` with its own options: exit 0, no failed check, no failed
 # request (chat-ws.lua: WebSocket sessions, its thresholds on ws_connecting
-# and ws_session_duration pass); and open-model.lua gates CI (exit 99)
+# and ws_session_duration pass; grpc-echo.lua: gRPC over serve's h2c echo,
+# its thresholds on grpc_req_duration pass); and open-model.lua gates CI (exit 99)
 # against a slow server.
 source "$(dirname "$0")/lib.sh"
 EX=$(cd "$(dirname "$0")/../../scripts/examples" && pwd)
@@ -31,6 +32,17 @@ for m in ws_connecting ws_session_duration; do
 done
 expect_eq "chat-ws.lua: every message echoed" "$(jqv "$T/chat-ws.json" '.metrics.ws_msgs_received.count == .metrics.ws_msgs_sent.count')" true
 expect_eq "chat-ws.lua: no script error" "$(grep -c 'error' "$ERR")" 0
+# grpc-echo.lua: luaload.grpc against serve's h2c gRPC echo, unary and a bidirectional chat; 5 VUs for 3 s
+run_ll run "$EX/grpc-echo.lua" -q -e BASE_URL="$URL" --summary-export "$T/grpc-echo.json" -o json="$T/grpc-echo.points"
+expect_eq "grpc-echo.lua: exit 0 (its thresholds passed)" "$RC" 0
+[[ $RC -eq 0 ]] || sed -n 1,15p "$ERR"
+expect_cmp "grpc-echo.lua: checks ran" "x > 50" "$(jqv "$T/grpc-echo.json" '.metrics.checks.passes // 0')"
+expect_eq "grpc-echo.lua: checks 100%" "$(jqv "$T/grpc-echo.json" '.metrics.checks.fails // "missing"')" 0
+expect_cmp "grpc-echo.lua: calls and chats timed (grpc_req_duration samples)" "x > 0" \
+  "$(jq -s '[.[] | select(.type == "Point" and .metric == "grpc_req_duration")] | length' "$T/grpc-echo.points")"
+expect_eq "grpc-echo.lua: every chat line echoed" \
+  "$(jqv "$T/grpc-echo.json" '.metrics.grpc_streams_msgs_received.count == .metrics.grpc_streams_msgs_sent.count')" true
+expect_eq "grpc-echo.lua: no script error" "$(grep -c 'error' "$ERR")" 0
 expect_cmp "open-model.lua: arrivals near the planned 470" "x >= 420 && x <= 480" "$(jqv "$T/open-model.json" '.metrics.iterations.count')"
 
 # the same open model against a server that takes 300 ms: the p(95) budget fails the run

@@ -78,7 +78,7 @@ wait "$SERVE_PID"
 expect_eq "SIGINT: exit 0" "$?" 0
 SERVE_PID=
 expect_match "exit line: headers" "$T/serve.out" \
-  '^luaload serve: stats \{.*"methods":\{"GET":3500\},"connections":[0-9]+,"reused":[0-9]+,"websocket":\{"sessions":0,"messages_received":0,"messages_sent":0\},"sse":\{"streams":0,"events":0\},"headers":\{"authorization":\{"requests":3500,"distinct":3001,"missing":0,"distinct_exact":true\}\}\}$'
+  '^luaload serve: stats \{.*"methods":\{"GET":3500\},"connections":[0-9]+,"reused":[0-9]+,"websocket":\{"sessions":0,"messages_received":0,"messages_sent":0\},"sse":\{"streams":0,"events":0\},"http2":\{"connections":0,"streams":0\},"grpc":\{"messages_received":0,"messages_sent":0\},"headers":\{"authorization":\{"requests":3500,"distinct":3001,"missing":0,"distinct_exact":true\}\}\}$'
 
 # ---- past --echo-header-limit: an estimate ----
 start_serve --echo-header x-token --echo-header-limit 100

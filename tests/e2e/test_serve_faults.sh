@@ -128,7 +128,7 @@ run_ll serve --port 0 --threads 1 --die-after 1s
 expect_eq "--die-after 1s: exit 0" "$RC" 0
 expect_cmp "--die-after 1s: within 2 s" "x >= 0.9 && x < 2" "$ELAPSED"
 expect_match "--die-after 1s: prints the stats line" "$ERR" \
-  '^luaload serve: stats \{"requests":0,"bytes_received":0,"bytes_sent":0,"routes":\{\},"faults":\{\},"methods":\{\},"connections":0,"reused":0,"websocket":\{"sessions":0,"messages_received":0,"messages_sent":0\},"sse":\{"streams":0,"events":0\},"headers":\{\}\}$'
+  '^luaload serve: stats \{"requests":0,"bytes_received":0,"bytes_sent":0,"routes":\{\},"faults":\{\},"methods":\{\},"connections":0,"reused":0,"websocket":\{"sessions":0,"messages_received":0,"messages_sent":0\},"sse":\{"streams":0,"events":0\},"http2":\{"connections":0,"streams":0\},"grpc":\{"messages_received":0,"messages_sent":0\},"headers":\{\}\}$'
 
 # ---- bad --faults ----
 for bad in foo=1% reset=1 reset=101% reset=60%,stall=50% reset reset=1%,reset=2% reset=0.00001% ''; do

@@ -20,6 +20,7 @@
 #     segment.h, so ll_worker, ll_vu and ll_run stay opaque to lua_api
 #   curl headers only in src/core/http/, c-ares's only in http/dns_lookup.c,
 #   wslay's only in src/core/serve/ and src/core/http/ (WebSocket framing),
+#   nghttp2's only there too (the client's HTTP/2, serve's h2c gRPC echo),
 #   Lua headers only in src/lua_api/; file names unique across src/;
 #   and the libraries of CMakeLists.txt link by the same rules.
 set -uo pipefail
@@ -93,6 +94,10 @@ for f in "${files[@]}"; do
   fi
   if grep -q '^#include <wslay/' "$f" && [[ $room != serve && $room != http ]]; then
     echo "FAIL $f includes a wslay header (only src/core/serve and src/core/http may)"
+    fail=1
+  fi
+  if grep -q '^#include <nghttp2/' "$f" && [[ $room != serve && $room != http ]]; then
+    echo "FAIL $f includes an nghttp2 header (only src/core/serve and src/core/http may)"
     fail=1
   fi
   if grep -qE '^#include <(lua|lauxlib|lualib|luajit)\.h>' "$f" && [[ $room != lua_api ]]; then

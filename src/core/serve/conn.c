@@ -16,7 +16,9 @@
  * behind it as behind a delayed one) and, after a WebSocket upgrade, the
  * session (ws.c's): the connection's reads feed it and its frames go out
  * through the same output queue, until it is over and the connection ends
- * as an HTTP one does. */
+ * as an HTTP one does. A connection whose first bytes are HTTP/2's preface
+ * is handed to h2.c the same way (its nghttp2 session reads rbuf and
+ * writes the output queue); conn.c only tells the preface apart. */
 #include "xmalloc.h"
 #include "serve_internal.h"
 
@@ -256,6 +258,15 @@ static int process(conn *c) {
             request_done(c);
             continue;
         }
+        if (!c->h1) { /* the connection's first bytes: HTTP/2's preface? */
+            int pre = ll_h2_preface(c);
+            if (pre == H2_MORE) return STOP_MORE;
+            if (pre == H2_YES) {
+                ll_h2_start(c);
+                return c->failed ? STOP_CLOSE : STOP_UPGRADE;
+            }
+            c->h1 = 1;
+        }
         int rc = ll_request_parse(c);
         if (rc == P_MORE) return STOP_MORE;
         if (rc == P_BAD) {
@@ -293,6 +304,7 @@ void ll_conn_close(conn *c) {
     free(c->body);
     ll_upload_free(c->up);
     ll_ws_session_free(c->ws);
+    ll_h2_session_free(c->h2);
     free(c->wbuf);
     free(c->segs);
     free(c);
@@ -312,6 +324,11 @@ static int wanted_events(const conn *c) {
     if (c->ws) {
         if (!c->eof && !c->closing && ll_ws_wants_read(c)) ev |= LL_READABLE;
         if (c->out_pending > 0 || (!c->closing && ll_ws_ready(c))) ev |= LL_WRITABLE;
+        return ev;
+    }
+    if (c->h2) {
+        if (!c->eof && !c->closing && ll_h2_wants_read(c)) ev |= LL_READABLE;
+        if (c->out_pending > 0 || (!c->closing && ll_h2_ready(c))) ev |= LL_WRITABLE;
         return ev;
     }
     if (c->stalled || (!c->eof && !c->closing && !c->delay_pending && !c->full && !c->streaming)) ev |= LL_READABLE;
@@ -398,10 +415,21 @@ static int ws_turn(conn *c) {
     return 0;
 }
 
+/* An HTTP/2 session's turn, as ws_turn. -1 on a dead peer. */
+static int h2_turn(conn *c) {
+    for (int i = 0; i < 4 && !c->closing; i++) {
+        int st = ll_h2_pump(c);
+        if (c->failed || flush(c) < 0) return -1;
+        if (st == H2_DONE) c->closing = 1;
+        else if (c->out_pending >= OUT_HIGH || !ll_h2_ready(c)) break;
+    }
+    return 0;
+}
+
 /* Answers what can be answered, sends, then watches what is needed next. */
 static void conn_drive(conn *c) {
     int why = STOP_UPGRADE;
-    while (!c->ws) {
+    while (!c->ws && !c->h2) {
         why = process(c);
         if (why == STOP_MORE && c->eof) c->closing = 1;
         if (c->failed || flush(c) < 0) {
@@ -410,7 +438,7 @@ static void conn_drive(conn *c) {
         }
         if (why != STOP_FULL || c->full) break;
     }
-    if (c->ws && ws_turn(c) < 0) {
+    if ((c->ws && ws_turn(c) < 0) || (c->h2 && h2_turn(c) < 0)) {
         ll_conn_close(c);
         return;
     }

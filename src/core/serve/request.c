@@ -58,7 +58,7 @@ static const char *const method_names[METHOD_COUNT] = {
 const char *ll_request_method_name(int method) { return method_names[method]; }
 
 /* Methods are case-sensitive: "get" is METHOD_OTHER. */
-static int method_of(const char *p, size_t n) {
+int ll_request_method(const char *p, size_t n) {
     for (int m = METHOD_OTHER + 1; m < METHOD_COUNT; m++)
         if (strlen(method_names[m]) == n && memcmp(p, method_names[m], n) == 0) return m;
     return METHOD_OTHER;
@@ -70,7 +70,7 @@ static int parse_request_line(request *r, const serve_cfg *cfg, const char *p, c
     if (!sp || sp == p) return -1;
     for (const char *q = p; q < sp; q++)
         if (!ll_request_is_tchar((unsigned char)*q)) return -1;
-    r->method = method_of(p, (size_t)(sp - p));
+    r->method = ll_request_method(p, (size_t)(sp - p));
     r->head = r->method == METHOD_HEAD;
     const char *t = sp + 1;
     const char *sp2 = memchr(t, ' ', (size_t)(eol - t));

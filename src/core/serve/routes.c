@@ -32,7 +32,7 @@ enum { CONN_HDR_NONE, CONN_HDR_CLOSE, CONN_HDR_KEEP };
 
 static const char *const route_names[ROUTE_COUNT] = {
     "default", "status", "bytes", "delay", "echo", "close", "sha256", "multipart", "error", "fault", "stats",
-    "api", "login", "ws_echo", "ws_send", "sse", "malformed",
+    "api", "login", "ws_echo", "ws_send", "sse", "grpc", "malformed",
 };
 
 const char *ll_routes_name(int route) { return route_names[route]; }

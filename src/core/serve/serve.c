@@ -130,6 +130,13 @@ static const ll_flag SERVE_FLAGS[] = {
 
 const ll_flag_group ll_serve_flag_groups[1] = {{NULL, SERVE_FLAGS, (int)(sizeof(SERVE_FLAGS) / sizeof(SERVE_FLAGS[0]))}};
 
+const char ll_serve_h2_notes[] =
+    "HTTP/2 with prior knowledge (h2c) on the same port answers gRPC only, as an echo: a POST with\n"
+    "content-type application/grpc to any /package.Service/Method gets each request message back as\n"
+    "soon as it has arrived, and grpc-status 0 when the client ends its stream; request metadata\n"
+    "x-echo-status: N (0..16) ends the call with status N instead (nothing echoed); a compressed or\n"
+    "malformed message ends it with 13 (INTERNAL). Anything else over HTTP/2 gets a 404.\n";
+
 static void usage(FILE *f) {
     fputs("usage: luaload serve [options]\n"
           "\n"
@@ -159,8 +166,10 @@ static void usage(FILE *f) {
           "                connections, WebSocket sessions, SSE streams and\n"
           "                --echo-header's headers so far\n"
           "                (not counted itself; never faulted)\n"
-          "  anything else the default route (--status, --body-size, --delay)\n",
+          "  anything else the default route (--status, --body-size, --delay)\n"
+          "\n",
           f);
+    fputs(ll_serve_h2_notes, f);
 }
 
 /* Returns -1 to go on serving, otherwise the exit code. */

@@ -16,6 +16,8 @@
  *   app.c       the demo application: /api/login, /api/items, /login, /welcome
  *   ws.c        WebSocket: the upgrade, /ws/echo and /ws/send over wslay
  *   sse.c       server-sent events: /sse's stream of events
+ *   h2.c        HTTP/2 with prior knowledge (h2c) on nghttp2's server session
+ *   grpc_echo.c the gRPC echo h2.c's streams answer with (serve_h2.h)
  *
  * Data flow per connection: conn.c reads into rbuf; request.c parses as many
  * complete requests as it can; routes.c appends their responses to conn.c's
@@ -35,7 +37,12 @@
  * the output queue; conn.c still does the socket I/O. An /sse response is a
  * stream: sse.c queues its events a step at a time (on the connection's
  * timer, or as the output queue drains) and further requests wait, as they
- * do behind a delayed one. */
+ * do behind a delayed one.
+ *
+ * A connection whose first bytes are HTTP/2's preface goes to h2.c for
+ * good, as an upgraded one goes to ws.c: nghttp2 reads the frames from
+ * rbuf and its frames go to the output queue; each gRPC call is
+ * grpc_echo.c's. */
 #ifndef LL_SERVE_INTERNAL_H
 #define LL_SERVE_INTERNAL_H
 
@@ -70,7 +77,7 @@
 enum {
     ROUTE_DEFAULT, ROUTE_STATUS, ROUTE_BYTES, ROUTE_DELAY, ROUTE_ECHO, ROUTE_CLOSE, ROUTE_SHA256,
     ROUTE_MULTIPART, ROUTE_ERROR, ROUTE_FAULT, ROUTE_STATS, ROUTE_API, ROUTE_LOGIN, ROUTE_WS_ECHO, ROUTE_WS_SEND,
-    ROUTE_SSE, ROUTE_MALFORMED, ROUTE_COUNT
+    ROUTE_SSE, ROUTE_GRPC, ROUTE_MALFORMED, ROUTE_COUNT
 };
 /* The request methods the demo application tells apart, and those /stats
  * counts by name (ll_request_method_name). */
@@ -87,6 +94,7 @@ typedef struct worker worker;
 typedef struct upload upload; /* upload.c's */
 typedef struct distinct distinct; /* distinct.c's */
 typedef struct ws_session ws_session; /* ws.c's */
+typedef struct h2_session h2_session; /* h2.c's */
 
 /* ---- configuration (serve.c fills it; read-only once serving) ---- */
 
@@ -183,7 +191,9 @@ typedef struct conn {
     int pacing;           /* the output queue is released a step per timer tick */
     int used;             /* a request was counted on it (stats: reused) */
     int streaming;        /* an /sse response is under way (sse.c); requests wait */
+    int h1;               /* its first bytes were no HTTP/2 preface: HTTP/1.x for good */
     ws_session *ws;       /* after a WebSocket upgrade: ws.c's session */
+    h2_session *h2;       /* after HTTP/2's preface: h2.c's session */
     worker *w;
     struct conn *prev, *next;
     ll_timer timer;       /* delayed response, or lingering close */
@@ -216,6 +226,10 @@ typedef struct conn {
  * ws_sessions counts the upgrades accepted (101), ws_msgs_* the data
  * messages (not control frames) a session received and queued to send,
  * sse_streams the /sse streams begun (not HEAD), sse_events their events.
+ * On HTTP/2 (h2.c) each stream's request is one request (a gRPC call is
+ * ROUTE_GRPC, anything else a 404 counted as ROUTE_ERROR); h2_connections
+ * counts the connections that began with the preface, h2_streams their
+ * requests, grpc_msgs_* the gRPC messages received and echoed.
  * The pad keeps the next worker's fields off the last cache line. */
 typedef struct serve_stats {
     _Atomic uint64_t bytes_received, bytes_sent;
@@ -226,6 +240,7 @@ typedef struct serve_stats {
     _Atomic uint64_t hdr_requests[HEADERS_MAX], hdr_missing[HEADERS_MAX];
     _Atomic uint64_t ws_sessions, ws_msgs_received, ws_msgs_sent;
     _Atomic uint64_t sse_streams, sse_events;
+    _Atomic uint64_t h2_connections, h2_streams, grpc_msgs_received, grpc_msgs_sent;
     char pad[64];
 } serve_stats;
 
@@ -291,6 +306,8 @@ void ll_request_reset(conn *c);
 int ll_request_parse_u64n(const char *s, size_t n, uint64_t *out);
 /* A character of an HTTP token (method, header name). */
 int ll_request_is_tchar(unsigned char ch);
+/* METHOD_* of an n-byte method name (case-sensitive). */
+int ll_request_method(const char *p, size_t n);
 /* "GET", ..., "CONNECT"; "other" for METHOD_OTHER. */
 const char *ll_request_method_name(int method);
 
@@ -349,6 +366,26 @@ void ll_sse_begin(conn *c);
  * OUT_HIGH, SSE_WAIT when the next is on the timer, SSE_DONE after the
  * last (the stream's end is queued and c is no longer streaming). */
 int ll_sse_step(conn *c);
+
+/* ---- h2.c ---- */
+
+enum { H2_NO, H2_MORE, H2_YES };
+enum { H2_OPEN, H2_DONE };
+
+/* Whether c's unread input begins with HTTP/2's preface: H2_MORE while
+ * what has arrived is a beginning of it. */
+int ll_h2_preface(const conn *c);
+/* Starts c->h2 (nghttp2 reads the preface from rbuf itself). */
+void ll_h2_start(conn *c);
+/* Feeds rbuf's frames to the session and queues its frames to send.
+ * H2_DONE when the connection is over (GOAWAY exchanged, a fatal error,
+ * the peer gone). */
+int ll_h2_pump(conn *c);
+/* The session would read more input now (not backed up). */
+int ll_h2_wants_read(const conn *c);
+/* The session could do more now (input in rbuf, frames to send). */
+int ll_h2_ready(const conn *c);
+void ll_h2_session_free(h2_session *s);
 
 /* ---- faults.c ---- */
 

@@ -7,12 +7,15 @@
  *    "routes":{"default":N,...},"faults":{"reset":N,...},
  *    "methods":{"GET":N,...},"connections":N,"reused":N,
  *    "websocket":{"sessions":N,"messages_received":N,"messages_sent":N},
- *    "sse":{"streams":N,"events":N},"headers":{...}}
+ *    "sse":{"streams":N,"events":N},"http2":{"connections":N,"streams":N},
+ *    "grpc":{"messages_received":N,"messages_sent":N},"headers":{...}}
  * with only the nonzero routes, faults and methods listed. requests is the
  * sum of the routes; /stats itself is in none of them. A WebSocket
  * upgrade and an /sse request are one request each (routes ws_echo,
  * ws_send, sse; a refused upgrade is an "error"), however long they last;
- * what happens after is in "websocket" and "sse". The "headers" object is
+ * what happens after is in "websocket" and "sse". An HTTP/2 stream's
+ * request is one request too (route grpc, or error for the 404 to what
+ * is no gRPC call); "http2" and "grpc" count the rest. The "headers" object is
  * headers.c's. */
 #include "serve_internal.h"
 
@@ -28,6 +31,7 @@ typedef struct stats_sum {
     uint64_t methods[METHOD_COUNT];
     uint64_t connections, reused;
     uint64_t ws_sessions, ws_msgs_received, ws_msgs_sent, sse_streams, sse_events;
+    uint64_t h2_connections, h2_streams, grpc_msgs_received, grpc_msgs_sent;
 } stats_sum;
 
 static uint64_t load(const _Atomic uint64_t *counter) {
@@ -50,6 +54,10 @@ static void sum_workers(stats_sum *s, const worker *ws, int n) {
         s->ws_msgs_sent += load(&st->ws_msgs_sent);
         s->sse_streams += load(&st->sse_streams);
         s->sse_events += load(&st->sse_events);
+        s->h2_connections += load(&st->h2_connections);
+        s->h2_streams += load(&st->h2_streams);
+        s->grpc_msgs_received += load(&st->grpc_msgs_received);
+        s->grpc_msgs_sent += load(&st->grpc_msgs_sent);
     }
     s->routes[ROUTE_STATS] = 0;
     for (int r = 0; r < ROUTE_COUNT; r++) s->requests += s->routes[r];
@@ -105,6 +113,12 @@ void ll_stats_json(ll_buf *b, const worker *ws, int n) {
     ll_buf_puts(b, "},\"sse\":{");
     put_count(b, 1, "streams", s.sse_streams);
     put_count(b, 0, "events", s.sse_events);
+    ll_buf_puts(b, "},\"http2\":{");
+    put_count(b, 1, "connections", s.h2_connections);
+    put_count(b, 0, "streams", s.h2_streams);
+    ll_buf_puts(b, "},\"grpc\":{");
+    put_count(b, 1, "messages_received", s.grpc_msgs_received);
+    put_count(b, 0, "messages_sent", s.grpc_msgs_sent);
     ll_buf_puts(b, "}");
     ll_buf_puts(b, ",\"headers\":");
     ll_headers_json(b, ws, n);
