@@ -18,9 +18,10 @@
 #          per core against k6 (target >= 8) and against h2load (>= 0.7).
 #   serve  the same unary calls against `luaload serve`'s gRPC echo (h2c,
 #          one thread pinned to SERVER_CPU; it parses each request message
-#          and sends it back, so the reply is the request): luaload and
-#          h2load, alternating REPS times, the same figures. Not in the
-#          default CASES.
+#          and sends it back, so the reply is the request): luaload, k6 (with
+#          K6=) and h2load, alternating REPS times, the same figures: a server
+#          that keeps up with every client on one core, so the ratios are the
+#          clients' own. Not in the default CASES.
 #   mem    MEM_VUS VUs each connect, make one call and idle HOLD seconds,
 #          against the same VUs idling without a connection: the peak RSS
 #          difference over MEM_VUS (memory per VU with an open gRPC
@@ -133,7 +134,7 @@ export const options = { scenarios: { unary: { executor: "constant-vus", vus: Nu
 export default function () {
   if (__ITER === 0) client.connect(__ENV.ADDR, { plaintext: true });
   const r = client.invoke("bench.Echo/Say", { text: "hello", n: 7 });
-  check(r, { ok: (x) => x.status === grpc.StatusOK && x.message.n === "42" });
+  check(r, { ok: (x) => x.status === grpc.StatusOK && x.message.n === (__ENV.WANT || "42") });
 }
 JS
 cat >"$SCR/idle.lua" <<'LUA'
@@ -239,22 +240,29 @@ if want serve; then
     run luaload-serve iterations "$LUALOAD" run "$SCR/unary.lua" -e DIR="$SCR" -e ADDR="$SADDR" -e VUS="$VUS" \
       -e DUR="${DUR}s" -e WANT=7 -w 1 -q --no-summary --summary-export "$SCR/luaload-serve.$REP.json"
   }
+  c_k6_serve() {
+    [[ -n $K6 ]] && GOMAXPROCS=1 run k6-serve iterations "$K6" run -q -e DIR="$SCR" -e ADDR="$SADDR" -e VUS="$VUS" \
+      -e DUR="${DUR}s" -e WANT=7 --summary-export "$SCR/k6-serve.$REP.json" "$SCR/unary.js"
+  }
   c_h2load_serve() {
     run h2load-serve h2load_done h2load -D "$DUR" -c "$VUS" -m 1 -t 1 -d "$SCR/request.bin" \
       -H 'content-type: application/grpc' -H 'te: trailers' "http://$SADDR/bench.Echo/Say"
   }
   for ((REP = 1; REP <= REPS; REP++)); do
-    if ((REP % 2)); then c_luaload_serve; c_h2load_serve; else c_h2load_serve; c_luaload_serve; fi
+    if ((REP % 2)); then c_luaload_serve; c_k6_serve; c_h2load_serve; else c_h2load_serve; c_k6_serve; c_luaload_serve; fi
   done
   echo
   echo "unary calls against luaload serve's echo (1 thread), $VUS VUs (h2load: connections), ${DUR}s, medians over $REPS reps:"
-  for c in luaload-serve h2load-serve; do
+  for c in luaload-serve k6-serve h2load-serve; do
     calls=$(med "$c" 2)
     [[ $calls == - ]] && continue
     awk -v c="$c" -v r="$calls" -v d="$DUR" -v cpu="$(med "$c" 4)" -v pc="$(med "$c" 6)" -v rss="$(med "$c" 5)" 'BEGIN {
       printf "  %-13s %9.0f calls/s  %6.2f CPU s  %9.0f calls per client CPU s  %6.1f µs/call  %7d KB\n",
         c, r / d, cpu, pc, (pc > 0 ? 1e6 / pc : 0), rss }'
   done
+  k=$(ratio "$(med luaload-serve 6)" "$(med k6-serve 6)") h=$(ratio "$(med luaload-serve 6)" "$(med h2load-serve 6)")
+  [[ -n $K6 ]] && echo "  luaload / k6 per client core: x$k (target >= 8: $(verdict "$k" '>= 8'))"
+  echo "  luaload / h2load per client core: x$h (target >= 0.7: $(verdict "$h" '>= 0.7'))"
 fi
 
 # mem_case NAME VUS CMD...: each VU with a connection, then without (BASE=1)
