@@ -150,6 +150,7 @@ struct native_transfer {
     char *cookie_applied;
     uint64_t dyn_gen;
     ll_url url;
+    char *url_text;            /* the URL url was parsed from */
     ll_h1_head head;
     ll_form_wire form;
     int has_form;

@@ -490,6 +490,7 @@ static void native_transfer_free(ll_transfer *base) {
     group_unref(x->g);
     pool_unref(tp_of(x), x->pool);
     ll_url_free(&x->url);
+    free(x->url_text);
     ll_h1_head_free(&x->head);
     if (x->has_form) ll_form_wire_free(&x->form);
     ll_buf_free(&x->body);
@@ -515,10 +516,17 @@ static void native_release(ll_transfer *base) {
 
 /* Takes the request apart and writes its head. -1 with *err. */
 static int apply(native_transfer *x, const ll_http_req *req, const char *method, const char *cookie, const char **err) {
-    ll_url_free(&x->url);
-    if (ll_url_parse(&x->url, req->url) < 0) {
-        *err = "invalid URL";
-        return -1;
+    /* a new request to the URL parsed last (a gRPC call, a fresh
+     * http.get of the same URL) keeps its parts: parsing is libcurl's */
+    if (!x->url_text || strcmp(x->url_text, req->url) != 0) {
+        free(x->url_text);
+        x->url_text = NULL;
+        ll_url_free(&x->url);
+        if (ll_url_parse(&x->url, req->url) < 0) {
+            *err = "invalid URL";
+            return -1;
+        }
+        x->url_text = ll_xstrdup(req->url);
     }
     if (x->has_form) ll_form_wire_free(&x->form);
     x->has_form = 0;
