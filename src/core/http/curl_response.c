@@ -127,7 +127,9 @@ void curl_response_fill(curl_transfer *x, CURLcode rc, uint64_t t_end) {
          * native transport) count an oversized response as 1000 */
         if (rc == CURLE_RECV_ERROR && strncmp(x->errbuf, "Too large response headers", 26) == 0) r->error_code = 1000;
         r->error = x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc);
-        const char *common = ll_http_error_text(r->error_code, x->base.req->url, x->errbuf, sizeof(x->errbuf));
+        int v = x->base.req->http_version >= 0 ? x->base.req->http_version : x->version_default;
+        const char *common =
+            ll_http_error_text(r->error_code, x->base.req->url, v == LL_HTTP_3, x->errbuf, sizeof(x->errbuf));
         if (common) r->error = common;
         /* a body cut short in the native transport's words (libcurl: "end of response with N bytes missing") */
         if (rc == CURLE_PARTIAL_FILE) r->error = "the server closed the connection in the middle of the response body";

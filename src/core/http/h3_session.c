@@ -48,11 +48,13 @@ struct ll_h3 {
     const ll_h2_stream_ops *ops;
     h3_stream *streams, *last;
     ngtcp2_ccerr err;           /* what a CONNECTION_CLOSE of ours says */
-    int failed, goaway, idle;
+    int failed, goaway, idle, reset;
     int liberr;                 /* ngtcp2's error that ended it, 0: none */
     FILE *qlog;                 /* ngtcp2's qlog of it, NULL: none */
     void (*ticket_fn)(void *ud, void *tls);
     void *ticket_ud;
+    uint64_t now;               /* of the datagram being read */
+    uint64_t heard;             /* when the server last acknowledged or sent stream data */
     char why[256];
     char cipher[64];
 };
@@ -258,6 +260,7 @@ static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64
     (void)offset;
     (void)sud;
     ll_h3 *h = user;
+    h->heard = h->now;
     if (!h->h) return 0;
     nghttp3_ssize used = nghttp3_conn_read_stream(h->h, id, p, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
     if (used < 0) {
@@ -275,6 +278,7 @@ static int q_acked(ngtcp2_conn *q, int64_t id, uint64_t offset, uint64_t n, void
     (void)offset;
     (void)sud;
     ll_h3 *h = user;
+    h->heard = h->now;
     if (h->h && nghttp3_conn_add_ack_offset(h->h, id, n) != 0) return NGTCP2_ERR_CALLBACK_FAILURE;
     return 0;
 }
@@ -373,6 +377,7 @@ static int q_stateless_reset(ngtcp2_conn *q, const ngtcp2_pkt_stateless_reset *s
     (void)q;
     (void)sr;
     ll_h3 *h = user;
+    h->reset = 1;
     snprintf(h->why, sizeof(h->why), "the server reset the QUIC connection (stateless reset)");
     return 0;
 }
@@ -509,6 +514,7 @@ void ll_h3_free(ll_h3 *h) {
 int ll_h3_recv(ll_h3 *h, const uint8_t *p, size_t n, uint64_t now) {
     if (h->failed) return -1;
     ngtcp2_pkt_info pi = {0};
+    h->now = now;
     int rv = ngtcp2_conn_read_pkt(h->q, &h->path.path, &pi, p, n, now);
     if (rv == 0) return 0;
     h->liberr = rv;
@@ -648,19 +654,25 @@ void ll_h3_resume(ll_h3 *h, int64_t id) {
 
 int ll_h3_can_submit(const ll_h3 *h, int open, int max) {
     if (!h->h || h->failed || h->goaway) return 0;
-    if (max > 0 && open >= max) return 0;
-    return ngtcp2_conn_get_streams_bidi_left(h->q) > 0;
+    return max <= 0 || open < max;
 }
+
+int ll_h3_streams_left(const ll_h3 *h) {
+    if (!h->h || h->failed) return 0;
+    uint64_t n = ngtcp2_conn_get_streams_bidi_left(h->q);
+    return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+uint64_t ll_h3_heard(const ll_h3 *h) { return h->heard; }
 
 int ll_h3_alive(const ll_h3 *h) { return !h->failed; }
 
-const char *ll_h3_why(ll_h3 *h, int *verify, int *timeout) {
-    *verify = 0;
-    *timeout = h->idle;
+const char *ll_h3_why(ll_h3 *h, ll_h3_end *kind) {
+    *kind = h->idle ? LL_H3_END_IDLE : h->reset ? LL_H3_END_RESET : LL_H3_END_OTHER;
     if (h->liberr == NGTCP2_ERR_CRYPTO) {
         unsigned st = gnutls_session_get_verify_cert_status(h->tls);
+        *kind = st ? LL_H3_END_VERIFY : LL_H3_END_TLS;
         if (st) {
-            *verify = 1;
             gnutls_datum_t d = {0};
             if (gnutls_certificate_verification_status_print(st, GNUTLS_CRT_X509, &d, 0) == 0) {
                 snprintf(h->why, sizeof(h->why), "tls: failed to verify certificate: %s", d.data);
@@ -677,10 +689,12 @@ const char *ll_h3_why(ll_h3 *h, int *verify, int *timeout) {
     }
     const ngtcp2_ccerr *peer = ngtcp2_conn_get_ccerr(h->q);
     if (h->liberr == NGTCP2_ERR_DRAINING && peer) {
-        if (peer->type == NGTCP2_CCERR_TYPE_TRANSPORT && peer->error_code >= 0x100 && peer->error_code < 0x200)
-            snprintf(h->why, sizeof(h->why), "the server closed the QUIC connection: TLS alert %s",
-                     gnutls_alert_get_strname((gnutls_alert_description_t)(peer->error_code & 0xff)));
-        else if (!h->why[0] || strstr(h->why, "QUIC: "))
+        if (peer->type == NGTCP2_CCERR_TYPE_TRANSPORT && peer->error_code >= 0x100 && peer->error_code < 0x200) {
+            const char *alert = gnutls_alert_get_name((gnutls_alert_description_t)(peer->error_code & 0xff));
+            *kind = LL_H3_END_TLS;
+            snprintf(h->why, sizeof(h->why), "tls: the server closed the QUIC connection with TLS alert %d (%s)",
+                     (int)(peer->error_code & 0xff), alert ? alert : "unknown");
+        } else if (!h->why[0] || strstr(h->why, "QUIC: "))
             snprintf(h->why, sizeof(h->why), "the server closed the QUIC connection (%s error 0x%llx%s%.*s)",
                      peer->type == NGTCP2_CCERR_TYPE_APPLICATION ? "application" : "transport",
                      (unsigned long long)peer->error_code, peer->reasonlen ? ": " : "", (int)peer->reasonlen,

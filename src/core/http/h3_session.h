@@ -58,14 +58,27 @@ int64_t ll_h3_submit(ll_h3 *h, const ll_h2_header *hv, size_t n, int has_body, v
 void ll_h3_cancel(ll_h3 *h, int64_t id);
 /* A stream whose body source had nothing yet may be read again. */
 void ll_h3_resume(ll_h3 *h, int64_t id);
-/* 1 when another stream fits besides the open ones (as the owner counts
- * them): no GOAWAY, under the server's stream limit and under max. */
+/* 1 when another request may join besides the open ones (as the owner
+ * counts them): no GOAWAY and under max. Past the server's stream limit
+ * it waits for a stream credit (ll_h3_streams_left). */
 int ll_h3_can_submit(const ll_h3 *h, int open, int max);
+/* How many more request streams the server allows now (it grants more
+ * as streams close). */
+int ll_h3_streams_left(const ll_h3 *h);
+/* When the server last acknowledged stream data of ours or sent some
+ * (the now of ll_h3_recv), 0: never; a live server acknowledges a
+ * request's frames within its ACK delay. Datagrams that are not the
+ * connection's (garbage, another connection's stateless reset) do not
+ * count: ngtcp2 drops them. */
+uint64_t ll_h3_heard(const ll_h3 *h);
 /* 1 while the connection is alive. */
 int ll_h3_alive(const ll_h3 *h);
-/* Why the connection ended, a sentence; *verify 1 when the server's
- * certificate was refused, *timeout 1 when it went idle. */
-const char *ll_h3_why(ll_h3 *h, int *verify, int *timeout);
+/* How a connection ended (ll_h3_why): the server's certificate refused,
+ * another TLS failure (a TLS alert either way), idle (no answer), a
+ * stateless reset from the server, or anything else. */
+typedef enum { LL_H3_END_OTHER, LL_H3_END_VERIFY, LL_H3_END_TLS, LL_H3_END_IDLE, LL_H3_END_RESET } ll_h3_end;
+/* Why the connection ended, a sentence, and its kind. */
+const char *ll_h3_why(ll_h3 *h, ll_h3_end *kind);
 /* fn(ud, tls) is called with the session (a gnutls_session_t) each time
  * the server sends a session ticket, to keep it for a resumption. */
 void ll_h3_on_ticket(ll_h3 *h, void (*fn)(void *ud, void *tls), void *ud);

@@ -10,8 +10,10 @@
 #include <stddef.h>
 
 /* The message of error_code (k6's codes) for a request to url, written in
- * buf (n bytes), or NULL when the code has no common text. */
-const char *ll_http_error_text(int error_code, const char *url, char *buf, size_t n);
+ * buf (n bytes), or NULL when the code has no common text. udp: the
+ * request went over QUIC (HTTP/3), whose dials Go would name "dial udp"
+ * and whose resets (stateless, 1220) keep the transport's words. */
+const char *ll_http_error_text(int error_code, const char *url, int udp, char *buf, size_t n);
 
 /* Copies msg into dst (truncated to len) without the varying numbers that
  * libcurl puts in its messages (" after 3 ms", " with 0 bytes received"),

@@ -109,6 +109,8 @@ struct native_conn {
     ll_h2 *h2;                 /* it speaks HTTP/2 */
     ll_h3 *h3;                 /* it speaks HTTP/3 (from its handshake on) */
     ll_timer expiry;           /* HTTP/3: ngtcp2's timers (loss, idle, pacing) */
+    int stale;                 /* HTTP/3: a request was cut off with the server silent
+                                * since it began: no new requests; closed once unused */
     ll_timer flush;            /* HTTP/2: the frames of streams begun go at the next turn */
     ll_buf out;                /* HTTP/2 bytes for the socket, from out_off */
     size_t out_off;
@@ -167,6 +169,7 @@ struct native_transfer {
     int reused;                /* the request went on a connection used before */
     int32_t stream;            /* its HTTP/2 stream, 0: none */
     int64_t qstream;           /* its HTTP/3 stream, -1: none */
+    int h3_blocked;            /* X_START on an HTTP/3 connection, waiting for a stream credit */
     uint64_t h2_body_pos;
     /* receiving */
     ll_h1_parse parse;         /* HTTP/1.1; HTTP/2 uses its status, buffers, decoder */

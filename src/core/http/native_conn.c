@@ -46,7 +46,7 @@ void native_conn_leave(native_conn *c, native_transfer *x) {
 int native_conn_idle(const native_conn *c) { return c->st == C_READY && c->nusers == 0; }
 
 int native_conn_has_room(const native_conn *c) {
-    if (c->dead) return 0;
+    if (c->dead || c->stale) return 0;
     if (c->h2) return ll_h2_can_submit(c->h2, c->nusers, c->g->max_streams);
     if (c->h3 && c->st == C_READY) return ll_h3_can_submit(c->h3, c->nusers, c->g->max_streams);
     if (c->st == C_READY) return c->nusers == 0;

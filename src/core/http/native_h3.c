@@ -28,9 +28,10 @@ static void flush_soon(native_conn *c) {
 }
 
 /* The connection is over: its users fail with why, in k6's codes (a
- * handshake's failures are dial or TLS errors). */
+ * handshake's failures are dial or TLS errors; a stateless reset is the
+ * server's reset of the connection, 1220 as a TCP RST). */
 static void failed(native_conn *c, int os_errno) {
-    int verify = 0, timeout = 0;
+    ll_h3_end kind = LL_H3_END_OTHER;
     char why[300];
     int code = 1000;
     if (os_errno) {
@@ -38,8 +39,10 @@ static void failed(native_conn *c, int os_errno) {
                  strerror(os_errno));
         code = c->st != C_READY ? (os_errno == ECONNREFUSED ? 1212 : 1210) : os_errno == ECONNREFUSED ? 1220 : 1200;
     } else {
-        snprintf(why, sizeof(why), "%s", ll_h3_why(c->h3, &verify, &timeout));
-        if (c->st != C_READY) code = verify ? 1310 : timeout ? 1211 : strncmp(why, "tls:", 4) == 0 ? 1300 : 1210;
+        snprintf(why, sizeof(why), "%s", ll_h3_why(c->h3, &kind));
+        if (kind == LL_H3_END_RESET) code = 1220;
+        else if (c->st != C_READY)
+            code = kind == LL_H3_END_VERIFY ? 1310 : kind == LL_H3_END_IDLE ? 1211 : kind == LL_H3_END_TLS ? 1300 : 1210;
     }
     native_done_streams(c);
     if (!c->dead) native_conn_close(c, code, why);
@@ -118,7 +121,7 @@ int native_h3_dial(native_conn *c) {
     ll_quic_tls *t = native_pool_quic_tls(c->g->pool);
     if (!t) {
         c->fail_errno = 0;
-        snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", c->g->pool->err);
+        snprintf(c->fail_msg, sizeof(c->fail_msg), "%.*s", (int)sizeof(c->fail_msg) - 1, c->g->pool->err);
         return -1;
     }
     while (c->next_addr < c->naddrs) {
@@ -196,6 +199,19 @@ static int read_all(native_conn *c) {
     }
 }
 
+/* A request past the server's stream limit waits on the connection (in
+ * X_START, its timeout a request timeout) until the server grants more
+ * streams: the waiting ones begin again, as many as it allows. */
+static void unblock(native_conn *c) {
+    int left = ll_h3_streams_left(c->h3);
+    for (native_transfer *x = c->users; x && left > 0; x = x->next) {
+        if (!x->h3_blocked) continue;
+        x->h3_blocked = 0;
+        left--;
+        ll_loop_timer_start(loop_of(c), &x->soon, 0);
+    }
+}
+
 void native_h3_event(native_conn *c, int events) {
     if ((events & LL_READABLE) && read_all(c) < 0) return;
     if (c->st == C_HANDSHAKE && ll_h3_ready(c->h3)) {
@@ -205,11 +221,16 @@ void native_h3_event(native_conn *c, int events) {
     }
     native_done_streams(c);
     if (c->dead) return;
+    unblock(c);
     flush(c);
 }
 
 void native_h3_begin(native_transfer *x) {
     native_conn *c = x->conn;
+    if (ll_h3_streams_left(c->h3) == 0 && ll_h3_alive(c->h3)) {
+        x->h3_blocked = 1;
+        return;
+    }
     x->st = X_STREAM;
     x->h2_status = 0;
     x->qstream = -1;
@@ -225,8 +246,15 @@ void native_h3_resume(native_transfer *x) {
     flush_soon(c);
 }
 
+/* A stream cut off (a timeout, the script) while the server has sent
+ * nothing since its request began: the connection is presumed dead (the
+ * server stopped, or forgot it and its stateless reset was not ours to
+ * read). QUIC would only notice at the idle timeout, so it takes no new
+ * requests: they go on a new connection, and this one closes with its
+ * last user. */
 void native_h3_cancel(native_transfer *x) {
     native_conn *c = x->conn;
+    if (x->qstream >= 0 && c->st == C_READY && ll_h3_heard(c->h3) < x->t_pre) c->stale = 1;
     if (x->qstream >= 0 && c->h3) {
         ll_h3_cancel(c->h3, x->qstream);
         flush_soon(c);

@@ -318,7 +318,7 @@ void native_done_streams(native_conn *c) {
         native_conn_leave(c, x);
         ended = 1;
         int keep = !x->no_reuse && !x->base.req->disable_keep_alive;
-        if (!keep && c->nusers == 0) { /* noConnectionReuse: the connection ends with its request */
+        if ((!keep || c->stale) && c->nusers == 0) { /* noConnectionReuse, or stale (native_h3.c): it ends */
             native_conn_close(c, 0, NULL);
             native_complete(x, x->fail_code, x->errbuf);
             return;

@@ -285,7 +285,9 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->error = code ? err : "";
     /* a failed lookup says why in its own words ("lookup HOST: i/o timeout") */
     const char *common =
-        code && code != 1100 ? ll_http_error_text(code, x->base.req->url, x->errbuf, sizeof(x->errbuf)) : NULL;
+        code && code != 1100
+            ? ll_http_error_text(code, x->base.req->url, x->version == LL_HTTP_3, x->errbuf, sizeof(x->errbuf))
+            : NULL;
     if (common) r->error = common;
     r->retries = 0;
     r->effective_url = x->base.req->url;
@@ -297,7 +299,8 @@ static void fill_result(native_transfer *x, int code, const char *err) {
 
 /* Lets go of x's connection or queue place: a request cut off mid-way
  * closes an HTTP/1.1 connection (it cannot carry another) and resets an
- * HTTP/2 stream. */
+ * HTTP/2 or HTTP/3 stream; an HTTP/3 connection gone stale (native_h3.c)
+ * closes with its last user. */
 static void detach(native_transfer *x) {
     native_conn *c = x->conn;
     if (x->st == X_QUEUED) queue_remove(x->g, x);
@@ -306,7 +309,7 @@ static void detach(native_transfer *x) {
     if (c->h2) native_h2_cancel(x);
     if (c->h3) native_h3_cancel(x);
     native_conn_leave(c, x);
-    if ((cut && !c->h2 && !c->h3) || (c->st != C_READY && c->nusers == 0)) {
+    if ((cut && !c->h2 && !c->h3) || ((c->st != C_READY || c->stale) && c->nusers == 0)) {
         native_conn_close(c, 0, NULL);
         return;
     }
@@ -599,6 +602,7 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
     x->tls_version = x->tls_cipher = "";
     x->ocsp.status = LL_OCSP_NONE; /* until a connection is begun on */
     x->proto = NULL;
+    x->h3_blocked = 0;
     x->errbuf[0] = 0;
     x->version = req->http_version >= 0 ? req->http_version : x->version_default;
     if (x->version == LL_HTTP_3 && strcmp(x->url.scheme, "https") != 0) {

@@ -78,7 +78,7 @@ static void open_result(ll_ws *ws, int code, const char *err, const char *proto,
 void ws_open_fail(ll_ws *ws, int code, const char *msg) {
     char m[320];
     /* k6's words for a lookup, a dial or a reset (not for the handshake's timeout) */
-    const char *k6 = code == 1050 ? NULL : ll_http_error_text(code, ws->http_url, m, sizeof(m));
+    const char *k6 = code == 1050 ? NULL : ll_http_error_text(code, ws->http_url, 0, m, sizeof(m));
     if (k6 != m) snprintf(m, sizeof(m), "%s", k6 ? k6 : msg);
     open_result(ws, code, m, NULL, 0, NULL, 0);
 }
