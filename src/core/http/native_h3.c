@@ -111,7 +111,7 @@ int native_h3_dial(native_conn *c) {
     ll_quic_tls *t = native_pool_quic_tls(c->g->pool);
     if (!t) {
         c->fail_errno = 0;
-        snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", c->g->pool->err);
+        snprintf(c->fail_msg, sizeof(c->fail_msg), "%.*s", (int)sizeof(c->fail_msg) - 1, c->g->pool->err);
         return -1;
     }
     while (c->next_addr < c->naddrs) {
