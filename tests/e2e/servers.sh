@@ -41,11 +41,20 @@
 #                       before starting, e.g. to a luaload serve for /sha256)
 # start_caddy: Caddy on CADDY_PORT (HTTPS h1 + h2 over TCP, h3 over UDP, same
 #   number) and CADDY_MTLS_PORT (the same, client cert signed by ca.pem
-#   required in the handshake), server.pem. Sets CADDY_PID. Routes: / "hello\n",
-#   /echo (as nginx's), /status/NNN (any 100-599, body "status NNN\n"), /mtls
-#   "client=SUBJECT\n", /proxy/X (as nginx's), anything else 404. Without a client cert, and over
+#   required in the handshake), server.pem. Sets CADDY_PID and CADDY_WWW (its
+#   files, as nginx's). Routes: / "hello\n", /echo (as nginx's), /status/NNN
+#   (any 100-599, body "status NNN\n"), /redirect/3 /redirect/abs /loop
+#   /set-cookie /plain /gzip /deflate /br /zstd (as nginx's), /r301 /r302
+#   /r303 /r307 /r308 (that status to /proxy/sha256), /gzip-corrupt
+#   (Content-Encoding gzip, a body that is not), /headers "x-a=X_A
+#   ct=CONTENT_TYPE host=HOST:PORT\n", /mtls "client=SUBJECT\n", /proxy/X
+#   (as nginx's, with X-Method: the request's method), anything else 404.
+#   Caddy's `respond` routes send a body to a HEAD over HTTP/3 (Caddy 2.6's
+#   quic-go), which HTTP/3 clients refuse; /proxy/X's do not. Without a client cert, and over
 #   HTTP/3 (Caddy 2.6 has no TLS details there), /mtls sends the placeholder
 #   unexpanded: "client={http.request.tls.client.subject}".
+# caddy_requests PATH-PREFIX: how many requests Caddy's CADDY_PORT has
+#   logged (its access log) whose target begins with PATH-PREFIX
 # start_tinyproxy: an HTTP proxy (plain requests and CONNECT to any port) on
 #   PROXY_PORT. Sets PROXY_PID and PROXY_LOG.
 # proxy_requests: how many requests (CONNECTs included) tinyproxy has read.
@@ -166,8 +175,9 @@ subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost' &&
   return 1
 }
 
-# _nginx_www DIR: the files /plain, /gzip, /deflate, /br, /zstd and /big send
-_nginx_www() {
+# _srv_www DIR: the files nginx's and Caddy's /plain, /gzip, /deflate, /br,
+# /zstd, /gzip-corrupt and /big send
+_srv_www() {
   mkdir -p "$1" && (
     cd "$1" || exit 1
     python3 -c '
@@ -179,6 +189,7 @@ open("plain.txt.zz", "wb").write(zlib.compress(body, 9))' &&
       gzip -9 -n -c plain.txt >plain.txt.gz &&
       brotli -c plain.txt >plain.txt.br &&
       zstd -q -c plain.txt >plain.txt.zst &&
+      printf 'not gzip data\n' >corrupt.gz &&
       head -c 1048576 /dev/urandom >big.bin &&
       printf 'authorized\n' >authorized.txt &&
       printf 'user:%s\n' "$(openssl passwd -apr1 'p@ss w:rd')" >htpasswd
@@ -189,7 +200,7 @@ start_nginx() {
   _srv_need nginx python3 gzip brotli zstd setpriv || return 1
   make_certs || return 1
   local d=$T/nginx user_line=
-  if ! _nginx_www "$d/www"; then
+  if ! _srv_www "$d/www"; then
     echo "servers.sh: cannot make nginx's files in $d/www" >&2
     return 1
   fi
@@ -209,12 +220,16 @@ start_nginx() {
 }
 
 start_caddy() {
-  _srv_need caddy python3 setpriv ss || return 1
+  _srv_need caddy python3 gzip brotli zstd setpriv ss || return 1
   make_certs || return 1
   local d=$T/caddy i
   mkdir -p "$d/home" "$d/data" "$d/config"
+  if ! _srv_www "$d/www"; then
+    echo "servers.sh: cannot make Caddy's files in $d/www" >&2
+    return 1
+  fi
   read -r CADDY_PORT CADDY_MTLS_PORT <<<"$(_srv_ports 2)"
-  _srv_render Caddyfile.in "$d/Caddyfile" "DIR=$d" "CERTS=$CERTS" \
+  _srv_render Caddyfile.in "$d/Caddyfile" "DIR=$d" "CERTS=$CERTS" "WWW=$d/www" \
     "PORT=$CADDY_PORT" "MTLS_PORT=$CADDY_MTLS_PORT" "UPSTREAM=${UPSTREAM_PORT:-9}" || return 1
   _srv_launch "$d/caddy.log" env HOME="$d/home" XDG_DATA_HOME="$d/data" \
     XDG_CONFIG_HOME="$d/config" caddy run --adapter caddyfile --config "$d/Caddyfile"
@@ -228,7 +243,13 @@ start_caddy() {
     echo "servers.sh: caddy does not listen on UDP ports $CADDY_PORT $CADDY_MTLS_PORT (HTTP/3); log $d/caddy.log" >&2
     return 1
   fi
-  export CADDY_PORT CADDY_MTLS_PORT CADDY_PID
+  CADDY_WWW=$d/www
+  export CADDY_PORT CADDY_MTLS_PORT CADDY_PID CADDY_WWW
+}
+
+caddy_requests() {
+  jq -s --arg p "$1" '[.[] | select(.request.uri | startswith($p))] | length' "$T/caddy/access.log" 2>/dev/null ||
+    echo 0
 }
 
 start_tinyproxy() {

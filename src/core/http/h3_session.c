@@ -254,6 +254,21 @@ static nghttp3_ssize h3_read_body(nghttp3_conn *c, int64_t id, nghttp3_vec *vec,
 
 /* ---- ngtcp2's callbacks ---- */
 
+/* A malformed response (a body short of its Content-Length, a bad header)
+ * is an error of its stream alone (RFC 9114 4.1.2): the stream is reset
+ * with H3_MESSAGE_ERROR and its owner told; the connection and its other
+ * streams go on. The n bytes that came on it are given back to the
+ * connection's flow control window (some may have been already: the
+ * server gets a little more room, never less). */
+static int malformed(ll_h3 *h, int64_t id, size_t n) {
+    ngtcp2_conn_extend_max_offset(h->q, n);
+    nghttp3_conn_shutdown_stream_read(h->h, id);
+    ngtcp2_conn_shutdown_stream(h->q, 0, id, NGHTTP3_H3_MESSAGE_ERROR);
+    h3_stream *s = stream_find(h, id);
+    if (s) stream_end(h, s, NGHTTP3_H3_MESSAGE_ERROR); /* freed when nghttp3 closes it */
+    return 0;
+}
+
 static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t offset, const uint8_t *p,
                               size_t n, void *user, void *sud) {
     (void)q;
@@ -263,6 +278,9 @@ static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64
     h->heard = h->now;
     if (!h->h) return 0;
     nghttp3_ssize used = nghttp3_conn_read_stream(h->h, id, p, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
+    if ((used == NGHTTP3_ERR_MALFORMED_HTTP_MESSAGING || used == NGHTTP3_ERR_MALFORMED_HTTP_HEADER) &&
+        ngtcp2_is_bidi_stream(id))
+        return malformed(h, id, n);
     if (used < 0) {
         ngtcp2_ccerr_set_application_error(&h->err, nghttp3_err_infer_quic_app_error_code((int)used), NULL, 0);
         snprintf(h->why, sizeof(h->why), "HTTP/3: %s", nghttp3_strerror((int)used));

@@ -168,7 +168,8 @@ static int on_header(void *ud, const char *name, size_t nlen, const char *value,
     if (nlen == 7 && memcmp(name, ":status", 7) == 0) {
         h->len = 0;
         x->h2_status = atoi(value); /* nghttp2 took only digits */
-        char line[24] = "HTTP/2 ";
+        char line[24] = "HTTP/2 "; /* the head kept (--http-debug's) says the version */
+        if (x->conn && x->conn->h3) line[5] = '3';
         size_t n = 7, d = 0;
         char digits[12];
         for (unsigned v = (unsigned)x->h2_status; d == 0 || v; v /= 10) digits[d++] = (char)('0' + v % 10);
