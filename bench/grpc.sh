@@ -207,6 +207,22 @@ med() {
 verdict() { awk -v x="$1" "BEGIN { if (x == \"-\") print \"n/a\"; else if (x $2) print \"ok\"; else print \"MISSED\" }"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
+# report LUALOAD K6 H2LOAD: the medians of the three cases, then luaload's
+# ratios per client core against the issue's targets
+report() {
+  local c calls k h
+  for c in "$@"; do
+    calls=$(med "$c" 2)
+    [[ $calls == - ]] && continue
+    awk -v c="$c" -v r="$calls" -v d="$DUR" -v cpu="$(med "$c" 4)" -v pc="$(med "$c" 6)" -v rss="$(med "$c" 5)" 'BEGIN {
+      printf "  %-13s %9.0f calls/s  %6.2f CPU s  %9.0f calls per client CPU s  %6.1f µs/call  %7d KB\n",
+        c, r / d, cpu, pc, (pc > 0 ? 1e6 / pc : 0), rss }'
+  done
+  k=$(ratio "$(med "$1" 6)" "$(med "$2" 6)") h=$(ratio "$(med "$1" 6)" "$(med "$3" 6)")
+  [[ -n $K6 ]] && echo "  luaload / k6 per client core: x$k (target >= 8: $(verdict "$k" '>= 8'))"
+  echo "  luaload / h2load per client core: x$h (target >= 0.7: $(verdict "$h" '>= 0.7'))"
+}
+
 echo "# nginx $(nginx -v 2>&1 | sed 's/.*\///') (1 worker, h2c) on cpu $SERVER_CPU, clients on cpu $CLIENT_CPU; $(nproc) cpus, $(uname -r)" >&2
 printf 'case\tcalls\twall_s\tcpu_s\tpeak_rss_KB\tcalls_per_cpu_s\n'
 
@@ -219,16 +235,7 @@ if want unary; then
   done
   echo
   echo "unary calls, $VUS VUs (h2load: connections), ${DUR}s, medians over $REPS reps:"
-  for c in luaload k6 h2load; do
-    calls=$(med "$c" 2)
-    [[ $calls == - ]] && continue
-    awk -v c="$c" -v r="$calls" -v d="$DUR" -v cpu="$(med "$c" 4)" -v pc="$(med "$c" 6)" -v rss="$(med "$c" 5)" 'BEGIN {
-      printf "  %-8s %9.0f calls/s  %6.2f CPU s  %9.0f calls per client CPU s  %6.1f µs/call  %7d KB\n",
-        c, r / d, cpu, pc, (pc > 0 ? 1e6 / pc : 0), rss }'
-  done
-  k=$(ratio "$(med luaload 6)" "$(med k6 6)") h=$(ratio "$(med luaload 6)" "$(med h2load 6)")
-  [[ -n $K6 ]] && echo "  luaload / k6 per client core: x$k (target >= 8: $(verdict "$k" '>= 8'))"
-  echo "  luaload / h2load per client core: x$h (target >= 0.7: $(verdict "$h" '>= 0.7'))"
+  report luaload k6 h2load
 fi
 
 if want serve; then
@@ -253,16 +260,7 @@ if want serve; then
   done
   echo
   echo "unary calls against luaload serve's echo (1 thread), $VUS VUs (h2load: connections), ${DUR}s, medians over $REPS reps:"
-  for c in luaload-serve k6-serve h2load-serve; do
-    calls=$(med "$c" 2)
-    [[ $calls == - ]] && continue
-    awk -v c="$c" -v r="$calls" -v d="$DUR" -v cpu="$(med "$c" 4)" -v pc="$(med "$c" 6)" -v rss="$(med "$c" 5)" 'BEGIN {
-      printf "  %-13s %9.0f calls/s  %6.2f CPU s  %9.0f calls per client CPU s  %6.1f µs/call  %7d KB\n",
-        c, r / d, cpu, pc, (pc > 0 ? 1e6 / pc : 0), rss }'
-  done
-  k=$(ratio "$(med luaload-serve 6)" "$(med k6-serve 6)") h=$(ratio "$(med luaload-serve 6)" "$(med h2load-serve 6)")
-  [[ -n $K6 ]] && echo "  luaload / k6 per client core: x$k (target >= 8: $(verdict "$k" '>= 8'))"
-  echo "  luaload / h2load per client core: x$h (target >= 0.7: $(verdict "$h" '>= 0.7'))"
+  report luaload-serve k6-serve h2load-serve
 fi
 
 # mem_case NAME VUS CMD...: each VU with a connection, then without (BASE=1)
