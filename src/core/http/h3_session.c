@@ -56,7 +56,8 @@ struct ll_h3 {
     uint64_t now;               /* of the datagram being read */
     uint64_t heard;             /* when the server last acknowledged or sent stream data */
     char why[256];
-    char cipher[64];
+    const char *cipher;         /* GnuTLS's static name of the suite: it outlives the
+                                 * connection, as a response's tls_cipher_suite must */
 };
 
 /* ---- streams ---- */
@@ -371,8 +372,7 @@ static int q_handshake_completed(ngtcp2_conn *q, void *user) {
         snprintf(h->why, sizeof(h->why), "HTTP/3: cannot open the control streams");
         return NGTCP2_ERR_CALLBACK_FAILURE;
     }
-    const char *name = gnutls_ciphersuite_get(h->tls);
-    snprintf(h->cipher, sizeof(h->cipher), "%s", name ? name : "");
+    h->cipher = gnutls_ciphersuite_get(h->tls);
     return 0;
 }
 
@@ -722,7 +722,7 @@ const char *ll_h3_why(ll_h3 *h, ll_h3_end *kind) {
     return h->why;
 }
 
-const char *ll_h3_cipher(const ll_h3 *h) { return h->cipher; }
+const char *ll_h3_cipher(const ll_h3 *h) { return h->cipher ? h->cipher : ""; }
 
 void ll_h3_close(ll_h3 *h, ll_h3_out *out, uint64_t now) {
     out->n = 0;

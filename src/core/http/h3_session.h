@@ -84,7 +84,8 @@ const char *ll_h3_why(ll_h3 *h, ll_h3_end *kind);
 void ll_h3_on_ticket(ll_h3 *h, void (*fn)(void *ud, void *tls), void *ud);
 /* 1 when the handshake resumed a session. */
 int ll_h3_resumed(const ll_h3 *h);
-/* The negotiated TLS cipher suite (IANA name), "" before the handshake. */
+/* The negotiated TLS cipher suite (IANA name), "" before the handshake:
+ * a static string, good after the session is freed. */
 const char *ll_h3_cipher(const ll_h3 *h);
 /* A CONNECTION_CLOSE for an orderly end into out (n 0: none is due). */
 void ll_h3_close(ll_h3 *h, ll_h3_out *out, uint64_t now);
