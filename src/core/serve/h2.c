@@ -82,7 +82,7 @@ static ssize_t not_grpc_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size
     size_t n = sizeof(NOT_GRPC) - 1 - st->body_off;
     (void)ng, (void)id, (void)ud;
     if (n > len) n = len;
-    memcpy(buf, NOT_GRPC + st->body_off, n);
+    memcpy(buf, &NOT_GRPC[st->body_off], n);
     st->body_off += n;
     if (st->body_off == sizeof(NOT_GRPC) - 1) *flags |= NGHTTP2_DATA_FLAG_EOF;
     return (ssize_t)n;
