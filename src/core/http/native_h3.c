@@ -260,6 +260,7 @@ void native_h3_cancel(native_transfer *x) {
         flush_soon(c);
     }
     x->qstream = -1;
+    x->h3_blocked = 0; /* a request cut while it waited for a stream credit */
     ll_body_decoder_free(x->parse.dec);
     x->parse.dec = NULL;
 }
