@@ -257,6 +257,9 @@ void native_done_streams(native_conn *c);
 int native_h2_start(native_conn *c);
 void native_h2_begin(native_transfer *x);
 void native_h2_event(native_conn *c, int events);
+/* Writes what the session has to send (the flush timer's). 0, or -1 when
+ * the connection failed (closed, its users failed). */
+int native_h2_flush(native_conn *c);
 void native_h2_cancel(native_transfer *x);
 /* Its generator body has more (it answered LL_BODY_LATER): read again. */
 void native_h2_resume(native_transfer *x);
@@ -266,6 +269,9 @@ void native_h2_resume(native_transfer *x);
  * the QUIC handshake. 0, or -1 (c->fail_errno, c->fail_msg). */
 int native_h3_dial(native_conn *c);
 void native_h3_event(native_conn *c, int events);
+/* Sends what the session has to send and re-arms its timer (the flush
+ * timer's). 0, or -1 when the connection failed. */
+int native_h3_flush(native_conn *c);
 void native_h3_begin(native_transfer *x);
 void native_h3_cancel(native_transfer *x);
 void native_h3_resume(native_transfer *x);

@@ -170,6 +170,17 @@ static void connected(native_conn *c) {
 
 void native_conn_hold(native_conn *c) { c->busy++; }
 
+/* the flush timer: what a multiplexed connection's streams queued in a
+ * turn goes out together at the next */
+static void on_flush(ll_loop *loop, void *ud) {
+    (void)loop;
+    native_conn *c = ud;
+    native_conn_hold(c);
+    if (!c->dead && c->h2) native_h2_flush(c);
+    else if (!c->dead && c->h3) native_h3_flush(c);
+    native_conn_release(c);
+}
+
 void native_conn_release(native_conn *c) {
     if (--c->busy == 0 && c->dead) conn_free(c);
 }
@@ -306,7 +317,7 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
     native_conn *c = ll_xcalloc(1, sizeof(*c));
     c->g = g;
     c->net.fd = -1;
-    ll_loop_timer_init(&c->flush, NULL, c); /* native_h2_start names its function */
+    ll_loop_timer_init(&c->flush, on_flush, c);
     ll_loop_timer_init(&c->stagger, on_stagger, c);
     c->local = x->local;
     c->host = ll_xstrdup(x->url.host);

@@ -12,25 +12,14 @@
 
 /* ---- the connection ---- */
 
-static int flush(native_conn *c);
-
-static void on_flush(ll_loop *loop, void *ud) {
-    (void)loop;
-    native_conn *c = ud;
-    native_conn_hold(c);
-    if (!c->dead) flush(c);
-    native_conn_release(c);
-}
-
 int native_h2_start(native_conn *c) {
     c->h2 = ll_h2_new(&native_stream_ops);
-    c->flush.fn = on_flush;
     return c->h2 ? 0 : -1;
 }
 
 /* Writes what the session has to send. 0, or -1 when the connection
  * failed (closed, its users failed). */
-static int flush(native_conn *c) {
+int native_h2_flush(native_conn *c) {
     const char *err = NULL;
     for (;;) {
         if (c->out_off == c->out.len) {
@@ -77,7 +66,7 @@ void native_h2_event(native_conn *c, int events) {
         if (got < NATIVE_READ_BUFFER && !ll_net_pending(&c->net)) break;
     }
     native_done_streams(c);
-    if (c->dead || flush(c) < 0) return;
+    if (c->dead || native_h2_flush(c) < 0) return;
     if (!ll_h2_alive(c->h2)) native_conn_close(c, 1600, "the server ended the HTTP/2 connection (GOAWAY)");
 }
 

@@ -76,7 +76,7 @@ static void send_batch(native_conn *c, ll_h3_out *out) {
 
 /* Sends what the session has to send. 0, or -1 when the connection
  * failed (closed, its users failed). */
-static int flush(native_conn *c) {
+int native_h3_flush(native_conn *c) {
     uint8_t buf[LL_H3_BATCH * SEND_SLOT];
     for (;;) {
         ll_h3_out out = {.buf = buf, .cap = sizeof(buf)};
@@ -91,21 +91,13 @@ static int flush(native_conn *c) {
     return 0;
 }
 
-static void on_flush(ll_loop *loop, void *ud) {
-    (void)loop;
-    native_conn *c = ud;
-    native_conn_hold(c);
-    if (!c->dead) flush(c);
-    native_conn_release(c);
-}
-
 static void on_expiry(ll_loop *loop, void *ud) {
     (void)loop;
     native_conn *c = ud;
     native_conn_hold(c);
     if (!c->dead) {
         if (ll_h3_expire(c->h3, ll_loop_now_ns()) < 0) failed(c, 0);
-        else flush(c);
+        else native_h3_flush(c);
     }
     native_conn_release(c);
 }
@@ -156,7 +148,6 @@ int native_h3_dial(native_conn *c) {
         c->net.ops = &ll_net_plain;
         c->net.fd = fd;
         c->st = C_HANDSHAKE;
-        c->flush.fn = on_flush;
         ll_loop_timer_init(&c->expiry, on_expiry, c);
         native_conn_watch(c, LL_READABLE);
         flush_soon(c); /* the Initial goes at the next turn, as a request's frames do */
@@ -222,7 +213,7 @@ void native_h3_event(native_conn *c, int events) {
     native_done_streams(c);
     if (c->dead) return;
     unblock(c);
-    flush(c);
+    native_h3_flush(c);
 }
 
 void native_h3_begin(native_transfer *x) {

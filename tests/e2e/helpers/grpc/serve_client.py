@@ -14,21 +14,12 @@ import queue
 import sys
 
 import grpc
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-
-def msg_class(path, name):
-    fds = descriptor_pb2.FileDescriptorSet()
-    with open(path, "rb") as f:
-        fds.ParseFromString(f.read())
-    pool = descriptor_pool.DescriptorPool()
-    for fd in fds.file:
-        pool.Add(fd)
-    return message_factory.MessageFactory(pool).GetPrototype(pool.FindMessageTypeByName(name))
+from grpc_server import message_classes  # the same descriptor-set loading, beside this file
 
 
 def main():
-    Msg = msg_class(sys.argv[1], "luaload.example.Msg")
+    Msg = message_classes(sys.argv[1])[1]("luaload.example.Msg")
     ch = grpc.insecure_channel(sys.argv[2])
     say = ch.unary_unary("/luaload.example.Echo/Say", request_serializer=Msg.SerializeToString,
                          response_deserializer=Msg.FromString)
