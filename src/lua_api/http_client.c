@@ -375,7 +375,7 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
                                        "max_conn_duration", "user_agent", "proxy", "max_redirects",
                                        "max_conns_per_host", "tls", "http_version", "max_response_body",
                                        "multiplex", "max_streams", "disable_keep_alive",
-                                       "discard_response_bodies", "transport", "qlog_dir", NULL};
+                                       "discard_response_bodies", "transport", "qlog_dir", "alt_svc", NULL};
     const char *W = "http.Client";
     need_table(L, idx, W, "its options");
     check_keys(L, idx, keys, W);
@@ -453,6 +453,11 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
         o->http_version = opt_http_version(L, -1, W);
         lua_pop(L, 1);
     }
+    /* alt_svc: an https:// origin's advertised HTTP/3 alternative serves its next requests */
+    if (field(L, idx, "alt_svc")) {
+        o->alt_svc = opt_bool(L, -1, W, "alt_svc");
+        lua_pop(L, 1);
+    }
     /* qlog_dir: ngtcp2's qlog of each native HTTP/3 connection, a file each */
     if (field(L, idx, "qlog_dir")) {
         o->qlog_dir = opt_str(L, -1, W, "qlog_dir");
@@ -468,6 +473,9 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
         if (!o->transport) luaL_error(L, "%s: transport must be \"native\" or \"curl\"", W);
         const char *lacks = o->transport == ll_transport_find("native") ? ll_transport_native_lacks(o) : NULL;
         if (lacks) luaL_error(L, "%s: the native transport does not do %s (transport = \"curl\" does)", W, lacks);
+        /* libcurl moves to an Alt-Svc's HTTP/3 only when asked for HTTP/3 */
+        if (o->alt_svc && o->transport != ll_transport_find("native"))
+            luaL_error(L, "%s: alt_svc needs the native transport (libcurl takes an Alt-Svc to HTTP/3 only when asked for HTTP/3)", W);
         lua_pop(L, 1);
     }
 }

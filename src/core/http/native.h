@@ -26,6 +26,7 @@
 #include "h1_parse.h"
 #include "h1_request.h"
 #include "h2_session.h"
+#include "alt_svc.h"
 #include "h3_session.h"
 #include "net.h"
 #include "quic_tls.h"
@@ -49,6 +50,8 @@ typedef struct native_pool {
     ll_client_opts tls;        /* the TLS fields, copied */
     ll_tls_ctx *ctx;
     ll_quic_tls *qtls;         /* HTTP/3's (GnuTLS), made on its first request */
+    ll_alt_svc *alt;           /* the origins' HTTP/3 alternatives (alt_svc option), made on
+                                * the first Alt-Svc heard */
     char err[256];             /* why the context could not be made */
 } native_pool;
 
@@ -93,6 +96,7 @@ struct native_conn {
     int h2_offer;              /* ALPN offers h2, or h2c with prior knowledge */
     int h2_only;               /* http_version 2: h2c on http:// */
     int h3_only;               /* http_version 3: QUIC on UDP */
+    int alt_port;              /* HTTP/3 to an Alt-Svc alternative: its port (0: the URL's) */
     uint64_t born_ns, t_dial, t_connected, t_tls;
     int watching;              /* LL_* events registered */
     /* until connected */
@@ -158,6 +162,10 @@ struct native_transfer {
     int has_form;
     ll_h1_head_in in;
     int version, version_default; /* LL_HTTP_* asked for, and the client's */
+    int alt_svc;               /* the client's alt_svc option */
+    int alt_port;              /* this request goes over HTTP/3 to the origin's Alt-Svc
+                                * alternative: its port (0: not so) and host ("": the URL's) */
+    char alt_host[256];
     /* sending */
     size_t head_off;
     uint64_t body_off, body_len; /* of the body not inline */

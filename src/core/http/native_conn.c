@@ -234,7 +234,8 @@ static int dial_error(const native_conn *c, char *msg, size_t len) {
         snprintf(msg, len, "%s", c->fail_msg);
         return 1300;
     }
-    snprintf(msg, len, "dial %s %s:%d: %s", c->h3_only ? "udp" : "tcp", c->host, c->port, c->fail_msg);
+    snprintf(msg, len, "dial %s %s:%d: %s", c->h3_only ? "udp" : "tcp", c->host, c->alt_port ? c->alt_port : c->port,
+             c->fail_msg);
     return e == ECONNREFUSED ? 1212 : e == ETIMEDOUT ? 1211 : 1210;
 }
 
@@ -325,15 +326,17 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
     c->tls = strcmp(x->url.scheme, "https") == 0;
     c->h2_only = x->version == LL_HTTP_2;
     c->h3_only = x->version == LL_HTTP_3;
+    c->alt_port = x->alt_port;
     c->h2_offer = x->version == LL_HTTP_2 || (x->version == LL_HTTP_DEFAULT && c->tls);
     c->born_ns = now;
     ll_addr *addrs = NULL;
     int n = 0, code = 0;
     const char *err = NULL;
-    int rc = ll_resolve(g->tp->dns, x->connect_to, x->url.host, x->url.port, &c->wait, on_resolved, c, &addrs, &n,
-                        &code, &err);
+    const char *host = x->alt_host[0] ? x->alt_host : x->url.host; /* an Alt-Svc alternative's */
+    int rc = ll_resolve(g->tp->dns, x->connect_to, host, x->alt_port ? x->alt_port : x->url.port, &c->wait, on_resolved,
+                        c, &addrs, &n, &code, &err);
     if (rc < 0) {
-        snprintf(x->errbuf, sizeof(x->errbuf), "lookup %s: %s", x->url.host, err);
+        snprintf(x->errbuf, sizeof(x->errbuf), "lookup %s: %s", host, err);
         x->fail_code = code;
         conn_free(c);
         return -1;

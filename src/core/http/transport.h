@@ -50,6 +50,8 @@ typedef struct ll_client_opts {
     char *ciphers;             /* the TLS library's cipher list */
     char *server_name;         /* SNI and the name the certificate must carry */
     char *qlog_dir;            /* HTTP/3: a qlog file per QUIC connection in it; NULL: none */
+    int alt_svc;               /* Alt-Svc discovery: an origin's advertised h3 alternative
+                                * serves its next requests (alt_svc.h) */
     char **connect_to;         /* "host:port:addr:port" entries (options.hosts), NULL-ended */
     const ll_addr *local_addr; /* the source address of the VU's connections (--local-ips),
                                 * set per VU by ll_http_vu_transfer; NULL: any */

@@ -19,6 +19,7 @@
 #include "http_debug.h"
 #include "http_error.h"
 #include "native.h"
+#include "redirect.h"
 #include "tls_ocsp.h"
 #include "xmalloc.h"
 
@@ -65,6 +66,7 @@ static void pool_unref(native_transport *tp, native_pool *p) {
         }
     ll_tls_ctx_free(p->ctx);
     ll_quic_tls_free(p->qtls);
+    free(p->alt);
     free(p->tls.ca);
     free(p->tls.certificate);
     free(p->tls.private_key);
@@ -156,7 +158,7 @@ static target target_of(const native_transfer *x) {
 /* 1 when c goes where x's request goes, the same way */
 static int same_target(const native_conn *c, const native_transfer *x, target t) {
     return c->tls == t.tls && c->port == x->url.port && c->h2_only == t.h2_only && c->h2_offer == t.offer &&
-           c->h3_only == t.h3 && strcmp(c->host, x->url.host) == 0;
+           c->h3_only == t.h3 && c->alt_port == x->alt_port && strcmp(c->host, x->url.host) == 0;
 }
 
 static void start_soon(native_transfer *x) {
@@ -297,6 +299,37 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->stopped = !code && x->parse.stopped;
 }
 
+/* With the alt_svc option, a request that leaves the HTTP version to the
+ * client goes over HTTP/3 to the alternative its https:// origin
+ * advertised, while that holds. */
+static void alt_svc_pick(native_transfer *x, uint64_t now) {
+    x->alt_port = 0;
+    x->alt_host[0] = 0;
+    if (!x->alt_svc || !x->pool->alt || x->version != LL_HTTP_DEFAULT || strcmp(x->url.scheme, "https") != 0) return;
+    const ll_alt_svc_entry *e = ll_alt_svc_find(x->pool->alt, x->url.host, x->url.port, now);
+    if (!e) return;
+    x->version = LL_HTTP_3;
+    x->alt_port = e->port;
+    snprintf(x->alt_host, sizeof(x->alt_host), "%s", e->host);
+}
+
+/* With the alt_svc option: the Alt-Svc headers of an https:// response
+ * are remembered; a request that failed on an alternative forgets it (the
+ * origin's next request goes as before, over TCP: nothing is retried). */
+static void alt_svc_heard(native_transfer *x, int code) {
+    if (!x->alt_svc || strcmp(x->url.scheme, "https") != 0) return;
+    if (code) {
+        if (x->alt_port && x->pool->alt) ll_alt_svc_forget(x->pool->alt, x->url.host, x->url.port);
+        return;
+    }
+    size_t pos = 0, vlen;
+    const char *v;
+    while (x->hdrs.p && (v = ll_http_header_next(x->hdrs.p, x->hdrs.len, "alt-svc", &pos, &vlen))) {
+        if (!x->pool->alt) x->pool->alt = ll_xcalloc(1, sizeof(ll_alt_svc));
+        ll_alt_svc_heard(x->pool->alt, x->url.host, x->url.port, v, vlen, ll_loop_now_ns());
+    }
+}
+
 /* Lets go of x's connection or queue place: a request cut off mid-way
  * closes an HTTP/1.1 connection (it cannot carry another) and resets an
  * HTTP/2 or HTTP/3 stream; an HTTP/3 connection gone stale (native_h3.c)
@@ -323,6 +356,7 @@ void native_complete(native_transfer *x, int code, const char *msg) {
     detach(x);
     native_h1_drop(x);
     fill_result(x, code, msg);
+    alt_svc_heard(x, code);
     x->st = X_IDLE;
     x->active = 0;
     x->fn(&x->base, &x->res, x->ud);
@@ -444,6 +478,7 @@ static ll_transfer *native_transfer_new(ll_transport *base, int vu_index, uint64
     x->user_agent = ll_xstrdup(o->user_agent ? o->user_agent : "luaload/" LUALOAD_VERSION);
     x->server_name = dup_or_null(o->server_name);
     x->qlog_dir = dup_or_null(o->qlog_dir);
+    x->alt_svc = o->alt_svc;
     x->http_debug = o->http_debug;
     x->connect_to = copy_list(o->connect_to);
     if (o->local_addr) x->local = *o->local_addr;
@@ -610,6 +645,7 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
         x->active = 0;
         return -1;
     }
+    alt_svc_pick(x, now);
     int none = !req->on_chunk && (req->response_type == LL_RESPONSE_NONE ||
                                   (req->response_type == LL_RESPONSE_DEFAULT && x->discard));
     x->limit = none ? 0 : req->max_response_body > 0 ? req->max_response_body : x->limit_default;
