@@ -95,6 +95,7 @@ local http = {}
 ---@field tls? luaload.http.TLSOptions TLS settings.
 ---@field transport? luaload.http.Transport Which transport serves this Client's requests.
 ---@field qlog_dir? string A directory for ngtcp2's qlog of each native HTTP/3 connection.
+---@field alt_svc? boolean Alt-Svc discovery: an https origin's advertised HTTP/3 serves its next requests (native transport).
 
 ---The `tls` table of `http.Client`. A file that cannot be read, or is not PEM, raises when the Client is made.
 ---@class luaload.http.TLSOptions
