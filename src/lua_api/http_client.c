@@ -375,7 +375,7 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
                                        "max_conn_duration", "user_agent", "proxy", "max_redirects",
                                        "max_conns_per_host", "tls", "http_version", "max_response_body",
                                        "multiplex", "max_streams", "disable_keep_alive",
-                                       "discard_response_bodies", "transport", "qlog_dir", "alt_svc", NULL};
+                                       "discard_response_bodies", "transport", "qlog_dir", "alt_svc", "zero_rtt", NULL};
     const char *W = "http.Client";
     need_table(L, idx, W, "its options");
     check_keys(L, idx, keys, W);
@@ -451,6 +451,11 @@ static void parse_client(lua_State *L, int idx, ll_client_opts *o) {
     }
     if (field(L, idx, "http_version")) {
         o->http_version = opt_http_version(L, -1, W);
+        lua_pop(L, 1);
+    }
+    /* zero_rtt: a resumed HTTP/3 connection sends GET, HEAD and OPTIONS as 0-RTT */
+    if (field(L, idx, "zero_rtt")) {
+        o->zero_rtt = opt_bool(L, -1, W, "zero_rtt");
         lua_pop(L, 1);
     }
     /* alt_svc: an https:// origin's advertised HTTP/3 alternative serves its next requests */

@@ -23,6 +23,7 @@
 typedef struct resp_extra {
     ll_timings t;
     ll_ocsp ocsp;
+    int zero_rtt;
     size_t headers_len;
     char headers[];
 } resp_extra;
@@ -151,6 +152,7 @@ void ll_http_response_push(lua_State *L, const ll_http_res *r, ll_response_type 
         x->ocsp.reason = -1;
         x->ocsp.status = r->tls_version && *r->tls_version ? LL_OCSP_UNKNOWN : LL_OCSP_NONE;
     }
+    x->zero_rtt = r->zero_rtt;
     x->headers_len = r->headers_len;
     memcpy(x->headers, r->headers, r->headers_len);
     lua_pushboolean(T, r->stopped);
@@ -336,7 +338,7 @@ static int l_response_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     int headers = k && strcmp(k, "headers") == 0, timings = k && strcmp(k, "timings") == 0;
     int cookies = k && strcmp(k, "cookies") == 0, status_text = k && strcmp(k, "status_text") == 0;
-    int ocsp = k && strcmp(k, "ocsp") == 0;
+    int ocsp = k && strcmp(k, "ocsp") == 0, zero_rtt = k && strcmp(k, "zero_rtt") == 0;
     if (k && strcmp(k, "json") == 0) {
         lua_pushcfunction(L, l_response_json);
         return 1;
@@ -345,7 +347,7 @@ static int l_response_index(lua_State *L) {
         lua_pushcfunction(L, l_response_html);
         return 1;
     }
-    if (k && !headers && !timings && !cookies && !status_text && !ocsp) { /* submit_form, click_link (http_forms.lua) */
+    if (k && !headers && !timings && !cookies && !status_text && !ocsp && !zero_rtt) { /* submit_form, click_link (http_forms.lua) */
         lua_getfield(L, LUA_REGISTRYINDEX, "luaload.response_methods");
         if (!lua_istable(L, -1)) return 0;
         lua_getfield(L, -1, k);
@@ -367,6 +369,8 @@ static int l_response_index(lua_State *L) {
         ll_http_cookies_push_response(L, x->headers, x->headers_len, lua_tostring(L, -1));
     } else if (ocsp) {
         push_ocsp(L, &x->ocsp);
+    } else if (zero_rtt) {
+        lua_pushboolean(L, x->zero_rtt);
     } else {
         push_timings(L, &x->t);
     }

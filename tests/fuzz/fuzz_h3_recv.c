@@ -80,7 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct sockaddr_in remote = {.sin_family = AF_INET, .sin_port = htons(443)};
     local.sin_addr.s_addr = remote.sin_addr.s_addr = htonl(0x7f000001);
     char err[256];
-    void *s = ll_quic_tls_session(tls_ctx(), "localhost", "localhost:443", err, sizeof(err));
+    uint8_t tp[LL_QUIC_TP_MAX];
+    size_t tplen;
+    void *s = ll_quic_tls_session(tls_ctx(), "localhost", "localhost:443", 0, tp, &tplen, err, sizeof(err));
     CHECK(s != NULL);
     const char *e = NULL;
     uint64_t now = 1000000000ull;

@@ -95,6 +95,7 @@ local http = {}
 ---@field tls? luaload.http.TLSOptions TLS settings.
 ---@field transport? luaload.http.Transport Which transport serves this Client's requests.
 ---@field qlog_dir? string A directory for ngtcp2's qlog of each native HTTP/3 connection.
+---@field zero_rtt? boolean HTTP/3: a resumed QUIC connection sends GET, HEAD and OPTIONS without a body as 0-RTT early data.
 ---@field alt_svc? boolean Alt-Svc discovery: an https origin's advertised HTTP/3 serves its next requests (native transport).
 
 ---The `tls` table of `http.Client`. A file that cannot be read, or is not PEM, raises when the Client is made.
@@ -150,6 +151,7 @@ local Client = {}
 ---@field body string? The body (decoded from gzip, deflate, br, zstd); nil with `response_type = "none"`.
 ---@field headers table<string, string> The final response's headers, canonical names (`Content-Type`); repeated ones joined with `", "`.
 ---@field error string `""`, or the transport error's message.
+---@field zero_rtt boolean true when the request went as HTTP/3 0-RTT early data and the server accepted it.
 ---@field stopped boolean true when on_chunk returned false: the body was ended early on purpose, a complete response all the same; else false.
 ---@field error_code integer 0, or a k6 code: 1000 + status for an HTTP status >= 400, 1050 timeout, 1212 refused, ...
 ---@field url string The final URL, after redirects.

@@ -49,6 +49,8 @@ struct ll_h3 {
     h3_stream *streams, *last;
     ngtcp2_ccerr err;           /* what a CONNECTION_CLOSE of ours says */
     int failed, goaway, idle, reset;
+    ll_h3_early_state early;    /* 0-RTT: none, under way, accepted or refused */
+    int handshake_done;
     int liberr;                 /* ngtcp2's error that ended it, 0: none */
     FILE *qlog;                 /* ngtcp2's qlog of it, NULL: none */
     void (*ticket_fn)(void *ud, void *tls);
@@ -340,9 +342,10 @@ static int q_extend_stream(ngtcp2_conn *q, int64_t id, uint64_t max, void *user,
     return !h->h || nghttp3_conn_unblock_stream(h->h, id) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
-/* The handshake is over: HTTP/3's control and QPACK streams open. */
-static int q_handshake_completed(ngtcp2_conn *q, void *user) {
-    ll_h3 *h = user;
+/* HTTP/3's control and QPACK streams open: when the handshake is over,
+ * or at once with 0-RTT. 0, or -1 with why. */
+static int open_http(ll_h3 *h) {
+    ngtcp2_conn *q = h->q;
     nghttp3_callbacks cb = {
         .acked_stream_data = h3_acked,
         .stream_close = h3_stream_close,
@@ -363,18 +366,71 @@ static int q_handshake_completed(ngtcp2_conn *q, void *user) {
     int64_t ctrl, enc, dec;
     if (ngtcp2_conn_get_streams_uni_left(q) < 3) {
         snprintf(h->why, sizeof(h->why), "HTTP/3: the server allows fewer than 3 unidirectional streams");
-        return NGTCP2_ERR_CALLBACK_FAILURE;
+        return -1;
     }
     if (nghttp3_conn_client_new(&h->h, &cb, &settings, nghttp3_mem_default(), h) != 0 ||
         ngtcp2_conn_open_uni_stream(q, &ctrl, NULL) != 0 || nghttp3_conn_bind_control_stream(h->h, ctrl) != 0 ||
         ngtcp2_conn_open_uni_stream(q, &enc, NULL) != 0 || ngtcp2_conn_open_uni_stream(q, &dec, NULL) != 0 ||
         nghttp3_conn_bind_qpack_streams(h->h, enc, dec) != 0) {
         snprintf(h->why, sizeof(h->why), "HTTP/3: cannot open the control streams");
-        return NGTCP2_ERR_CALLBACK_FAILURE;
+        return -1;
     }
+    return 0;
+}
+
+/* The server refused our 0-RTT (ngtcp2 forgot its streams): HTTP/3
+ * starts over, and each request sent early is handed back to its owner
+ * with LL_H3_EARLY_REFUSED, to submit again now that the handshake is
+ * over, as QUIC requires (RFC 9001 section 4.6.2). */
+static int q_early_rejected(ngtcp2_conn *q, void *user) {
+    (void)q;
+    ll_h3 *h = user;
+    h->early = LL_H3_EARLY_REFUSED;
+    nghttp3_conn_del(h->h);
+    h->h = NULL;
+    while (h->streams) {
+        h3_stream *s = h->streams;
+        stream_end(h, s, LL_H3_RESTART);
+        stream_free(h, s);
+    }
+    return 0;
+}
+
+/* The handshake is over: HTTP/3's streams open (unless 0-RTT opened them
+ * and the server took it). */
+static int q_handshake_completed(ngtcp2_conn *q, void *user) {
+    ll_h3 *h = user;
+    if (h->early == LL_H3_EARLY_SENT) {
+        if (gnutls_session_get_flags(h->tls) & GNUTLS_SFLAGS_EARLY_DATA) h->early = LL_H3_EARLY_ACCEPTED;
+        else if (ngtcp2_conn_tls_early_data_rejected(q) != 0) return NGTCP2_ERR_CALLBACK_FAILURE; /* q_early_rejected */
+    }
+    if (!h->h && open_http(h) < 0) return NGTCP2_ERR_CALLBACK_FAILURE;
+    h->handshake_done = 1;
     h->cipher = gnutls_ciphersuite_get(h->tls);
     return 0;
 }
+
+int ll_h3_early(ll_h3 *h, const uint8_t *tp, size_t n) {
+    if (h->h || !tp || !n || ngtcp2_conn_decode_and_set_0rtt_transport_params(h->q, tp, n) != 0) return -1;
+    if (open_http(h) < 0) {
+        nghttp3_conn_del(h->h);
+        h->h = NULL;
+        h->why[0] = 0;
+        return -1;
+    }
+    h->early = LL_H3_EARLY_SENT;
+    return 0;
+}
+
+ll_h3_early_state ll_h3_early_of(const ll_h3 *h) { return h->early; }
+
+int ll_h3_early_params(ll_h3 *h, uint8_t *buf, size_t cap) {
+    if (!h->handshake_done) return -1;
+    ngtcp2_ssize n = ngtcp2_conn_encode_0rtt_transport_params(h->q, buf, cap);
+    return n < 0 ? -1 : (int)n;
+}
+
+int ll_h3_handshake_done(const ll_h3 *h) { return h->handshake_done; }
 
 static void q_rand(uint8_t *dest, size_t n, const ngtcp2_rand_ctx *ctx) {
     (void)ctx;
@@ -475,6 +531,7 @@ ll_h3 *ll_h3_new(const ll_h2_stream_ops *ops, void *tls, const struct sockaddr *
         .get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb,
         .version_negotiation = ngtcp2_crypto_version_negotiation_cb,
         .handshake_completed = q_handshake_completed,
+        .tls_early_data_rejected = q_early_rejected,
         .recv_stream_data = q_recv_stream_data,
         .acked_stream_data_offset = q_acked,
         .stream_close = q_stream_close,

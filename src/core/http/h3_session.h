@@ -48,8 +48,29 @@ int ll_h3_send(ll_h3 *h, ll_h3_out *out, uint64_t now);
 uint64_t ll_h3_expiry(ll_h3 *h);
 /* The timers of loss recovery and idle close. 0, or -1: over. */
 int ll_h3_expire(ll_h3 *h, uint64_t now);
-/* 1 once the handshake completed (requests may go). */
+/* 1 once requests may go: the handshake completed, or 0-RTT is under
+ * way (ll_h3_early). */
 int ll_h3_ready(const ll_h3 *h);
+/* 1 once the handshake completed. */
+int ll_h3_handshake_done(const ll_h3 *h);
+
+/* 0-RTT (early data): none tried, sent (the handshake under way), the
+ * server accepted it, or refused it. */
+typedef enum { LL_H3_EARLY_NONE, LL_H3_EARLY_SENT, LL_H3_EARLY_ACCEPTED, LL_H3_EARLY_REFUSED } ll_h3_early_state;
+/* The on_close code of a request sent as 0-RTT that the server refused:
+ * its owner submits it again (it was not processed). Outside HTTP/3's
+ * 62-bit codes' use here, which are truncated to 32 bits otherwise. */
+#define LL_H3_RESTART 0xfffffffeu
+/* Right after ll_h3_new, whose tls session resumes a ticket that allows
+ * early data (quic_tls.h): tp, n are the server's transport parameters
+ * from the connection that got the ticket (ll_h3_early_params). Requests
+ * may then be submitted at once, and go as 0-RTT. 0, or -1: the
+ * connection goes on without (the parameters did not decode). */
+int ll_h3_early(ll_h3 *h, const uint8_t *tp, size_t n);
+ll_h3_early_state ll_h3_early_of(const ll_h3 *h);
+/* The server's transport parameters, as ll_h3_early wants them, into buf
+ * (after the handshake): their length, or -1. */
+int ll_h3_early_params(ll_h3 *h, uint8_t *buf, size_t cap);
 /* Submits a request (pseudo-headers first, names lower case); has_body:
  * the body comes through read_body. The stream id (>= 0), or -1. */
 int64_t ll_h3_submit(ll_h3 *h, const ll_h2_header *hv, size_t n, int has_body, void *ud);

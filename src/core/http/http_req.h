@@ -130,6 +130,7 @@ typedef struct ll_http_res {
     int no_cookies;            /* 1: the transport saw no Set-Cookie in headers (0: look) */
     const ll_ocsp *ocsp;       /* the connection's stapled OCSP response; NULL: the
                                 * transport does not tell (libcurl) */
+    int zero_rtt;              /* HTTP/3: it went as 0-RTT early data, and the server took it */
     int stopped;               /* its on_chunk ended the body early (LL_CHUNK_STOP):
                                 * a complete response all the same */
 } ll_http_res;

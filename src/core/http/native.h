@@ -163,6 +163,8 @@ struct native_transfer {
     ll_h1_head_in in;
     int version, version_default; /* LL_HTTP_* asked for, and the client's */
     int alt_svc;               /* the client's alt_svc option */
+    int zero_rtt;              /* the client's zero_rtt option */
+    int early_sent;            /* HTTP/3: this request went as 0-RTT (reset when refused) */
     int alt_port;              /* this request goes over HTTP/3 to the origin's Alt-Svc
                                 * alternative: its port (0: not so) and host ("": the URL's) */
     char alt_host[256];
@@ -236,6 +238,9 @@ void native_conn_close(native_conn *c, int code, const char *msg);
 /* 1 when c can take x's request now */
 int native_conn_has_room(const native_conn *c);
 int native_conn_idle(const native_conn *c);
+/* 1 when requests may begin on c: it is ready, or it is an HTTP/3
+ * connection sending 0-RTT while its handshake goes on */
+int native_conn_startable(const native_conn *c);
 /* While held, a closed connection's memory stays (it is freed on the last
  * release): for code that still reads it after something may close it. */
 void native_conn_hold(native_conn *c);
@@ -276,6 +281,9 @@ void native_h2_resume(native_transfer *x);
 /* Opens c's UDP socket to its addresses (the first that takes) and starts
  * the QUIC handshake. 0, or -1 (c->fail_errno, c->fail_msg). */
 int native_h3_dial(native_conn *c);
+/* 1 when x must wait for c's handshake: 0-RTT is under way and x is not
+ * a GET, HEAD or OPTIONS without a body (early data can be replayed) */
+int native_h3_too_early(const native_transfer *x);
 void native_h3_event(native_conn *c, int events);
 /* Sends what the session has to send and re-arms its timer (the flush
  * timer's). 0, or -1 when the connection failed. */

@@ -45,10 +45,14 @@ void native_conn_leave(native_conn *c, native_transfer *x) {
 
 int native_conn_idle(const native_conn *c) { return c->st == C_READY && c->nusers == 0; }
 
+int native_conn_startable(const native_conn *c) {
+    return c->st == C_READY || (c->h3 && c->st == C_HANDSHAKE && ll_h3_ready(c->h3));
+}
+
 int native_conn_has_room(const native_conn *c) {
     if (c->dead || c->stale) return 0;
     if (c->h2) return ll_h2_can_submit(c->h2, c->nusers, c->g->max_streams);
-    if (c->h3 && c->st == C_READY) return ll_h3_can_submit(c->h3, c->nusers, c->g->max_streams);
+    if (c->h3 && native_conn_startable(c)) return ll_h3_can_submit(c->h3, c->nusers, c->g->max_streams);
     if (c->st == C_READY) return c->nusers == 0;
     /* still connecting: a multiplexing group's requests may wait on one
      * that offers h2 (if it turns out HTTP/1.1, they queue again) */
@@ -138,6 +142,7 @@ void native_conn_ready(native_conn *c) {
         c->users->t_tls = c->t_tls;
     }
     for (native_transfer *x = c->users; x; x = x->next) {
+        if (x->st != X_WAIT) continue; /* begun in HTTP/3's 0-RTT */
         x->st = X_START; /* from the loop, each at its own turn */
         ll_loop_timer_start(loop_of(c), &x->soon, 0);
     }
@@ -356,5 +361,9 @@ int native_conn_open(native_group *g, native_transfer *x, uint64_t now) {
     }
     g->conns[g->nconns++] = c;
     x->st = X_WAIT;
+    if (native_conn_startable(c)) { /* HTTP/3 with 0-RTT: at once */
+        x->st = X_START;
+        ll_loop_timer_start(loop_of(c), &x->soon, 0);
+    }
     return 0;
 }

@@ -102,11 +102,21 @@ static void on_expiry(ll_loop *loop, void *ud) {
     native_conn_release(c);
 }
 
-/* A session ticket from the server: the next connection to it resumes. */
+/* A session ticket from the server: the next connection to it resumes,
+ * with the server's transport parameters for a 0-RTT there. */
 static void on_ticket(void *ud, void *tls) {
     native_conn *c = ud;
     ll_quic_tls *t = native_pool_quic_tls(c->g->pool);
-    if (t) ll_quic_tls_keep(t, c->session_key, tls);
+    uint8_t tp[LL_QUIC_TP_MAX];
+    int n = ll_h3_early_params(c->h3, tp, sizeof(tp));
+    if (t) ll_quic_tls_keep(t, c->session_key, tls, tp, n > 0 ? (size_t)n : 0);
+}
+
+int native_h3_too_early(const native_transfer *x) {
+    if (ll_h3_handshake_done(x->conn->h3)) return 0;
+    const char *m = x->base.method;
+    int safe = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0;
+    return !safe || x->in.has_body || x->streamed;
 }
 
 int native_h3_dial(native_conn *c) {
@@ -132,7 +142,10 @@ int native_h3_dial(native_conn *c) {
         }
         const char *name = c->users && c->users->server_name ? c->users->server_name : c->host;
         snprintf(c->session_key, sizeof(c->session_key), "%.*s:%d", (int)sizeof(c->session_key) - 8, name, c->port);
-        void *tls = ll_quic_tls_session(t, name, c->session_key, c->fail_msg, sizeof(c->fail_msg));
+        uint8_t tp[LL_QUIC_TP_MAX];
+        size_t tplen = 0;
+        int early = c->users && c->users->zero_rtt;
+        void *tls = ll_quic_tls_session(t, name, c->session_key, early, tp, &tplen, c->fail_msg, sizeof(c->fail_msg));
         const char *err = NULL;
         c->h3 = tls ? ll_h3_new(&native_stream_ops, tls, (const struct sockaddr *)&local, llen,
                                 (const struct sockaddr *)&a->ss, a->len, c->users ? c->users->qlog_dir : NULL,
@@ -145,6 +158,7 @@ int native_h3_dial(native_conn *c) {
             return -1;
         }
         ll_h3_on_ticket(c->h3, on_ticket, c);
+        if (tplen) ll_h3_early(c->h3, tp, tplen); /* requests may begin at once (native_conn_startable) */
         c->net.ops = &ll_net_plain;
         c->net.fd = fd;
         c->st = C_HANDSHAKE;
@@ -205,8 +219,9 @@ static void unblock(native_conn *c) {
 
 void native_h3_event(native_conn *c, int events) {
     if ((events & LL_READABLE) && read_all(c) < 0) return;
-    if (c->st == C_HANDSHAKE && ll_h3_ready(c->h3)) {
+    if (c->st == C_HANDSHAKE && ll_h3_handshake_done(c->h3) && ll_h3_alive(c->h3)) {
         c->t_tls = ll_loop_now_ns();
+        for (native_transfer *x = c->users; x; x = x->next) x->tls_cipher = ll_h3_cipher(c->h3); /* 0-RTT's */
         native_conn_ready(c);
         if (c->dead) return;
     }
@@ -225,6 +240,7 @@ void native_h3_begin(native_transfer *x) {
     x->st = X_STREAM;
     x->h2_status = 0;
     x->qstream = -1;
+    x->early_sent = !ll_h3_handshake_done(c->h3); /* as 0-RTT */
     x->hdrs.len = x->body.len = x->trailers.len = 0;
     if (native_stream_submit(c, x) < 0) return native_fail(x, 1000, "cannot open an HTTP/3 stream");
     flush_soon(c);

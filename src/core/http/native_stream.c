@@ -256,6 +256,12 @@ static const char *reset_name(uint32_t code) {
  * it over (native_done_streams). */
 static void on_close(void *ud, uint32_t code) {
     native_transfer *x = ud;
+    if (code == LL_H3_RESTART) { /* sent as 0-RTT, refused unread: again after the handshake */
+        x->qstream = -1;
+        x->early_sent = 0;
+        x->st = X_WAIT;
+        return;
+    }
     x->t_last = ll_loop_now_ns();
     x->fail_code = 0;
     x->errbuf[0] = 0;

@@ -20,6 +20,8 @@
 typedef struct kept {
     char *key;                 /* "name:port" */
     gnutls_datum_t data;       /* gnutls_session_get_data2's */
+    uint8_t tp[LL_QUIC_TP_MAX]; /* the server's transport parameters then, for 0-RTT */
+    size_t tplen;              /* 0: none */
 } kept;
 
 struct ll_quic_tls {
@@ -79,7 +81,7 @@ static kept *kept_of(ll_quic_tls *t, const char *key) {
     return NULL;
 }
 
-void ll_quic_tls_keep(ll_quic_tls *t, const char *key, void *session) {
+void ll_quic_tls_keep(ll_quic_tls *t, const char *key, void *session, const uint8_t *tp, size_t tplen) {
     gnutls_datum_t d = {0};
     if (gnutls_session_get_data2(session, &d) < 0) return;
     kept *k = kept_of(t, key);
@@ -94,12 +96,18 @@ void ll_quic_tls_keep(ll_quic_tls *t, const char *key, void *session) {
         gnutls_free(k->data.data);
     }
     k->data = d;
+    k->tplen = tp && tplen <= sizeof(k->tp) ? tplen : 0;
+    if (k->tplen) memcpy(k->tp, tp, tplen);
 }
 
-void *ll_quic_tls_session(ll_quic_tls *t, const char *name, const char *key, char *err, size_t errlen) {
+void *ll_quic_tls_session(ll_quic_tls *t, const char *name, const char *key, int early, uint8_t *tp, size_t *tplen,
+                          char *err, size_t errlen) {
     gnutls_session_t s = NULL;
     static const gnutls_datum_t alpn = {(unsigned char *)"h3", 2};
-    int rv = gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_END_OF_EARLY_DATA);
+    kept *k = kept_of(t, key);
+    early = early && k && k->tplen;
+    *tplen = 0;
+    int rv = gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_END_OF_EARLY_DATA | (early ? GNUTLS_ENABLE_EARLY_DATA : 0));
     if (rv == 0 && ngtcp2_crypto_gnutls_configure_client_session(s) != 0) rv = GNUTLS_E_INTERNAL_ERROR;
     if (rv == 0) rv = gnutls_priority_set_direct(s, PRIORITY, NULL);
     if (rv == 0) rv = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, t->cred);
@@ -111,7 +119,10 @@ void *ll_quic_tls_session(ll_quic_tls *t, const char *name, const char *key, cha
         return NULL;
     }
     if (!t->insecure) gnutls_session_set_verify_cert(s, name, 0); /* the handshake fails on a bad one */
-    kept *k = kept_of(t, key);
     if (k) gnutls_session_set_data(s, k->data.data, k->data.size); /* a stale one: a full handshake */
+    if (early) {
+        memcpy(tp, k->tp, k->tplen);
+        *tplen = k->tplen;
+    }
     return s;
 }

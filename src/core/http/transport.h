@@ -50,6 +50,7 @@ typedef struct ll_client_opts {
     char *ciphers;             /* the TLS library's cipher list */
     char *server_name;         /* SNI and the name the certificate must carry */
     char *qlog_dir;            /* HTTP/3: a qlog file per QUIC connection in it; NULL: none */
+    int zero_rtt;              /* HTTP/3: resumed connections send safe requests as 0-RTT */
     int alt_svc;               /* Alt-Svc discovery: an origin's advertised h3 alternative
                                 * serves its next requests (alt_svc.h) */
     char **connect_to;         /* "host:port:addr:port" entries (options.hosts), NULL-ended */

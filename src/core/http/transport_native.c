@@ -186,7 +186,7 @@ static int place(native_transfer *x, uint64_t now, int queue) {
     native_conn *c = g->room; /* where a request just ended: likely room, without a scan */
     if (c && !native_conn_idle(c) && same_target(c, x, t) && native_conn_has_room(c)) {
         native_conn_join(c, x);
-        if (c->st == C_READY) start_soon(x);
+        if (native_conn_startable(c)) start_soon(x);
         else x->st = X_WAIT;
         return 1;
     }
@@ -194,7 +194,7 @@ static int place(native_transfer *x, uint64_t now, int queue) {
         c = g->conns[i];
         if (native_conn_idle(c) || !native_conn_has_room(c) || !same_target(c, x, t)) continue;
         native_conn_join(c, x);
-        if (c->st == C_READY) start_soon(x);
+        if (native_conn_startable(c)) start_soon(x);
         else x->st = X_WAIT;
         return 1;
     }
@@ -213,7 +213,7 @@ static int place(native_transfer *x, uint64_t now, int queue) {
         count++;
         if (!native_conn_has_room(c)) continue;
         native_conn_join(c, x);
-        if (c->st == C_READY) start_soon(x);
+        if (native_conn_startable(c)) start_soon(x);
         else x->st = X_WAIT;
         return 1;
     }
@@ -297,6 +297,7 @@ static void fill_result(native_transfer *x, int code, const char *err) {
     r->tls_cipher_suite = x->tls_cipher;
     r->ocsp = &x->ocsp;
     r->stopped = !code && x->parse.stopped;
+    r->zero_rtt = !code && x->early_sent;
 }
 
 /* With the alt_svc option, a request that leaves the HTTP version to the
@@ -381,6 +382,10 @@ void native_fail(native_transfer *x, int code, const char *msg) {
 
 void native_begin(native_transfer *x, uint64_t now) {
     native_conn *c = x->conn;
+    if (c->h3 && native_h3_too_early(x)) { /* it begins when the handshake is over */
+        x->st = X_WAIT;
+        return;
+    }
     x->t_pre = now;
     x->reused = c->used++ > 0;
     if (c->h3) {
@@ -479,6 +484,7 @@ static ll_transfer *native_transfer_new(ll_transport *base, int vu_index, uint64
     x->server_name = dup_or_null(o->server_name);
     x->qlog_dir = dup_or_null(o->qlog_dir);
     x->alt_svc = o->alt_svc;
+    x->zero_rtt = o->zero_rtt;
     x->http_debug = o->http_debug;
     x->connect_to = copy_list(o->connect_to);
     if (o->local_addr) x->local = *o->local_addr;
@@ -638,6 +644,7 @@ static int native_start(ll_transfer *base, const ll_http_req *req, const char *m
     x->ocsp.status = LL_OCSP_NONE; /* until a connection is begun on */
     x->proto = NULL;
     x->h3_blocked = 0;
+    x->early_sent = 0;
     x->errbuf[0] = 0;
     x->version = req->http_version >= 0 ? req->http_version : x->version_default;
     if (x->version == LL_HTTP_3 && strcmp(x->url.scheme, "https") != 0) {

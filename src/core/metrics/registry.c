@@ -48,6 +48,8 @@ static const struct {
     [LL_M_GRPC_STREAMS] = {"grpc_streams", LL_COUNTER, LL_CONTAINS_DEFAULT},
     [LL_M_GRPC_STREAMS_MSGS_SENT] = {"grpc_streams_msgs_sent", LL_COUNTER, LL_CONTAINS_DEFAULT},
     [LL_M_GRPC_STREAMS_MSGS_RECEIVED] = {"grpc_streams_msgs_received", LL_COUNTER, LL_CONTAINS_DEFAULT},
+    /* HTTP/3 requests sent as 0-RTT early data that the server accepted */
+    [LL_M_HTTP_REQ_ZERO_RTT] = {"http_req_zero_rtt", LL_COUNTER, LL_CONTAINS_DEFAULT},
 };
 
 ll_registry *ll_registry_new(int sig_digits) {

@@ -161,6 +161,7 @@ void ll_http_exchange_record(ll_vu *vu, const ll_http_req *req, const char *meth
     if (h.counted) ll_shard_rate(s, LL_M_HTTP_REQ_FAILED, failed, &t);
     ll_shard_add(s, LL_M_DATA_SENT, (double)r->bytes_sent, &t);
     ll_shard_add(s, LL_M_DATA_RECEIVED, (double)r->bytes_received, &t);
+    if (r->zero_rtt) ll_shard_add(s, LL_M_HTTP_REQ_ZERO_RTT, 1, &t);
     if (failed && (h.counted || r->status == 0)) count_failed(vu->w, r);
     if (r->status == 0 && vu->w->single) warn_call_failed(vu->w, method, req, r);
     /* attempts the transport sent again on a fresh connection after the
