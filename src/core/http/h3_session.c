@@ -39,7 +39,25 @@ typedef struct h3_stream {
     int sent;                   /* on_sent was told */
 } h3_stream;
 
+/* What the HTTP/3 side (nghttp3 and its callbacks) asks of QUIC: ngtcp2's
+ * connection (NGTCP2_QUIC), or nothing at all in an unbound session
+ * (ll_h3_new_unbound: the fuzzer feeds stream bytes to nghttp3 itself). */
+typedef struct quic_ops {
+    int (*open_bidi)(ll_h3 *h, int64_t *id);
+    int (*open_uni)(ll_h3 *h, int64_t *id);
+    uint64_t (*uni_left)(ll_h3 *h);
+    /* n bytes of stream id read (id -1: of a stream that is gone): its
+     * window and the connection's open again */
+    void (*consumed)(ll_h3 *h, int64_t id, size_t n);
+    int (*shutdown)(ll_h3 *h, int64_t id, uint64_t code);       /* both ways */
+    int (*shutdown_read)(ll_h3 *h, int64_t id, uint64_t code);  /* STOP_SENDING */
+    int (*shutdown_write)(ll_h3 *h, int64_t id, uint64_t code); /* RESET_STREAM */
+    void (*uni_closed)(ll_h3 *h);                               /* a peer's uni stream nghttp3 did not know */
+} quic_ops;
+
 struct ll_h3 {
+    const quic_ops *qops;
+    int64_t next_bidi, next_uni; /* an unbound session's stream ids */
     ngtcp2_conn *q;
     nghttp3_conn *h;
     gnutls_session_t tls;
@@ -61,6 +79,46 @@ struct ll_h3 {
     const char *cipher;         /* GnuTLS's static name of the suite: it outlives the
                                  * connection, as a response's tls_cipher_suite must */
 };
+
+/* ---- QUIC: ngtcp2's connection, or none ---- */
+
+static int q_open_bidi(ll_h3 *h, int64_t *id) { return ngtcp2_conn_open_bidi_stream(h->q, id, NULL); }
+static int q_open_uni(ll_h3 *h, int64_t *id) { return ngtcp2_conn_open_uni_stream(h->q, id, NULL); }
+static uint64_t q_uni_left(ll_h3 *h) { return ngtcp2_conn_get_streams_uni_left(h->q); }
+static void q_consumed(ll_h3 *h, int64_t id, size_t n) {
+    if (id >= 0) ngtcp2_conn_extend_max_stream_offset(h->q, id, n);
+    ngtcp2_conn_extend_max_offset(h->q, n);
+}
+static int q_shutdown(ll_h3 *h, int64_t id, uint64_t code) { return ngtcp2_conn_shutdown_stream(h->q, 0, id, code); }
+static int q_shutdown_read(ll_h3 *h, int64_t id, uint64_t code) {
+    return ngtcp2_conn_shutdown_stream_read(h->q, 0, id, code);
+}
+static int q_shutdown_write(ll_h3 *h, int64_t id, uint64_t code) {
+    return ngtcp2_conn_shutdown_stream_write(h->q, 0, id, code);
+}
+static void q_uni_closed(ll_h3 *h) { ngtcp2_conn_extend_max_streams_uni(h->q, 1); }
+
+static const quic_ops NGTCP2_QUIC = {q_open_bidi, q_open_uni, q_uni_left, q_consumed,
+                                     q_shutdown,  q_shutdown_read, q_shutdown_write, q_uni_closed};
+
+/* An unbound session's QUIC: stream ids handed out in order, nothing else */
+static int u_open_bidi(ll_h3 *h, int64_t *id) {
+    *id = h->next_bidi;
+    h->next_bidi += 4;
+    return 0;
+}
+static int u_open_uni(ll_h3 *h, int64_t *id) {
+    *id = h->next_uni;
+    h->next_uni += 4;
+    return 0;
+}
+static uint64_t u_uni_left(ll_h3 *h) { return h->next_uni < 14 ? 3 : 0; }
+static void u_consumed(ll_h3 *h, int64_t id, size_t n) { (void)h, (void)id, (void)n; }
+static int u_shutdown(ll_h3 *h, int64_t id, uint64_t code) { return (void)h, (void)id, (void)code, 0; }
+static void u_uni_closed(ll_h3 *h) { (void)h; }
+
+static const quic_ops UNBOUND = {u_open_bidi, u_open_uni, u_uni_left, u_consumed,
+                                 u_shutdown,  u_shutdown,  u_shutdown,  u_uni_closed};
 
 /* ---- streams ---- */
 
@@ -144,14 +202,11 @@ static int h3_stream_close(nghttp3_conn *c, int64_t id, uint64_t code, void *use
     return 0;
 }
 
-static void consume(ll_h3 *h, int64_t id, size_t n) {
-    ngtcp2_conn_extend_max_stream_offset(h->q, id, n);
-    ngtcp2_conn_extend_max_offset(h->q, n);
-}
+static void consume(ll_h3 *h, int64_t id, size_t n) { h->qops->consumed(h, id, n); }
 
 /* The owner refused what came: the stream is cancelled and it is told. */
 static int refuse(ll_h3 *h, h3_stream *s) {
-    ngtcp2_conn_shutdown_stream(h->q, 0, s->id, NGHTTP3_H3_REQUEST_CANCELLED);
+    h->qops->shutdown(h, s->id, NGHTTP3_H3_REQUEST_CANCELLED);
     stream_end(h, s, NGHTTP3_H3_REQUEST_CANCELLED);
     return 0;
 }
@@ -203,14 +258,14 @@ static int h3_stop_sending(nghttp3_conn *c, int64_t id, uint64_t code, void *use
     (void)c;
     (void)sud;
     ll_h3 *h = user;
-    return ngtcp2_conn_shutdown_stream_read(h->q, 0, id, code) == 0 ? 0 : NGHTTP3_ERR_CALLBACK_FAILURE;
+    return h->qops->shutdown_read(h, id, code) == 0 ? 0 : NGHTTP3_ERR_CALLBACK_FAILURE;
 }
 
 static int h3_reset_stream(nghttp3_conn *c, int64_t id, uint64_t code, void *user, void *sud) {
     (void)c;
     (void)sud;
     ll_h3 *h = user;
-    return ngtcp2_conn_shutdown_stream_write(h->q, 0, id, code) == 0 ? 0 : NGHTTP3_ERR_CALLBACK_FAILURE;
+    return h->qops->shutdown_write(h, id, code) == 0 ? 0 : NGHTTP3_ERR_CALLBACK_FAILURE;
 }
 
 static int h3_shutdown(nghttp3_conn *c, int64_t id, void *user) {
@@ -264,11 +319,29 @@ static nghttp3_ssize h3_read_body(nghttp3_conn *c, int64_t id, nghttp3_vec *vec,
  * connection's flow control window (some may have been already: the
  * server gets a little more room, never less). */
 static int malformed(ll_h3 *h, int64_t id, size_t n) {
-    ngtcp2_conn_extend_max_offset(h->q, n);
+    h->qops->consumed(h, -1, n);
     nghttp3_conn_shutdown_stream_read(h->h, id);
-    ngtcp2_conn_shutdown_stream(h->q, 0, id, NGHTTP3_H3_MESSAGE_ERROR);
+    h->qops->shutdown(h, id, NGHTTP3_H3_MESSAGE_ERROR);
     h3_stream *s = stream_find(h, id);
     if (s) stream_end(h, s, NGHTTP3_H3_MESSAGE_ERROR); /* freed when nghttp3 closes it */
+    return 0;
+}
+
+/* n bytes of stream id from the server (fin: its last). 0, or -1 when
+ * HTTP/3 failed the connection (why and the CONNECTION_CLOSE's code set). */
+static int stream_bytes(ll_h3 *h, int64_t id, const uint8_t *p, size_t n, int fin) {
+    if (!h->h) return 0;
+    nghttp3_ssize used = nghttp3_conn_read_stream(h->h, id, p, n, fin);
+    if ((used == NGHTTP3_ERR_MALFORMED_HTTP_MESSAGING || used == NGHTTP3_ERR_MALFORMED_HTTP_HEADER) &&
+        ngtcp2_is_bidi_stream(id))
+        return malformed(h, id, n);
+    if (used < 0) {
+        ngtcp2_ccerr_set_application_error(&h->err, nghttp3_err_infer_quic_app_error_code((int)used), NULL, 0);
+        snprintf(h->why, sizeof(h->why), "HTTP/3: %s", nghttp3_strerror((int)used));
+        h->failed = 1;
+        return -1;
+    }
+    consume(h, id, (size_t)used);
     return 0;
 }
 
@@ -279,19 +352,7 @@ static int q_recv_stream_data(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64
     (void)sud;
     ll_h3 *h = user;
     h->heard = h->now;
-    if (!h->h) return 0;
-    nghttp3_ssize used = nghttp3_conn_read_stream(h->h, id, p, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
-    if ((used == NGHTTP3_ERR_MALFORMED_HTTP_MESSAGING || used == NGHTTP3_ERR_MALFORMED_HTTP_HEADER) &&
-        ngtcp2_is_bidi_stream(id))
-        return malformed(h, id, n);
-    if (used < 0) {
-        ngtcp2_ccerr_set_application_error(&h->err, nghttp3_err_infer_quic_app_error_code((int)used), NULL, 0);
-        snprintf(h->why, sizeof(h->why), "HTTP/3: %s", nghttp3_strerror((int)used));
-        h->failed = 1;
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    }
-    consume(h, id, (size_t)used);
-    return 0;
+    return stream_bytes(h, id, p, n, flags & NGTCP2_STREAM_DATA_FLAG_FIN) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
 static int q_acked(ngtcp2_conn *q, int64_t id, uint64_t offset, uint64_t n, void *user, void *sud) {
@@ -304,17 +365,22 @@ static int q_acked(ngtcp2_conn *q, int64_t id, uint64_t offset, uint64_t n, void
     return 0;
 }
 
-static int q_stream_close(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t code, void *user, void *sud) {
-    (void)sud;
-    ll_h3 *h = user;
-    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET)) code = NGHTTP3_H3_NO_ERROR;
+/* Stream id is closed both ways, with code. 0, or -1. */
+static int stream_closed(ll_h3 *h, int64_t id, uint64_t code) {
     if (!h->h) return 0;
     int rv = nghttp3_conn_close_stream(h->h, id, code);
     if (rv == NGHTTP3_ERR_STREAM_NOT_FOUND) {
-        if (!ngtcp2_is_bidi_stream(id)) ngtcp2_conn_extend_max_streams_uni(q, 1);
+        if (!ngtcp2_is_bidi_stream(id)) h->qops->uni_closed(h);
         return 0;
     }
-    return rv == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+    return rv == 0 ? 0 : -1;
+}
+
+static int q_stream_close(ngtcp2_conn *q, uint32_t flags, int64_t id, uint64_t code, void *user, void *sud) {
+    (void)q;
+    (void)sud;
+    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET)) code = NGHTTP3_H3_NO_ERROR;
+    return stream_closed(user, id, code) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
 static int q_stream_reset(ngtcp2_conn *q, int64_t id, uint64_t size, uint64_t code, void *user, void *sud) {
@@ -345,7 +411,6 @@ static int q_extend_stream(ngtcp2_conn *q, int64_t id, uint64_t max, void *user,
 /* HTTP/3's control and QPACK streams open: when the handshake is over,
  * or at once with 0-RTT. 0, or -1 with why. */
 static int open_http(ll_h3 *h) {
-    ngtcp2_conn *q = h->q;
     nghttp3_callbacks cb = {
         .acked_stream_data = h3_acked,
         .stream_close = h3_stream_close,
@@ -364,13 +429,13 @@ static int open_http(ll_h3 *h) {
     settings.qpack_max_dtable_capacity = 4096;
     settings.qpack_blocked_streams = 100;
     int64_t ctrl, enc, dec;
-    if (ngtcp2_conn_get_streams_uni_left(q) < 3) {
+    if (h->qops->uni_left(h) < 3) {
         snprintf(h->why, sizeof(h->why), "HTTP/3: the server allows fewer than 3 unidirectional streams");
         return -1;
     }
     if (nghttp3_conn_client_new(&h->h, &cb, &settings, nghttp3_mem_default(), h) != 0 ||
-        ngtcp2_conn_open_uni_stream(q, &ctrl, NULL) != 0 || nghttp3_conn_bind_control_stream(h->h, ctrl) != 0 ||
-        ngtcp2_conn_open_uni_stream(q, &enc, NULL) != 0 || ngtcp2_conn_open_uni_stream(q, &dec, NULL) != 0 ||
+        h->qops->open_uni(h, &ctrl) != 0 || nghttp3_conn_bind_control_stream(h->h, ctrl) != 0 ||
+        h->qops->open_uni(h, &enc) != 0 || h->qops->open_uni(h, &dec) != 0 ||
         nghttp3_conn_bind_qpack_streams(h->h, enc, dec) != 0) {
         snprintf(h->why, sizeof(h->why), "HTTP/3: cannot open the control streams");
         return -1;
@@ -510,6 +575,7 @@ ll_h3 *ll_h3_new(const ll_h2_stream_ops *ops, void *tls, const struct sockaddr *
         return NULL;
     }
     h->ops = ops;
+    h->qops = &NGTCP2_QUIC;
     h->tls = tls;
     h->ref.get_conn = conn_of;
     h->ref.user_data = h;
@@ -580,10 +646,37 @@ void ll_h3_free(ll_h3 *h) {
     if (!h) return;
     while (h->streams) stream_free(h, h->streams);
     nghttp3_conn_del(h->h);
-    ngtcp2_conn_del(h->q);
+    if (h->q) ngtcp2_conn_del(h->q);
     if (h->qlog) fclose(h->qlog);
-    gnutls_deinit(h->tls);
+    if (h->tls) gnutls_deinit(h->tls);
     free(h);
+}
+
+ll_h3 *ll_h3_new_unbound(const ll_h2_stream_ops *ops) {
+    ll_h3 *h = calloc(1, sizeof(*h));
+    if (!h) return NULL;
+    h->ops = ops;
+    h->qops = &UNBOUND;
+    h->next_bidi = 0;
+    h->next_uni = 2;
+    ngtcp2_ccerr_default(&h->err);
+    if (open_http(h) < 0) {
+        ll_h3_free(h);
+        return NULL;
+    }
+    h->handshake_done = 1;
+    return h;
+}
+
+int ll_h3_feed(ll_h3 *h, int64_t id, const uint8_t *p, size_t n, int fin) {
+    if (h->failed) return -1;
+    return stream_bytes(h, id, p, n, fin);
+}
+
+int ll_h3_feed_close(ll_h3 *h, int64_t id, uint64_t code) {
+    if (h->failed) return -1;
+    if (stream_closed(h, id, code) < 0) h->failed = 1;
+    return h->failed ? -1 : 0;
 }
 
 int ll_h3_recv(ll_h3 *h, const uint8_t *p, size_t n, uint64_t now) {
@@ -689,13 +782,13 @@ int ll_h3_ready(const ll_h3 *h) { return h->h != NULL && !h->failed; }
 int64_t ll_h3_submit(ll_h3 *h, const ll_h2_header *hv, size_t n, int has_body, void *ud) {
     if (!h->h || h->failed || n == 0) return -1;
     int64_t id;
-    if (ngtcp2_conn_open_bidi_stream(h->q, &id, NULL) != 0) return -1;
+    if (h->qops->open_bidi(h, &id) != 0) return -1;
     nghttp3_nv nv[128];
     nghttp3_nv *v = n <= sizeof(nv) / sizeof(nv[0]) ? nv : malloc(n * sizeof(*v));
     h3_stream *s = v ? stream_new(h, id, ud) : NULL;
     if (!s) {
         if (v && v != nv) free(v);
-        ngtcp2_conn_shutdown_stream(h->q, 0, id, NGHTTP3_H3_REQUEST_CANCELLED);
+        h->qops->shutdown(h, id, NGHTTP3_H3_REQUEST_CANCELLED);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -710,7 +803,7 @@ int64_t ll_h3_submit(ll_h3 *h, const ll_h2_header *hv, size_t n, int has_body, v
     if (v != nv) free(v);
     if (rv != 0) {
         stream_free(h, s);
-        ngtcp2_conn_shutdown_stream(h->q, 0, id, NGHTTP3_H3_REQUEST_CANCELLED);
+        h->qops->shutdown(h, id, NGHTTP3_H3_REQUEST_CANCELLED);
         return -1;
     }
     return id;
@@ -720,7 +813,7 @@ void ll_h3_cancel(ll_h3 *h, int64_t id) {
     if (id < 0 || !h->h) return;
     h3_stream *s = stream_find(h, id);
     if (s) s->ud = NULL; /* freed when nghttp3 closes the stream */
-    if (!h->failed) ngtcp2_conn_shutdown_stream(h->q, 0, id, NGHTTP3_H3_REQUEST_CANCELLED);
+    if (!h->failed) h->qops->shutdown(h, id, NGHTTP3_H3_REQUEST_CANCELLED);
 }
 
 void ll_h3_resume(ll_h3 *h, int64_t id) {

@@ -111,4 +111,18 @@ const char *ll_h3_cipher(const ll_h3 *h);
 /* A CONNECTION_CLOSE for an orderly end into out (n 0: none is due). */
 void ll_h3_close(ll_h3 *h, ll_h3_out *out, uint64_t now);
 
+/* An HTTP/3 session on no QUIC connection, its control and QPACK streams
+ * open (client ids 2, 6, 10) and requests submitted as usual (ids 0, 4,
+ * ...): what a server sends comes in through ll_h3_feed, and stream
+ * windows, shutdowns and datagrams go nowhere. For the fuzzer
+ * (tests/fuzz/fuzz_h3_frames.c): nghttp3's frames and QPACK through
+ * this file's callbacks, without a handshake. NULL when out of memory.
+ * Only the stream functions apply to it (not recv, send, expire). */
+ll_h3 *ll_h3_new_unbound(const ll_h2_stream_ops *ops);
+/* n bytes of stream id from the server, fin: its last. 0, or -1 when
+ * HTTP/3 failed the connection (ll_h3_why). */
+int ll_h3_feed(ll_h3 *h, int64_t id, const uint8_t *p, size_t n, int fin);
+/* Stream id closed both ways (QUIC's word), with code. 0, or -1. */
+int ll_h3_feed_close(ll_h3 *h, int64_t id, uint64_t code);
+
 #endif
