@@ -9,6 +9,7 @@
  * buffer space is dropped, as the network might: QUIC resends it. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,24 +56,70 @@ static void arm(native_conn *c) {
     ll_loop_timer_at(loop_of(c), &c->expiry, due);
 }
 
-static void send_batch(native_conn *c, ll_h3_out *out) {
+/* UDP GSO (the kernel splits one send into datagrams of a size): 1
+ * until a send with it fails (a kernel or device without it), then
+ * datagrams go one per message for the rest of the run (every worker's:
+ * read and written relaxed, as a hint). */
+static int gso_ok = 1;
+
+/* The datagrams of out from i on that one GSO message can carry: those of
+ * i's size, then at most one shorter (the kernel's rule). */
+static int gso_run(const ll_h3_out *out, int i) {
+    int n = 1;
+    while (i + n < out->n && out->len[i + n] == out->len[i] && out->off[i + n] == out->off[i] + (size_t)n * out->len[i])
+        n++;
+    if (i + n < out->n && out->len[i + n] < out->len[i] && out->off[i + n] == out->off[i] + (size_t)n * out->len[i])
+        n++;
+    return n;
+}
+
+/* The datagrams of out, in one sendmmsg: with GSO, each run of equal
+ * ones (a body's full packets) is one message the kernel splits, so a
+ * burst costs one pass through the UDP stack instead of one each. */
+static void send_from(native_conn *c, ll_h3_out *out, int from) {
     struct mmsghdr msgs[LL_H3_BATCH];
     struct iovec iov[LL_H3_BATCH];
-    memset(msgs, 0, sizeof(msgs[0]) * (size_t)out->n);
-    for (int i = 0; i < out->n; i++) {
-        iov[i].iov_base = out->buf + out->off[i];
-        iov[i].iov_len = out->len[i];
-        msgs[i].msg_hdr.msg_iov = &iov[i];
-        msgs[i].msg_hdr.msg_iovlen = 1;
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl[LL_H3_BATCH];
+    int first[LL_H3_BATCH]; /* each message's first datagram */
+    int m = 0, gso = __atomic_load_n(&gso_ok, __ATOMIC_RELAXED);
+    memset(msgs, 0, sizeof(msgs));
+    for (int i = from; i < out->n; m++) {
+        int run = gso ? gso_run(out, i) : 1;
+        first[m] = i;
+        iov[m].iov_base = out->buf + out->off[i];
+        iov[m].iov_len = run == 1 ? out->len[i] : out->off[i + run - 1] + out->len[i + run - 1] - out->off[i];
+        msgs[m].msg_hdr.msg_iov = &iov[m];
+        msgs[m].msg_hdr.msg_iovlen = 1;
+        if (run > 1) {
+            msgs[m].msg_hdr.msg_control = ctl[m].buf;
+            msgs[m].msg_hdr.msg_controllen = sizeof(ctl[m].buf);
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&msgs[m].msg_hdr);
+            cm->cmsg_level = SOL_UDP;
+            cm->cmsg_type = UDP_SEGMENT;
+            cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t seg = (uint16_t)out->len[i];
+            memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+        }
+        i += run;
     }
     int done = 0;
-    while (done < out->n) {
-        int n = sendmmsg(c->net.fd, msgs + done, (unsigned)(out->n - done), 0);
+    while (done < m) {
+        int n = sendmmsg(c->net.fd, msgs + done, (unsigned)(m - done), 0);
         if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT || errno == EOPNOTSUPP) &&
+            msgs[done].msg_hdr.msg_controllen) {
+            __atomic_store_n(&gso_ok, 0, __ATOMIC_RELAXED); /* no GSO here: the rest and the next ones without */
+            return send_from(c, out, first[done]);
+        }
         if (n <= 0) break; /* EAGAIN, ENOBUFS, a refusal: the datagrams are lost, QUIC resends */
         done += n;
     }
 }
+
+static void send_batch(native_conn *c, ll_h3_out *out) { send_from(c, out, 0); }
 
 /* Sends what the session has to send. 0, or -1 when the connection
  * failed (closed, its users failed). */
