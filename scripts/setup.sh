@@ -15,7 +15,7 @@ PKGS=(
   libxml2-dev libhttp-parser-dev liburing-dev libc-ares-dev libwslay-dev python3-websockets
   default-jre-headless libhdrhistogram-java
   libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus chromium
-  libprotobuf-dev libprotoc-dev protobuf-compiler python3-grpcio python3-protobuf python3-h2 libyaml-dev
+  libprotobuf-dev libprotoc-dev protobuf-compiler python3-grpcio python3-protobuf python3-h2 libyaml-dev python3-yaml
   zsh fish
   file
 )
@@ -76,5 +76,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 npm ci --prefix "$root/deploy/k8s/validate" --no-audit --no-fund --silent
 # uPlot for the HTML report, built into luaload (no CDN)
 npm ci --prefix "$root/src/core/metrics/report/page" --no-audit --no-fund --silent
+# third-party OpenAPI and Swagger descriptions (the petstores and more) for
+# tests/e2e/test_convert_openapi.sh
+npm ci --prefix "$root/tests/e2e/openapi" --no-audit --no-fund --silent
 
 echo "setup.sh: ready (libcurl $ver, $(luajit -v | cut -d' ' -f1-2))" >&2
