@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const RESERVED[] = {"and",   "break", "do",  "else", "elseif", "end",    "false",
@@ -121,7 +122,15 @@ int ll_emit_has_null(const cJSON *v) {
 static void emit_number(ll_buf *b, double d) {
     if (isnan(d) || isinf(d)) ll_buf_puts(b, "0/0");
     else if (d == floor(d) && fabs(d) < 1e15) ll_buf_printf(b, "%.0f", d);
-    else ll_buf_printf(b, "%.17g", d);
+    else {
+        /* the shortest form that reads back as d: 49.99, not 49.990000000000002 */
+        char t[32];
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(t, sizeof(t), "%.*g", prec, d);
+            if (strtod(t, NULL) == d) break;
+        }
+        ll_buf_puts(b, t);
+    }
 }
 
 /* Whether v is a scalar, or an array or object of at most 4 scalars: such

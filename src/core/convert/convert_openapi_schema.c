@@ -153,7 +153,8 @@ static cJSON *example(ll_oas *a, const cJSON *schema, guard *g);
 static void merge_into(cJSON *dst, cJSON *src) {
     while (src->child) {
         cJSON *c = cJSON_DetachItemViaPointer(src, src->child);
-        if (cJSON_GetObjectItemCaseSensitive(dst, c->string)) cJSON_ReplaceItemInObjectCaseSensitive(dst, c->string, c);
+        cJSON *old = cJSON_GetObjectItemCaseSensitive(dst, c->string);
+        if (old) cJSON_ReplaceItemViaPointer(dst, old, c); /* c keeps its name */
         else cJSON_AddItemToObject(dst, c->string, c);
     }
 }
