@@ -94,6 +94,7 @@ serve_spec "$EX/3.0/yaml/petstore.yaml" ""
 run_ll convert "$EX/3.0/yaml/petstore.yaml" --tags "store, user" --base-url "http://127.0.0.1:$SP" -o "$T/tags.lua"
 expect_eq "--tags: converted" "$RC" 0
 expect_eq "--tags: 12 operations" "$(grep -c '^function api\.' "$T/tags.lua")" 12
+expect_match "--tags: named in the header" "$T/tags.lua" '^-- the operations tagged store, user\.$'
 run_ll run -q -i 1 "$T/tags.lua"
 if /usr/bin/python3 "$SRV" check "$EX/3.0/yaml/petstore.yaml" "$SLOG" 1 store,user >"$T/check.txt"; then
   ok "--tags: the store and user operations, once each, no pet ones"

@@ -191,13 +191,13 @@ static void emit_script(conv *c, const char *ver, const char *base, int relative
         ll_buf_puts(b, " ");
         oneline(b, version, 40);
     }
-    ll_buf_printf(b, ": a test written by `luaload convert` from %s (%s %s)%s.\n", slash ? slash + 1 : c->o->input,
-                  c->a->swagger ? "Swagger" : "OpenAPI", ver, c->o->tags ? ", the operations tagged " : "");
+    ll_buf_printf(b, ": a test written by `luaload convert` from %s (%s %s)", slash ? slash + 1 : c->o->input,
+                  c->a->swagger ? "Swagger" : "OpenAPI", ver);
     if (c->o->tags) {
-        ll_buf_puts(b, "-- ");
+        ll_buf_puts(b, ",\n-- the operations tagged ");
         oneline(b, c->o->tags, 200);
-        ll_buf_puts(b, "\n");
     }
+    ll_buf_puts(b, ".\n");
     ll_buf_puts(b, "-- Each operation is a function of `api`; default() calls each once, in the\n"
                    "-- description's order, and checks its documented success status.\n"
                    "--\n"

@@ -277,7 +277,9 @@ static void emit_form(op_ctx *c, cJSON *v, int multipart, const cJSON *props) {
     while (v->child) {
         cJSON *f = cJSON_DetachItemViaPointer(v, v->child);
         int file = multipart && props && is_file(a, cJSON_GetObjectItemCaseSensitive(props, f->string));
-        cJSON_AddItemToObject(file ? files : fields, f->string, flat(f, multipart ? "," : NULL));
+        char *name = ll_xstrdup(f->string); /* flat may free f */
+        cJSON_AddItemToObject(file ? files : fields, name, flat(f, multipart ? "," : NULL));
+        free(name);
     }
     cJSON_Delete(v);
     if (!multipart) {
@@ -544,8 +546,8 @@ int ll_oas_op_emit(ll_oas_ops *ops, const char *path, const char *method, const 
         }
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(op, "deprecated"))) ll_buf_puts(b, " (deprecated)");
         ll_buf_printf(b, "\nfunction api.%s()\n", c->fname);
-        ll_buf_append(b, c->locals.p, c->locals.len);
-        ll_buf_append(b, c->body.p, c->body.len);
+        if (c->locals.len) ll_buf_append(b, c->locals.p, c->locals.len);
+        if (c->body.len) ll_buf_append(b, c->body.p, c->body.len);
         emit_request(c, b, method, url.p, label);
         emit_check(c, b, op);
         ll_buf_puts(b, "  return res\nend\n\n");
