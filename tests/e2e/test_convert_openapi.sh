@@ -123,6 +123,31 @@ expect_eq "all $n descriptions of @readme/oas-examples convert and pass inspect"
 run_ll convert "$EX/3.0/yaml/circular.yaml"
 expect_eq "circular schema converts" "$RC" 0
 
+# schemas that contain themselves (a list of itself, allOf and oneOf of
+# itself, a property of itself) are cut where they repeat
+cat >"$T/self.json" <<'EOF'
+{"openapi": "3.0.3", "info": {"title": "self", "version": "1"},
+ "components": {"schemas": {
+   "L": {"type": "array", "items": {"$ref": "#/components/schemas/L"}},
+   "A": {"allOf": [{"$ref": "#/components/schemas/A"}, {"properties": {"n": {"type": "integer"}}}]},
+   "O": {"oneOf": [{"$ref": "#/components/schemas/O"}]},
+   "T": {"type": "object", "properties": {"name": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#/components/schemas/T"}}}}}},
+ "paths": {"/s": {"post": {"operationId": "s",
+   "parameters": [{"name": "l", "in": "query", "schema": {"$ref": "#/components/schemas/L"}}],
+   "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/T"}}}},
+   "responses": {"201": {"description": "ok"}}}},
+  "/m": {"post": {"operationId": "m",
+   "requestBody": {"content": {"multipart/form-data": {"schema": {"properties": {
+     "l": {"$ref": "#/components/schemas/L"}, "a": {"$ref": "#/components/schemas/A"}, "o": {"$ref": "#/components/schemas/O"}}}}}},
+   "responses": {"201": {"description": "ok"}}}}}}
+EOF
+run_ll convert "$T/self.json" -o "$T/self.lua"
+expect_eq "self-containing schemas: converted" "$RC" 0
+expect_match "self-containing schemas: cut at the repeat" "$T/self.lua" '^    kids = \{\},$'
+expect_match "self-containing schemas: in a form" "$T/self.lua" '^    fields = \{ l = "", a = "\{\\"n\\":1\}" \},$'
+run_ll inspect "$T/self.lua"
+expect_eq "self-containing schemas: inspect" "$RC" 0
+
 # ---- a description of luaload serve's demo API, in YAML with anchors ----
 start_serve
 cat >"$T/demo.yaml" <<'EOF'
@@ -225,6 +250,8 @@ bad_input "a dangling parameter \$ref" '{"swagger": "2.0", "paths": {"/b/{id}": 
   "GET /b/{id} (get_b_id): \$ref '#/parameters/id' points nowhere"
 bad_input "an external \$ref" '{"openapi": "3.0.0", "paths": {"/c": {"$ref": "other.yaml#/c"}}}' \
   "paths./c: \$ref 'other.yaml#/c' is in another file (only references within the document are followed)"
+bad_input "a loop of \$refs" '{"openapi": "3.0.0", "paths": {"/d": {"get": {"parameters": [{"$ref": "#/x/a"}], "responses": {}}}}, "x": {"a": {"$ref": "#/x/b"}, "b": {"$ref": "#/x/a"}}}' \
+  "GET /d (get_d): \$ref '#/x/a' is a loop of references"
 run_ll convert "$EX/3.1/yaml/webhooks.yaml"
 expect_eq "webhooks only: exit 104" "$RC" 104
 expect_match "webhooks only: no paths" "$ERR" "webhooks\.yaml: paths: missing"

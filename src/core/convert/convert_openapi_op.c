@@ -75,16 +75,19 @@ static int collect_params(op_ctx *c, const cJSON *list) {
     return 0;
 }
 
-/* Whether schema (or its items) carries a value of the description's own. */
-static int given(ll_oas *a, const cJSON *schema) {
+/* Whether schema (or its items, a few levels down: they may be itself)
+ * carries a value of the description's own. */
+static int given_at(ll_oas *a, const cJSON *schema, int depth) {
     const cJSON *s = ll_oas_deref(a, schema);
     if (!cJSON_IsObject(s)) return 0;
     static const char *const KEYS[] = {"example", "examples", "default", "enum", "const"};
     for (size_t i = 0; i < sizeof(KEYS) / sizeof(KEYS[0]); i++)
         if (cJSON_GetObjectItemCaseSensitive(s, KEYS[i])) return 1;
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items");
-    return items && items != schema && given(a, items);
+    return items && depth < 4 && given_at(a, items, depth + 1);
 }
+
+static int given(ll_oas *a, const cJSON *schema) { return given_at(a, schema, 0); }
 
 /* A parameter's schema: OpenAPI 3's schema (or its content's), Swagger's
  * parameter itself. */
@@ -255,14 +258,18 @@ static const cJSON *pick_media(const cJSON *content) {
     return pick;
 }
 
-/* Whether a form property (or a Swagger formData parameter) is a file. */
-static int is_file(ll_oas *a, const cJSON *s) {
+/* Whether a form property (or a Swagger formData parameter) is a file
+ * (or a list of them, a few levels down). */
+static int is_file_at(ll_oas *a, const cJSON *s, int depth) {
     s = ll_oas_deref(a, s);
     const char *t = ll_oas_type(s), *f = ll_oas_str(s, "format");
-    if (t && strcmp(t, "array") == 0) return is_file(a, cJSON_GetObjectItemCaseSensitive(s, "items"));
+    if (t && strcmp(t, "array") == 0)
+        return depth < 4 && is_file_at(a, cJSON_GetObjectItemCaseSensitive(s, "items"), depth + 1);
     return (t && strcmp(t, "file") == 0) || (f && (strcmp(f, "binary") == 0 || strcmp(f, "base64") == 0)) ||
            cJSON_GetObjectItemCaseSensitive(s, "contentMediaType") != NULL;
 }
+
+static int is_file(ll_oas *a, const cJSON *s) { return is_file_at(a, s, 0); }
 
 /* local body = http.Form{ fields = ..., files = ... } from an object
  * value; files names the file parts (a property schema each, or NULL). */
@@ -338,6 +345,10 @@ static void emit_body(op_ctx *c, const char *media, cJSON *v, int made, const cJ
         c->ops->needs_json = 1;
     } else if (cJSON_IsString(v)) {
         ll_emit_cstr(b, v->valuestring);
+        if (made) {
+            ll_buf_printf(b, " -- placeholder: a %s body", media);
+            c->ops->placeholders++;
+        }
         c->body_expr = "body";
     } else {
         char *t = v ? cJSON_PrintUnformatted(v) : NULL;
