@@ -50,13 +50,13 @@ static void base_url(ll_oas *a, const ll_convert_opts *o, ll_buf *b, int *relati
     } else if (a->swagger) {
         const cJSON *schemes = cJSON_GetObjectItemCaseSensitive(a->doc, "schemes");
         const char *scheme = cJSON_IsArray(schemes) && cJSON_IsString(schemes->child) ? schemes->child->valuestring : "http";
-        const char *host = ll_oas_str(a->doc, "host"), *bp = ll_oas_str(a->doc, "basePath");
+        const char *host = ll_oas_schema_str(a->doc, "host"), *bp = ll_oas_schema_str(a->doc, "basePath");
         *relative = host == NULL;
         ll_buf_printf(b, "%s://%s%s", scheme, host ? host : "localhost", bp ? bp : "");
     } else {
         const cJSON *servers = cJSON_GetObjectItemCaseSensitive(a->doc, "servers");
         const cJSON *s0 = cJSON_IsArray(servers) ? servers->child : NULL;
-        const char *url = ll_oas_str(s0, "url");
+        const char *url = ll_oas_schema_str(s0, "url");
         const cJSON *vars = cJSON_GetObjectItemCaseSensitive(s0, "variables");
         if (!url || !strstr(url, "://")) {
             *relative = 1;
@@ -71,7 +71,7 @@ static void base_url(ll_oas *a, const ll_convert_opts *o, ll_buf *b, int *relati
             char name[128];
             snprintf(name, sizeof(name), "%.*s", (int)(close - p - 1), p + 1);
             const cJSON *var = cJSON_GetObjectItemCaseSensitive(vars, name);
-            const char *def = ll_oas_str(var, "default");
+            const char *def = ll_oas_schema_str(var, "default");
             const cJSON *en = cJSON_GetObjectItemCaseSensitive(var, "enum");
             if (!def && cJSON_IsArray(en) && cJSON_IsString(en->child)) def = en->child->valuestring;
             if (def) ll_buf_puts(b, def);
@@ -108,7 +108,7 @@ static int each_op(ll_oas *a, op_fn fn, void *ctx) {
     const cJSON *paths = cJSON_GetObjectItemCaseSensitive(a->doc, "paths");
     for (const cJSON *p = paths->child; p; p = p->next) {
         snprintf(a->where, sizeof(a->where), "paths.%s", p->string);
-        const cJSON *item = ll_oas_deref(a, p);
+        const cJSON *item = ll_oas_schema_deref(a, p);
         if (!item) return -1;
         for (const cJSON *m = item->child; m; m = m->next) {
             if (!m->string || !is_method(m->string) || !cJSON_IsObject(m)) continue;
@@ -183,7 +183,7 @@ static void oneline(ll_buf *b, const char *s, size_t max) {
 
 static void emit_script(conv *c, const char *ver, const char *base, int relative, ll_buf *b) {
     const cJSON *info = cJSON_GetObjectItemCaseSensitive(c->a->doc, "info");
-    const char *title = ll_oas_str(info, "title"), *version = ll_oas_str(info, "version");
+    const char *title = ll_oas_schema_str(info, "title"), *version = ll_oas_schema_str(info, "version");
     const char *slash = strrchr(c->o->input, '/');
     ll_buf_puts(b, "-- ");
     oneline(b, title ? title : "API", 120);

@@ -24,27 +24,27 @@ typedef struct ll_oas {
 /* node, or what its "$ref" (a chain of them) points at in the document;
  * NULL with the message "FILE: WHERE: $ref '#/...' points nowhere" in
  * a->err when one dangles, is external or loops. node may be NULL. */
-const cJSON *ll_oas_deref(ll_oas *a, const cJSON *node);
+const cJSON *ll_oas_schema_deref(ll_oas *a, const cJSON *node);
 
 /* An example of schema as a new cJSON tree: its example, default, const
  * or first enum value, else one built from its type and properties
  * ($refs followed, allOf merged, the first of oneOf/anyOf, arrays of one
  * item, strings from their format, readOnly properties left out, a cycle
  * cut short). NULL when a->failed (a $ref dangles). */
-cJSON *ll_oas_example(ll_oas *a, const cJSON *schema);
+cJSON *ll_oas_schema_example(ll_oas *a, const cJSON *schema);
 
 /* A parameter's (or a media type's) own example: "example", else the
  * first of "examples" (its "value" in OpenAPI 3), else NULL. A new tree;
  * NULL also when a->failed. */
-cJSON *ll_oas_own_example(ll_oas *a, const cJSON *holder);
+cJSON *ll_oas_schema_own_example(ll_oas *a, const cJSON *holder);
 
 /* The type a schema names ("string", "integer", ...; OpenAPI 3.1's list
  * of types gives its first one that is not "null"), else guessed from
  * its keys ("object" with properties, "array" with items), else NULL. */
-const char *ll_oas_type(const cJSON *schema);
+const char *ll_oas_schema_type(const cJSON *schema);
 
 /* A string member of obj, or NULL. */
-const char *ll_oas_str(const cJSON *obj, const char *key);
+const char *ll_oas_schema_str(const cJSON *obj, const char *key);
 
 /* The security schemes' credentials (convert_openapi_auth.c). */
 typedef struct ll_oas_auth ll_oas_auth;

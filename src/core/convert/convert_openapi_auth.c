@@ -43,7 +43,7 @@ static void env_name(char *dst, size_t len, const char *ident, const char *suffi
 }
 
 static void add_scheme(ll_oas_auth *au, const char *name, const cJSON *def) {
-    const char *type = ll_oas_str(def, "type"), *sch = ll_oas_str(def, "scheme");
+    const char *type = ll_oas_schema_str(def, "type"), *sch = ll_oas_schema_str(def, "scheme");
     if (!type) return;
     ll_xgrow((void **)&au->s, &au->cap, au->n + 1, sizeof(scheme));
     scheme *s = &au->s[au->n++];
@@ -52,8 +52,8 @@ static void add_scheme(ll_oas_auth *au, const char *name, const cJSON *def) {
     ll_emit_ident(s->ident, sizeof(s->ident), name);
     if (strcmp(type, "apiKey") == 0) {
         s->kind = APIKEY;
-        s->in = ll_oas_str(def, "in") ? ll_oas_str(def, "in") : "header";
-        s->key = ll_oas_str(def, "name") ? ll_oas_str(def, "name") : name;
+        s->in = ll_oas_schema_str(def, "in") ? ll_oas_schema_str(def, "in") : "header";
+        s->key = ll_oas_schema_str(def, "name") ? ll_oas_schema_str(def, "name") : name;
         snprintf(s->what, sizeof(s->what), "an API key, the %s '%.100s'", strcmp(s->in, "query") == 0 ? "query parameter" : s->in,
                  s->key);
         env_name(s->env, sizeof(s->env), s->ident, "");
@@ -80,7 +80,7 @@ ll_oas_auth *ll_oas_auth_new(ll_oas *a) {
                                    : cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a->doc, "components"),
                                                                       "securitySchemes");
     for (const cJSON *c = cJSON_IsObject(defs) ? defs->child : NULL; c; c = c->next) {
-        const cJSON *def = ll_oas_deref(a, c);
+        const cJSON *def = ll_oas_schema_deref(a, c);
         if (!def) {
             ll_oas_auth_free(au);
             return NULL;

@@ -57,9 +57,9 @@ static void local_name(op_ctx *c, char *dst, size_t len, const char *name) {
 static int collect_params(op_ctx *c, const cJSON *list) {
     ll_oas *a = c->ops->a;
     for (const cJSON *x = cJSON_IsArray(list) ? list->child : NULL; x; x = x->next) {
-        const cJSON *p = ll_oas_deref(a, x);
+        const cJSON *p = ll_oas_schema_deref(a, x);
         if (!p) return -1;
-        const char *name = ll_oas_str(p, "name"), *in = ll_oas_str(p, "in");
+        const char *name = ll_oas_schema_str(p, "name"), *in = ll_oas_schema_str(p, "in");
         if (!name || !in) continue;
         int i = 0;
         while (i < c->np && !(strcmp(c->ps[i].name, name) == 0 && strcmp(c->ps[i].in, in) == 0)) i++;
@@ -78,7 +78,7 @@ static int collect_params(op_ctx *c, const cJSON *list) {
 /* Whether schema (or its items, a few levels down: they may be itself)
  * carries a value of the description's own. */
 static int given_at(ll_oas *a, const cJSON *schema, int depth) {
-    const cJSON *s = ll_oas_deref(a, schema);
+    const cJSON *s = ll_oas_schema_deref(a, schema);
     if (!cJSON_IsObject(s)) return 0;
     static const char *const KEYS[] = {"example", "examples", "default", "enum", "const"};
     for (size_t i = 0; i < sizeof(KEYS) / sizeof(KEYS[0]); i++)
@@ -121,11 +121,11 @@ static cJSON *join(const cJSON *arr, const char *sep) {
  * repeats (form, explode; Swagger's multi), else the separator. */
 static const char *array_sep(ll_oas *a, const param *p) {
     if (a->swagger) {
-        const char *f = ll_oas_str(p->p, "collectionFormat");
+        const char *f = ll_oas_schema_str(p->p, "collectionFormat");
         if (f && strcmp(f, "multi") == 0 && strcmp(p->in, "query") == 0) return NULL;
         return !f || strcmp(f, "csv") == 0 ? "," : strcmp(f, "ssv") == 0 ? " " : strcmp(f, "tsv") == 0 ? "\t" : "|";
     }
-    const char *style = ll_oas_str(p->p, "style");
+    const char *style = ll_oas_schema_str(p->p, "style");
     const cJSON *explode = cJSON_GetObjectItemCaseSensitive(p->p, "explode");
     if (strcmp(p->in, "query") == 0 && (!style || strcmp(style, "form") == 0) && !cJSON_IsFalse(explode)) return NULL;
     if (style && strcmp(style, "spaceDelimited") == 0) return " ";
@@ -158,10 +158,10 @@ static cJSON *flat(cJSON *v, const char *sep) {
 
 /* "integer (int64)" */
 static void type_note(ll_oas *a, ll_buf *b, const cJSON *s, int depth) {
-    const char *t = ll_oas_type(s), *f = ll_oas_str(s, "format");
+    const char *t = ll_oas_schema_type(s), *f = ll_oas_schema_str(s, "format");
     ll_buf_puts(b, t ? t : "a value of any type");
     if (f) ll_buf_printf(b, " (%s)", f);
-    const cJSON *items = t && strcmp(t, "array") == 0 ? ll_oas_deref(a, cJSON_GetObjectItemCaseSensitive(s, "items")) : NULL;
+    const cJSON *items = t && strcmp(t, "array") == 0 ? ll_oas_schema_deref(a, cJSON_GetObjectItemCaseSensitive(s, "items")) : NULL;
     if (items && depth < 4) {
         ll_buf_puts(b, " of ");
         type_note(a, b, items, depth + 1);
@@ -172,11 +172,11 @@ static void type_note(ll_oas *a, ll_buf *b, const cJSON *s, int depth) {
 static int emit_param_local(op_ctx *c, const param *p) {
     ll_oas *a = c->ops->a;
     const cJSON *schema = param_schema(a, p->p);
-    cJSON *v = ll_oas_own_example(a, p->p);
+    cJSON *v = ll_oas_schema_own_example(a, p->p);
     int placeholder = 0;
     if (!v && !a->failed) {
         placeholder = !given(a, schema);
-        v = schema ? ll_oas_example(a, schema) : cJSON_CreateString("string");
+        v = schema ? ll_oas_schema_example(a, schema) : cJSON_CreateString("string");
         if (!v && !a->failed) v = cJSON_CreateString("string");
     }
     if (a->failed) return -1;
@@ -187,7 +187,7 @@ static int emit_param_local(op_ctx *c, const param *p) {
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p->p, "required"))) ll_buf_puts(&c->locals, ", required");
     if (placeholder) {
         ll_buf_puts(&c->locals, "; placeholder: ");
-        type_note(a, &c->locals, ll_oas_deref(a, schema), 0);
+        type_note(a, &c->locals, ll_oas_schema_deref(a, schema), 0);
         c->ops->placeholders++;
     }
     ll_buf_puts(&c->locals, "\n");
@@ -261,8 +261,8 @@ static const cJSON *pick_media(const cJSON *content) {
 /* Whether a form property (or a Swagger formData parameter) is a file
  * (or a list of them, a few levels down). */
 static int is_file_at(ll_oas *a, const cJSON *s, int depth) {
-    s = ll_oas_deref(a, s);
-    const char *t = ll_oas_type(s), *f = ll_oas_str(s, "format");
+    s = ll_oas_schema_deref(a, s);
+    const char *t = ll_oas_schema_type(s), *f = ll_oas_schema_str(s, "format");
     if (t && strcmp(t, "array") == 0)
         return depth < 4 && is_file_at(a, cJSON_GetObjectItemCaseSensitive(s, "items"), depth + 1);
     return (t && strcmp(t, "file") == 0) || (f && (strcmp(f, "binary") == 0 || strcmp(f, "base64") == 0)) ||
@@ -329,7 +329,7 @@ static void emit_body(op_ctx *c, const char *media, cJSON *v, int made, const cJ
         c->ops->made_bodies++;
     }
     if (strcmp(media, "application/x-www-form-urlencoded") == 0 || strcmp(media, "multipart/form-data") == 0) {
-        const cJSON *s = ll_oas_deref(a, schema);
+        const cJSON *s = ll_oas_schema_deref(a, schema);
         emit_form(c, v, media[0] == 'm', cJSON_GetObjectItemCaseSensitive(s, "properties"));
         return;
     }
@@ -366,13 +366,13 @@ static int body_openapi3(op_ctx *c, const cJSON *op) {
     ll_oas *a = c->ops->a;
     const cJSON *rb = cJSON_GetObjectItemCaseSensitive(op, "requestBody");
     if (!rb) return 0;
-    if (!(rb = ll_oas_deref(a, rb))) return -1;
+    if (!(rb = ll_oas_schema_deref(a, rb))) return -1;
     const cJSON *m = pick_media(cJSON_GetObjectItemCaseSensitive(rb, "content"));
     if (!m) return 0;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(m, "schema");
-    cJSON *v = ll_oas_own_example(a, m);
+    cJSON *v = ll_oas_schema_own_example(a, m);
     int made = !v && !given(a, schema);
-    if (!v && schema && !a->failed) v = ll_oas_example(a, schema);
+    if (!v && schema && !a->failed) v = ll_oas_schema_example(a, schema);
     if (a->failed) {
         cJSON_Delete(v);
         return -1;
@@ -399,7 +399,7 @@ static int body_swagger(op_ctx *c, const cJSON *op) {
         if (strcmp(p->in, "body") == 0) {
             const cJSON *schema = cJSON_GetObjectItemCaseSensitive(p->p, "schema");
             int made = !given(a, schema);
-            cJSON *v = ll_oas_example(a, schema);
+            cJSON *v = ll_oas_schema_example(a, schema);
             if (a->failed) return -1;
             cJSON_Delete(form);
             cJSON_Delete(props);
@@ -408,7 +408,7 @@ static int body_swagger(op_ctx *c, const cJSON *op) {
         }
         if (strcmp(p->in, "formData") != 0) continue;
         if (!form) form = cJSON_CreateObject(), props = cJSON_CreateObject();
-        cJSON *v = ll_oas_example(a, p->p);
+        cJSON *v = ll_oas_schema_example(a, p->p);
         if (a->failed) break;
         cJSON_AddItemToObject(form, p->name, v ? v : cJSON_CreateString("string"));
         cJSON_AddItemToObject(props, p->name, cJSON_Duplicate(p->p, 1));
@@ -446,7 +446,7 @@ static void emit_check(op_ctx *c, ll_buf *b, const cJSON *op) {
 }
 
 static void unique_fname(ll_oas_ops *ops, char *dst, size_t len, const char *method, const char *path, const cJSON *op) {
-    const char *id = ll_oas_str(op, "operationId");
+    const char *id = ll_oas_schema_str(op, "operationId");
     char raw[600];
     if (id && *id) {
         snprintf(raw, sizeof(raw), "%s", id);
@@ -546,8 +546,8 @@ int ll_oas_op_emit(ll_oas_ops *ops, const char *path, const char *method, const 
             ops->needs_query = 1;
         }
         ll_buf *b = &ops->fns;
-        const char *summary = ll_oas_str(op, "summary");
-        if (!summary || !*summary) summary = ll_oas_str(op, "description");
+        const char *summary = ll_oas_schema_str(op, "summary");
+        if (!summary || !*summary) summary = ll_oas_schema_str(op, "description");
         ll_buf_printf(b, "-- %s", label);
         if (summary && *summary) {
             ll_buf_puts(b, ": ");

@@ -11,7 +11,7 @@
 
 #define MAX_DEPTH 24 /* schemas nested deeper are cut short */
 
-const char *ll_oas_str(const cJSON *obj, const char *key) {
+const char *ll_oas_schema_str(const cJSON *obj, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
@@ -56,9 +56,9 @@ static const cJSON *pointer(const cJSON *doc, const char *p) {
     return *p ? NULL : n;
 }
 
-const cJSON *ll_oas_deref(ll_oas *a, const cJSON *node) {
+const cJSON *ll_oas_schema_deref(ll_oas *a, const cJSON *node) {
     for (int hops = 0; node; hops++) {
-        const char *ref = ll_oas_str(node, "$ref");
+        const char *ref = ll_oas_schema_str(node, "$ref");
         if (!ref) return node;
         if (ref[0] != '#') {
             fail_ref(a, ref, "is in another file (only references within the document are followed)");
@@ -78,7 +78,7 @@ const cJSON *ll_oas_deref(ll_oas *a, const cJSON *node) {
     return NULL;
 }
 
-const char *ll_oas_type(const cJSON *schema) {
+const char *ll_oas_schema_type(const cJSON *schema) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(schema, "type");
     if (cJSON_IsString(t)) return t->valuestring;
     for (const cJSON *c = cJSON_IsArray(t) ? t->child : NULL; c; c = c->next)
@@ -89,14 +89,14 @@ const char *ll_oas_type(const cJSON *schema) {
     return NULL;
 }
 
-cJSON *ll_oas_own_example(ll_oas *a, const cJSON *holder) {
+cJSON *ll_oas_schema_own_example(ll_oas *a, const cJSON *holder) {
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(holder, "example");
     if (ex) return cJSON_Duplicate(ex, 1);
     const cJSON *exs = cJSON_GetObjectItemCaseSensitive(holder, "examples");
     if (cJSON_IsArray(exs) && exs->child) return cJSON_Duplicate(exs->child, 1); /* a 3.1 schema's list */
     if (!cJSON_IsObject(exs)) return NULL;
     for (const cJSON *c = exs->child; c; c = c->next) {
-        const cJSON *e = ll_oas_deref(a, c);
+        const cJSON *e = ll_oas_schema_deref(a, c);
         if (!e) return NULL;
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
         if (v) return cJSON_Duplicate(v, 1);
@@ -197,7 +197,7 @@ static cJSON *object_of(ll_oas *a, const cJSON *s, guard *g) {
     cJSON *obj = cJSON_CreateObject();
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties");
     for (const cJSON *p = cJSON_IsObject(props) ? props->child : NULL; p && !a->failed; p = p->next) {
-        const cJSON *ps = ll_oas_deref(a, p);
+        const cJSON *ps = ll_oas_schema_deref(a, p);
         if (!ps || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ps, "readOnly"))) continue;
         cJSON *v = example(a, p, g);
         if (v) cJSON_AddItemToObject(obj, p->string, v);
@@ -210,13 +210,13 @@ static cJSON *object_of(ll_oas *a, const cJSON *s, guard *g) {
 }
 
 static cJSON *example(ll_oas *a, const cJSON *schema, guard *g) {
-    const cJSON *s = ll_oas_deref(a, schema);
+    const cJSON *s = ll_oas_schema_deref(a, schema);
     if (!s) return NULL;
     if (!cJSON_IsObject(s)) return cJSON_IsTrue(s) ? cJSON_CreateString("string") : NULL;
     for (int i = 0; i < g->n; i++)
         if (g->seen[i] == s) return NULL; /* a cycle: cut here */
     if (g->n == MAX_DEPTH) return NULL;
-    cJSON *own = ll_oas_own_example(a, s);
+    cJSON *own = ll_oas_schema_own_example(a, s);
     if (own || a->failed) return own;
     const cJSON *v;
     if ((v = cJSON_GetObjectItemCaseSensitive(s, "default")) || (v = cJSON_GetObjectItemCaseSensitive(s, "const")))
@@ -226,7 +226,7 @@ static cJSON *example(ll_oas *a, const cJSON *schema, guard *g) {
 
     g->seen[g->n++] = s;
     cJSON *out = NULL;
-    const char *type = ll_oas_type(s);
+    const char *type = ll_oas_schema_type(s);
     if ((v = cJSON_GetObjectItemCaseSensitive(s, "allOf")) && cJSON_IsArray(v)) {
         out = all_of(a, s, v, g);
     } else if (((v = cJSON_GetObjectItemCaseSensitive(s, "oneOf")) || (v = cJSON_GetObjectItemCaseSensitive(s, "anyOf"))) &&
@@ -247,7 +247,7 @@ static cJSON *example(ll_oas *a, const cJSON *schema, guard *g) {
     } else if (strcmp(type, "file") == 0) {
         out = cJSON_CreateString("example");
     } else {
-        out = string_for(ll_oas_str(s, "format"));
+        out = string_for(ll_oas_schema_str(s, "format"));
     }
     g->n--;
     if (a->failed) {
@@ -257,7 +257,7 @@ static cJSON *example(ll_oas *a, const cJSON *schema, guard *g) {
     return out;
 }
 
-cJSON *ll_oas_example(ll_oas *a, const cJSON *schema) {
+cJSON *ll_oas_schema_example(ll_oas *a, const cJSON *schema) {
     guard g = {.n = 0};
     return example(a, schema, &g);
 }
