@@ -15,7 +15,7 @@ PKGS=(
   libxml2-dev libhttp-parser-dev liburing-dev libc-ares-dev libwslay-dev python3-websockets
   default-jre-headless libhdrhistogram-java
   libprotobuf-c-dev protobuf-c-compiler libsnappy-dev prometheus chromium
-  libprotobuf-dev libprotoc-dev protobuf-compiler python3-grpcio python3-protobuf python3-h2
+  libprotobuf-dev libprotoc-dev protobuf-compiler python3-grpcio python3-protobuf python3-h2 libyaml-dev python3-yaml
   zsh fish
   file
 )
@@ -26,7 +26,7 @@ other_system() {
 setup.sh: this is not Debian 12; install these yourself, then build with CMake:
   a C11 compiler, cmake >= 3.16, pkg-config,
   LuaJIT 2.1 (headers), libcurl >= 8 built with HTTP/2 and HTTP/3,
-  cJSON, OpenSSL 3, nghttp2, libjwt, zlib, brotli, zstd, libpng, libxml2,
+  cJSON, OpenSSL 3, nghttp2, libjwt, zlib, brotli, zstd, libpng, libxml2, libyaml,
   http-parser 2.9, liburing, c-ares, wslay, protobuf-c (and protoc-c), snappy,
   libprotobuf 3.21 with its compiler headers (libprotoc) and a C++17 compiler;
   GnuTLS (headers);
@@ -76,5 +76,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 npm ci --prefix "$root/deploy/k8s/validate" --no-audit --no-fund --silent
 # uPlot for the HTML report, built into luaload (no CDN)
 npm ci --prefix "$root/src/core/metrics/report/page" --no-audit --no-fund --silent
+# third-party OpenAPI and Swagger descriptions (the petstores and more) for
+# tests/e2e/test_convert_openapi.sh
+npm ci --prefix "$root/tests/e2e/openapi" --no-audit --no-fund --silent
 
 echo "setup.sh: ready (libcurl $ver, $(luajit -v | cut -d' ' -f1-2))" >&2

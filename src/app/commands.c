@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "convert_cmd.h"
 #include "engine.h"
 #include "exit.h"
 #include "jwt_cache.h"
@@ -66,6 +67,8 @@ static const command COMMANDS[] = {
      inspect_main, NULL, 3, NULL},
     {"new", "[FILE] [--template NAME] [--force]", "write a commented, runnable script (and .luarc.json)", "@file",
      ll_new_main, ll_new_flag_groups, 1, NULL},
+    {"convert", "FILE [-o SCRIPT.lua] [flags]", "write a script from a HAR recording, an OpenAPI/Swagger spec or a Postman collection",
+     "@file", ll_convert_cmd_main, ll_convert_cmd_flag_groups, 1, NULL},
     {"merge", "[flags] [SCRIPT.lua] PART.hlog...", "add up the parts of a split test", "@hlog", merge_main, ll_cli_merge_groups, 1, NULL},
     {"k8s", "SCRIPT.lua --instances N [flags] [-- RUN FLAGS]", "Kubernetes manifests that run a test in N parts",
      "@lua", ll_k8s_main, ll_k8s_flag_groups, 1, NULL},
@@ -75,7 +78,7 @@ static const command COMMANDS[] = {
     {"version", "[--json]", "print luaload's version and its libraries'", NULL, ll_version_main, ll_version_flag_groups, 1, NULL},
     {"clear-cache", "[DIR | --jwt-cache DIR]", "remove the JWT token cache", "@dir", clear_cache_main, CLEAR_GROUPS, 1, NULL},
     {"help", "[COMMAND] [--markdown]", "show a command's help (the same as COMMAND --help)",
-     "run inspect new merge k8s serve completion version clear-cache help", help_main, HELP_GROUPS, 1, NULL},
+     "run inspect new convert merge k8s serve completion version clear-cache help", help_main, HELP_GROUPS, 1, NULL},
 };
 #define NCOMMANDS (int)(sizeof(COMMANDS) / sizeof(COMMANDS[0]))
 

@@ -7,6 +7,7 @@
 # the project headers once more in case a file is compiled elsewhere:
 #   base    <- nothing               token   <- base
 #   serve   <- base                  metrics <- base
+#   convert <- base (cJSON and libyaml: `luaload convert`)
 #   proto   <- base (the one C++ file: libprotobuf's headers only there)
 #   live    <- metrics, base         http    <- metrics, base
 #   run     <- http, live, token, metrics, base
@@ -27,13 +28,14 @@ set -uo pipefail
 SRC=${1:?usage: check_layers.sh SRC_DIR}
 cd "$SRC" || exit 2
 fail=0
-ROOMS="base token serve metrics proto live http run quick dist lua_api app"
+ROOMS="base token serve convert metrics proto live http run quick dist lua_api app"
 below_run="run http live token metrics base"
 allowed() {
   case $1 in
     base) echo "base" ;;
     token) echo "token base" ;;
     serve) echo "serve base" ;;
+    convert) echo "convert base" ;;
     proto) echo "proto base" ;;
     metrics) echo "metrics base" ;;
     live) echo "live metrics base" ;;

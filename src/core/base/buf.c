@@ -2,6 +2,7 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,19 @@ int ll_buf_append(ll_buf *b, const void *p, size_t n) {
 }
 
 int ll_buf_puts(ll_buf *b, const char *s) { return ll_buf_append(b, s, strlen(s)); }
+
+int ll_buf_printf(ll_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || ll_buf_reserve(b, (size_t)n) < 0) return -1;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
 
 int ll_buf_read_file(ll_buf *b, const char *path) {
     FILE *f = fopen(path, "rb");

@@ -17,6 +17,9 @@ int ll_buf_append(ll_buf *b, const void *p, size_t n);
  * failed) when out of memory. */
 int ll_buf_reserve(ll_buf *b, size_t n);
 int ll_buf_puts(ll_buf *b, const char *s);
+/* Appends printf's text of fmt. 0, or -1 (and sets failed) when out of
+ * memory. */
+int ll_buf_printf(ll_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends the whole file at path. Returns 0, or -1 with errno set when it
  * cannot be opened or read (a directory, say) or memory ran out. */
 int ll_buf_read_file(ll_buf *b, const char *path);
