@@ -13,6 +13,7 @@
 #include <zstd.h>
 
 #include "data_csv.h"
+#include "script_host.h" /* ll_segment_tuple_owns (segment.h) */
 #include "xmalloc.h"
 
 enum { CODEC_PLAIN, CODEC_GZIP, CODEC_ZSTD };
@@ -177,9 +178,9 @@ static int ll_data_source_fill(ll_data_source *s, char *err, size_t errlen) {
         return 0;
     }
     s->end += (size_t)n;
-    if (s->fresh && s->end >= 3) { /* a UTF-8 BOM, as spreadsheets write */
+    if (s->fresh) { /* a UTF-8 BOM, as spreadsheets write (a first read gives more than 3 bytes) */
         s->fresh = 0;
-        if (memcmp(s->buf, "\xEF\xBB\xBF", 3) == 0) s->start = 3;
+        if (s->end >= 3 && memcmp(s->buf, "\xEF\xBB\xBF", 3) == 0) s->start = 3;
     }
     return 1;
 }

@@ -28,7 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "segment.h"
 
 #define LL_DATA_SOURCE_CHUNK (256 * 1024)
 /* The longest record a stream takes (its buffer grows up to it). */
@@ -38,6 +37,7 @@ typedef enum { LL_DATA_CSV, LL_DATA_JSONL } ll_data_format;
 typedef enum { LL_DATA_UNIQUE, LL_DATA_CIRCULAR, LL_DATA_RANDOM } ll_data_mode;
 
 typedef struct ll_data_source ll_data_source;
+typedef struct ll_segment_tuple ll_segment_tuple; /* segment.h, through script_host.h */
 
 /* What makes a source: two opens with the same ones share it. */
 typedef struct ll_data_source_opts {

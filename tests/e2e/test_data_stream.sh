@@ -75,8 +75,8 @@ expect_eq "4 shards: exit 0 each" "$rcs" "0000"
 expect_eq "4 shards: each row once over all parts" \
   "$(stats '.headers["x-row"] | "\(.requests) \(.distinct)"')" "$N $N"
 
-# ---- circular: wraps; each part cycles over its own rows ----
-seq -f 'r%g' 1 10 | sed '1i id' >"$T/ten.csv"
+# ---- circular: wraps (past the BOM again); each part cycles over its own rows ----
+{ printf '\xEF\xBB\xBF'; seq -f 'r%g' 1 10 | sed '1i id'; } >"$T/ten.csv" # a UTF-8 BOM before the header
 circ() {
   script "circ$1.lua" <<LUA
 local http = require("luaload.http")

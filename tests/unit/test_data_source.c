@@ -12,6 +12,7 @@
 
 #include "data_csv.h"
 #include "data_source.h"
+#include "segment.h"
 #include "test_util.h"
 
 static char err[512];

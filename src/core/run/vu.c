@@ -234,6 +234,7 @@ void ll_vu_start_iteration(ll_vu *vu) {
     ll_worker *w = vu->w;
     vu->in_iteration = 1;
     vu->yielded = 0;
+    vu->unwinding = 0; /* a pcall may have caught the last one's */
     vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_loop_now_ns();
     vu->next_start_ns = 0;
     vu->rate_wait_ns = 0;
