@@ -26,7 +26,8 @@ struct ll_data_source {
     int fd;
     int codec;
     z_stream z;
-    int z_live;           /* z holds inflate's state */
+    int z_made;           /* z holds inflate's state (inflateEnd at the end) */
+    int z_live;           /* inside a gzip member */
     ZSTD_DStream *zs;
     unsigned char *in;    /* the file's bytes, LL_DATA_SOURCE_CHUNK */
     size_t in_pos, in_len;
@@ -77,8 +78,12 @@ static int ll_data_source_sniff(ll_data_source *s, char *err, size_t errlen) {
     s->codec = CODEC_PLAIN;
     if (s->in_len >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
         s->codec = CODEC_GZIP;
-        memset(&s->z, 0, sizeof(s->z));
-        if (inflateInit2(&s->z, 15 + 16) != Z_OK) {
+        if (s->z_made && inflateReset(&s->z) != Z_OK) { /* read again: the state kept */
+            inflateEnd(&s->z);
+            s->z_made = 0;
+        }
+        if (!s->z_made) s->z_made = inflateInit2(&s->z, 15 + 16) == Z_OK;
+        if (!s->z_made) {
             snprintf(err, errlen, "'%s': cannot start gzip decoding", s->o.path);
             return -1;
         }
@@ -191,7 +196,6 @@ static int ll_data_source_rewind(ll_data_source *s, char *err, size_t errlen) {
         snprintf(err, errlen, "cannot read '%s' again: %s", s->o.path, strerror(errno));
         return -1;
     }
-    if (s->z_live) inflateEnd(&s->z);
     s->z_live = 0;
     s->in_pos = s->in_len = 0;
     s->in_eof = 0;
@@ -294,8 +298,13 @@ static int ll_data_source_scan(ll_data_source *s, int wrap, ll_data_row *row, ch
         int line;
         int rc = ll_data_source_record(s, &p, &n, &line, err, errlen);
         if (rc < 0) return -1;
+        if (rc == 0 && wrap && s->mine == 0) {
+            if (s->k == 0) snprintf(err, errlen, "the file has no rows");
+            else snprintf(err, errlen, "this part of the split test owns none of its %lld rows", (long long)s->k);
+            return 0;
+        }
         if (rc == 0) {
-            if (!wrap || s->mine == 0) return 0;
+            if (!wrap) return 0;
             if (ll_data_source_rewind(s, err, errlen) != 0 || ll_data_source_skip_header(s, err, errlen) < 0)
                 return -1;
             continue;
@@ -365,7 +374,7 @@ static int ll_data_source_same(const ll_data_source_opts *a, const ll_data_sourc
 
 static void ll_data_source_free(ll_data_source *s) {
     if (s->fd >= 0) close(s->fd);
-    if (s->z_live) inflateEnd(&s->z);
+    if (s->z_made) inflateEnd(&s->z);
     if (s->zs) ZSTD_freeDStream(s->zs);
     for (int i = 0; i < s->nwin; i++) free(s->win[i].buf);
     free(s->win);

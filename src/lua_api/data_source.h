@@ -73,8 +73,8 @@ const char *ll_data_source_header(const ll_data_source *s, size_t *len, int *lin
 /* The next row for this part (t: its execution segment, NULL: the whole
  * test; the first call's is kept) into row. Returns 1; 0 when there is
  * none: unique mode's rows are used up, or this part has no row at all
- * (circular, random); -1 with a message in err on a read error or an out
- * of memory. Thread-safe. */
+ * (circular, random: err says why); -1 with a message in err on a read
+ * error or an out of memory. Thread-safe. */
 int ll_data_source_next(ll_data_source *s, const ll_segment_tuple *t, ll_data_row *row, char *err, size_t errlen);
 
 #endif

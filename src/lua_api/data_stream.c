@@ -112,11 +112,10 @@ static ll_data_stream *ll_data_stream_check(lua_State *L) {
     return luaL_checkudata(L, 1, LL_DATA_STREAM_MT);
 }
 
-/* What next() does when unique rows ran out. */
-static int ll_data_stream_used_up(lua_State *L, ll_data_stream *r) {
-    if (r->mode != LL_DATA_UNIQUE)
-        return luaL_error(L, "%s: '%s': no rows for this part of the test (its execution segment owns none)", FN,
-                          r->name);
+/* What next() does when unique rows ran out (why: the source's word for
+ * the other modes, which have none at all). */
+static int ll_data_stream_used_up(lua_State *L, ll_data_stream *r, const char *why) {
+    if (r->mode != LL_DATA_UNIQUE) return luaL_error(L, "%s: '%s': no rows to draw: %s", FN, r->name, why);
     if (r->on_end == ON_END_NIL) return 0;
     ll_worker *w = ll_state_worker(L);
     ll_vu *vu = w ? ll_worker_current(w) : NULL;
@@ -157,10 +156,10 @@ static int ll_data_stream_next(lua_State *L) {
         return luaL_error(L, "%s: reader:next() is for setup, default and teardown, not init code (which runs "
                              "in every worker: each would take rows)", FN);
     if (!r->src) return luaL_error(L, "%s: the reader is closed", FN);
-    char err[512];
+    char err[512] = "";
     int rc = ll_data_source_next(r->src, w ? ll_worker_segment(w) : NULL, &r->row, err, sizeof(err));
     if (rc < 0) return luaL_error(L, "%s: %s", FN, err);
-    if (rc == 0) return ll_data_stream_used_up(L, r);
+    if (rc == 0) return ll_data_stream_used_up(L, r, err);
     if (r->format == LL_DATA_JSONL) {
         ll_data_stream_push_json(L, r);
         return 1;

@@ -153,7 +153,16 @@ for f in users.csv.gz users.csv.zst halves.csv.gz zstd-named.data; do
   opts='{ header = true }'
   [[ $f == *.data ]] && opts='{ header = true, format = "csv" }'
   run_ll run "$(uniq_script "$T/$f" "$opts")" -w 2 -u 4 -i 3000 --summary-export "$T/s.json" -q
+  expect_eq "$f: exit 0" "$RC" 0
   expect_eq "$f: each row once" "$(stats '.headers["x-row"] | "\(.requests) \(.distinct)"') $(passes checks)" "$N $N $N"
+done
+gzip -c "$T/ten.csv" >"$T/ten.csv.gz"
+zstd -q -c "$T/ten.csv" >"$T/ten.csv.zst"
+for f in ten.csv.gz ten.csv.zst; do
+  restart --echo-header X-Row --echo-header X-A
+  sed "s|$T/ten.csv|$T/$f|" "$(circ X-A)" >"$T/circ-$f.lua"
+  run_ll run "$T/circ-$f.lua" -w 2 -u 2 -i 25 -q
+  expect_eq "$f circular: exit 0, read again at each pass" "$RC $(stats '.headers["x-row"] | "\(.requests) \(.distinct)"')" "0 25 10"
 done
 head -c 5000 "$T/users.csv.gz" >"$T/cut.csv.gz"
 S=$(script cut.lua <<LUA
@@ -182,6 +191,19 @@ LUA
 )
 run_ll run "$S" -u 1 -i 2 -q
 expect_match "bad JSON line: file and line" "$ERR" "luaload.data.stream: '.*bad.jsonl' line 2, column [0-9]+: invalid JSON"
+
+printf 'id\n' >"$T/empty.csv"
+seq -f 'r%g' 1 3 | sed '1i id' >"$T/three.csv"
+S=$(script none.lua <<LUA
+local rows = require("luaload.data").stream(__ENV.FILE, { header = true, mode = "circular" })
+function default() rows:next() end
+LUA
+)
+run_ll run "$S" -e FILE="$T/empty.csv" -u 1 -i 1 -q
+expect_match "circular, no rows: told" "$ERR" "'.*empty.csv': no rows to draw: the file has no rows"
+run_ll run "$S" -e FILE="$T/three.csv" --shard 4/4 -u 4 -i 8 -q # part 4 owns row index 3 on
+expect_match "circular, a part with none of 3 rows: told" "$ERR" \
+  "'.*three.csv': no rows to draw: this part of the split test owns none of its 3 rows"
 
 # ---- on_end ----
 restart --echo-header X-Row --echo-header X-Nil
