@@ -391,7 +391,11 @@ static ll_data_source *ll_data_source_open(const ll_data_source_opts *o, char *e
     s->o = *o;
     s->o.path = ll_xstrdup(o->path);
     s->rng = o->seed ? o->seed : 0x9E3779B97F4A7C15ull;
-    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP); /* spins a little before sleeping: next() holds it briefly */
+    pthread_mutex_init(&s->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
     s->in = malloc(LL_DATA_SOURCE_CHUNK);
     s->buf = malloc(LL_DATA_SOURCE_CHUNK);
     s->cap = LL_DATA_SOURCE_CHUNK;
