@@ -6,7 +6,8 @@
  * "luaload.data: the data is read-only". LuaJIT (Lua 5.1) honours neither
  * __len nor __ipairs/__pairs on tables, and ipairs refuses userdata, so a
  * proxy would lose #rows or ipairs(rows): adding a key raises, changing a
- * key already there (or rawset, table.insert) is not caught. */
+ * key already there (or rawset, table.insert) is not caught. data.stream,
+ * for files read a row at a time, is data_stream.c's. */
 #include <cJSON.h>
 #include <errno.h>
 #include <lauxlib.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "data.h"
+#include "data_csv.h"
 #include "json.h"
 #include "modules.h"
 #include "script_host.h"
@@ -33,18 +36,12 @@ static void ll_data_push_frozen_mt(lua_State *L) {
     lua_setfield(L, -2, "__metatable");
 }
 
-/* Raises unless L runs init code: the file is read with blocking I/O,
- * which an iteration must never do. */
-static void ll_data_check_init(lua_State *L, const char *fn) {
+void ll_data_check_init(lua_State *L, const char *fn) {
     ll_worker *w = ll_state_worker(L);
     if (w && ll_worker_current(w)) luaL_error(L, "%s: only available in init code (outside setup, default and teardown)", fn);
 }
 
-/* Pushes the contents of path (relative: to the script's directory, as
- * ll.open) in a userdata, read at once (st_size + 1 bytes: a file that
- * grew, or one without a size such as a pipe, doubles the buffer), and
- * returns them past a UTF-8 BOM, as spreadsheets write. */
-static const char *ll_data_read(lua_State *L, const char *fn, const char *path, size_t *len) {
+void ll_data_push_path(lua_State *L, const char *path) {
     ll_worker *w = ll_state_worker(L);
     const char *script = w ? ll_worker_script(w).path : NULL;
     const char *slash = script ? strrchr(script, '/') : NULL;
@@ -55,6 +52,14 @@ static const char *ll_data_read(lua_State *L, const char *fn, const char *path, 
         lua_pushfstring(L, "%s/%s", lua_tostring(L, -1), path);
         lua_remove(L, -2);
     }
+}
+
+/* Pushes the contents of path (relative: to the script's directory, as
+ * ll.open) in a userdata, read at once (st_size + 1 bytes: a file that
+ * grew, or one without a size such as a pipe, doubles the buffer), and
+ * returns them past a UTF-8 BOM, as spreadsheets write. */
+static const char *ll_data_read(lua_State *L, const char *fn, const char *path, size_t *len) {
+    ll_data_push_path(L, path);
     FILE *f = fopen(lua_tostring(L, -1), "rb");
     if (!f) luaL_error(L, "%s: cannot read '%s': %s", fn, path, strerror(errno));
     struct stat st;
@@ -81,166 +86,10 @@ static const char *ll_data_read(lua_State *L, const char *fn, const char *path, 
     return buf;
 }
 
-/* ---- CSV ---- */
-
-typedef struct ll_data_csv {
-    lua_State *L;
-    const char *path; /* as the script gave it, for messages */
-    const char *p, *end;
-    int line;               /* the line p is on (1-based) */
-    const char *line_start; /* where that line starts */
-    char sep;
-} ll_data_csv;
-
-static int ll_data_csv_column(const ll_data_csv *c, const char *at) { return (int)(at - c->line_start) + 1; }
-
-/* Moves past the line break at c->p ("\n"; the "\r" before it is skipped
- * by the caller). */
-static void ll_data_csv_newline(ll_data_csv *c) {
-    c->p++;
-    c->line++;
-    c->line_start = c->p;
-}
-
-/* The next quote from c->p (counting the lines before it), or raises: the
- * field opened at open_line, open_col is never closed. */
-static const char *ll_data_csv_quote(ll_data_csv *c, int open_line, int open_col) {
-    const char *q = memchr(c->p, '"', (size_t)(c->end - c->p));
-    if (!q) {
-        luaL_error(c->L, "luaload.data.csv: '%s' line %d, column %d: the quote that opens this field is never closed",
-                   c->path, open_line, open_col);
-    }
-    for (const char *nl = c->p; (nl = memchr(nl, '\n', (size_t)(q - nl))) != NULL; nl++) {
-        c->line++;
-        c->line_start = nl + 1;
-    }
-    return q;
-}
-
-/* Pushes the quoted field at c->p (on its opening quote), with "" as ". */
-static void ll_data_csv_quoted(ll_data_csv *c) {
-    int open_line = c->line, open_col = ll_data_csv_column(c, c->p);
-    c->p++;
-    const char *q = ll_data_csv_quote(c, open_line, open_col);
-    if (q + 1 == c->end || q[1] != '"') { /* no "" inside: the field as it is */
-        lua_pushlstring(c->L, c->p, (size_t)(q - c->p));
-        c->p = q + 1;
-    } else {
-        luaL_Buffer b;
-        luaL_buffinit(c->L, &b);
-        for (;;) {
-            luaL_addlstring(&b, c->p, (size_t)(q - c->p));
-            c->p = q + 1;
-            if (c->p == c->end || *c->p != '"') break;
-            luaL_addchar(&b, '"');
-            c->p++;
-            q = ll_data_csv_quote(c, open_line, open_col);
-        }
-        luaL_pushresult(&b);
-    }
-    const char *after = c->p;
-    if (after < c->end && *after == '\r' && after + 1 < c->end && after[1] == '\n') after++;
-    if (after == c->end || *after == c->sep || *after == '\n') {
-        c->p = after;
-        return;
-    }
-    luaL_error(c->L, "luaload.data.csv: '%s' line %d, column %d: expected '%c' or the end of the line after the "
-                     "closing quote of a field",
-               c->path, c->line, ll_data_csv_column(c, c->p), c->sep);
-}
-
-/* Pushes the unquoted field at c->p (up to the separator or the line's
- * end; a quote inside it is kept as it is). */
-static void ll_data_csv_plain(ll_data_csv *c) {
-    const char *q = c->p;
-    while (q < c->end && *q != c->sep && *q != '\n') q++;
-    const char *e = q;
-    if (e > c->p && e[-1] == '\r' && (e == c->end || *e == '\n')) e--; /* CRLF */
-    lua_pushlstring(c->L, c->p, (size_t)(e - c->p));
-    c->p = q;
-}
-
-/* Pushes the next field; returns 1 when the record goes on after it, 0
- * when it was the record's last (c->p is then past the line break). */
-static int ll_data_csv_field(ll_data_csv *c) {
-    if (c->p < c->end && *c->p == '"') ll_data_csv_quoted(c);
-    else ll_data_csv_plain(c);
-    if (c->p == c->end) return 0;
-    if (*c->p == c->sep) {
-        c->p++;
-        return 1;
-    }
-    ll_data_csv_newline(c);
-    return 0;
-}
-
-/* Skips empty lines; returns 0 at the end of the input. */
-static int ll_data_csv_skip_empty(ll_data_csv *c) {
-    for (;;) {
-        if (c->p == c->end) return 0;
-        if (*c->p == '\n') ll_data_csv_newline(c);
-        else if (*c->p == '\r' && c->p + 1 < c->end && c->p[1] == '\n') c->p++;
-        else return 1;
-    }
-}
-
-/* Reads the header record into the list at hdr; returns its length. */
-static int ll_data_csv_header(ll_data_csv *c, int hdr) {
-    lua_State *L = c->L;
-    lua_newtable(L); /* names seen */
-    int seen = lua_gettop(L);
-    int line = c->line, n = 0, more = 1;
-    while (more) {
-        more = ll_data_csv_field(c);
-        lua_pushvalue(L, -1);
-        lua_rawget(L, seen);
-        if (!lua_isnil(L, -1)) {
-            luaL_error(L, "luaload.data.csv: '%s' line %d: the header names the column '%s' twice", c->path, line,
-                       lua_tostring(L, -2));
-        }
-        lua_pop(L, 1);
-        lua_pushvalue(L, -1);
-        lua_pushboolean(L, 1);
-        lua_rawset(L, seen);
-        lua_rawseti(L, hdr, ++n);
-    }
-    lua_pop(L, 1);
-    return n;
-}
-
-/* Pushes the record at c->p as a list of strings. ncols: the previous
- * record's length, a size hint. */
-static int ll_data_csv_list_row(ll_data_csv *c, int ncols) {
-    lua_createtable(c->L, ncols, 0);
-    int n = 0, more = 1;
-    while (more) {
-        more = ll_data_csv_field(c);
-        lua_rawseti(c->L, -2, ++n);
-    }
-    return n;
-}
-
-/* Pushes the record at c->p as { [header name] = field }. */
-static void ll_data_csv_named_row(ll_data_csv *c, int hdr, int nhdr) {
-    lua_State *L = c->L;
-    int line = c->line, n = 0, more = 1;
-    lua_createtable(L, 0, nhdr);
-    while (more) {
-        if (++n > nhdr) {
-            luaL_error(L, "luaload.data.csv: '%s' line %d: more fields than the header's %d", c->path, line, nhdr);
-        }
-        lua_rawgeti(L, hdr, n);
-        more = ll_data_csv_field(c);
-        lua_rawset(L, -3);
-    }
-    if (n < nhdr) {
-        luaL_error(L, "luaload.data.csv: '%s' line %d: %d field%s where the header has %d", c->path, line, n,
-                   n == 1 ? "" : "s", nhdr);
-    }
-}
+/* ---- CSV (the rows: data_csv.c) ---- */
 
 /* The options table at idx: header (boolean), separator (one character). */
-static void ll_data_csv_options(lua_State *L, int idx, int *header, char *sep) {
+static void ll_data_options_csv(lua_State *L, int idx, int *header, char *sep) {
     if (lua_isnoneornil(L, idx)) return;
     if (!lua_istable(L, idx)) luaL_error(L, "luaload.data.csv: options must be a table, got %s", luaL_typename(L, idx));
     lua_pushnil(L);
@@ -252,13 +101,7 @@ static void ll_data_csv_options(lua_State *L, int idx, int *header, char *sep) {
             }
             *header = lua_toboolean(L, -1);
         } else if (k && strcmp(k, "separator") == 0) {
-            size_t len = 0;
-            const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
-            if (!s || len != 1 || *s == '"' || *s == '\r' || *s == '\n') {
-                luaL_error(L, "luaload.data.csv: separator must be one character (not a quote or a line break), got %s",
-                           s ? s : luaL_typename(L, -1));
-            }
-            *sep = *s;
+            *sep = ll_data_csv_separator(L, -1, "luaload.data.csv");
         } else {
             lua_pushvalue(L, -2);
             luaL_error(L, "luaload.data.csv: unknown option '%s'", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
@@ -268,12 +111,12 @@ static void ll_data_csv_options(lua_State *L, int idx, int *header, char *sep) {
 }
 
 /* data.csv(path[, { header = false, separator = "," }]) -> rows */
-static int ll_data_csv_load(lua_State *L) {
+static int ll_data_load_csv(lua_State *L) {
     const char *fn = "luaload.data.csv";
     const char *path = luaL_checkstring(L, 1);
     int header = 0;
     char sep = ',';
-    ll_data_csv_options(L, 2, &header, &sep);
+    ll_data_options_csv(L, 2, &header, &sep);
     ll_data_check_init(L, fn);
     lua_settop(L, 2);
     luaL_checkstack(L, 40, "luaload.data.csv");
@@ -282,7 +125,7 @@ static int ll_data_csv_load(lua_State *L) {
     ll_data_push_frozen_mt(L);
     int mt = lua_gettop(L);
 
-    ll_data_csv c = {L, path, s, s + len, 1, s, sep};
+    ll_data_csv c = {L, fn, path, s, s + len, 1, s, sep};
     size_t lines = 0;
     for (const char *nl = s; (nl = memchr(nl, '\n', (size_t)(c.end - nl))) != NULL; nl++) lines++;
     int nhdr = 0;
@@ -335,7 +178,7 @@ static void ll_data_json_error(lua_State *L, const char *path, const char *s, si
 
 /* data.json(path) -> the decoded value (json.decode's conversions: JSON
  * null is json.null) */
-static int ll_data_json_load(lua_State *L) {
+static int ll_data_load_json(lua_State *L) {
     const char *fn = "luaload.data.json";
     const char *path = luaL_checkstring(L, 1);
     ll_data_check_init(L, fn);
@@ -360,7 +203,8 @@ static int ll_data_json_load(lua_State *L) {
 }
 
 int luaopen_luaload_data(lua_State *L) {
-    static const luaL_Reg fns[] = {{"csv", ll_data_csv_load}, {"json", ll_data_json_load}, {NULL, NULL}};
+    static const luaL_Reg fns[] = {{"csv", ll_data_load_csv}, {"json", ll_data_load_json},
+                                     {"stream", ll_data_stream_open}, {NULL, NULL}};
     lua_newtable(L);
     luaL_register(L, NULL, fns);
     return 1;

@@ -114,6 +114,7 @@ head -c 4096 /dev/urandom >"$G/photo.jpg"
 echo '[{"name":"u1","pass":"p"},{"name":"u2","pass":"q"}]' >"$G/data/users.json"
 printf 'name,pass\na,1\nb,2\n' >"$G/users.csv"
 echo '{"users":2}' >"$G/config.json"
+printf '{"id":1}\n{"id":2}\n' >"$G/events.jsonl"
 BIG_SHA=$(sha256sum "$G/big.bin" | cut -d' ' -f1)
 # script.lua, test.lua (the names the shell lines use): a small script on BASE_URL
 cat >"$G/script.lua" <<'EOF'

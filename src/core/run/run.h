@@ -75,6 +75,7 @@ typedef struct ll_run {
     char abort_reason[256];     /* written once, by whoever set aborted */
     atomic_int threshold_abort; /* an abortOnFail threshold failed: stop now */
     atomic_int marked_failed;   /* test.fail() was called: exit 110, go on */
+    atomic_int scenarios_ended; /* ll_worker_end_scenarios: end them gracefully */
     atomic_int crashed;         /* a thread running Lua code faulted (crash.c):
                                  * stop now, exit 109 after the summary */
     int publish;                /* workers publish a snapshot every second */

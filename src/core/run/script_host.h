@@ -20,6 +20,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "scenario.h"
+#include "segment.h"
 #include "transport.h"
 
 typedef struct lua_State lua_State;
@@ -86,6 +87,13 @@ uint64_t ll_worker_new_client_uid(ll_worker *w);
 const char *ll_worker_abort(ll_worker *w, const char *reason);
 /* test.fail(): the run goes on and exits with 110. */
 void ll_worker_mark_failed(ll_worker *w);
+/* Ends the scenarios as at the end of their duration (running iterations
+ * get their gracefulStop, no new one starts; the exit code is not
+ * touched): a data.stream's unique rows ran out. Returns 1 the first time. */
+int ll_worker_end_scenarios(ll_worker *w);
+/* This instance's execution segment, NULL for the whole test (or before
+ * the options are read: in init code). */
+const ll_segment_tuple *ll_worker_segment(const ll_worker *w);
 /* A Lua panic (what: its message) on this thread: the crash guard ends the
  * run as for a fault (crash.c). Does not return. */
 void ll_crash_panic(const char *what);
@@ -130,6 +138,9 @@ const ll_scenario *ll_vu_scenario(const ll_vu *vu);
 double ll_vu_scenario_progress(const ll_vu *vu);
 /* Its math.random generator (4 words, lua_api/random.c). */
 uint64_t *ll_vu_rng(ll_vu *vu);
+/* The error about to unwind the running iteration is not the script's:
+ * the iteration ends uncounted (as after abort()), not as a failure. */
+void ll_vu_unwind(ll_vu *vu);
 
 /* ---- its coroutines, their waits and its event loop ---- */
 

@@ -211,9 +211,11 @@ static void run(ll_vu_task *t, int nargs) {
         end_iteration(vu, 0);
         return;
     }
-    if (rc == LL_SCRIPT_FAILED && atomic_load_explicit(&w->run->aborted, memory_order_relaxed)) {
-        renew_coroutine(vu); /* luaload.abort() unwound it: not a script error */
-        if (!w->single) w->interrupted++;
+    int unwound = vu->unwinding;
+    vu->unwinding = 0;
+    if (rc == LL_SCRIPT_FAILED && (unwound || atomic_load_explicit(&w->run->aborted, memory_order_relaxed))) {
+        renew_coroutine(vu); /* luaload.abort() or ll_vu_unwind: not a script error */
+        if (!w->single && !unwound) w->interrupted++;
         end_iteration(vu, 0);
         return;
     }
@@ -232,6 +234,7 @@ void ll_vu_start_iteration(ll_vu *vu) {
     ll_worker *w = vu->w;
     vu->in_iteration = 1;
     vu->yielded = 0;
+    vu->unwinding = 0; /* a pcall may have caught the last one's */
     vu->iter_start_ns = vu->next_start_ns ? vu->next_start_ns : ll_loop_now_ns();
     vu->next_start_ns = 0;
     vu->rate_wait_ns = 0;
@@ -397,6 +400,7 @@ int ll_vu_id(const ll_vu *vu) { return vu->id; }
 int ll_vu_index(const ll_vu *vu) { return vu->index; }
 int64_t ll_vu_iteration(const ll_vu *vu) { return vu->iteration; }
 uint64_t *ll_vu_rng(ll_vu *vu) { return vu->rng; }
+void ll_vu_unwind(ll_vu *vu) { vu->unwinding = 1; }
 ll_http_vu *ll_vu_http(ll_vu *vu) { return &vu->http; }
 lua_State *ll_vu_co(const ll_vu *vu) { return vu->running ? vu->running->co : vu->main.co; }
 int ll_vu_co_ref(const ll_vu *vu) { return vu->running ? vu->running->co_ref : vu->main.co_ref; }

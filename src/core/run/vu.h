@@ -85,6 +85,7 @@ struct ll_vu {
     int main_done;              /* the iteration's function returned */
     int in_iteration;
     int yielded;                /* the current iteration waited at least once */
+    int unwinding;              /* its error is ll_vu_unwind's, not the script's */
     uint64_t iter_start_ns;
     uint64_t rate_wait_ns;      /* of this iteration, waited for --rps: not in its duration */
     uint64_t next_start_ns;     /* when the last iteration ended, if going on */

@@ -89,7 +89,8 @@ static void drive(ll_worker *w) {
                        atomic_load_explicit(&w->halted, memory_order_relaxed) ||
                        (signalled && now >= signal_ns + LL_RUN_SIGNAL_GRACE_NS);
         int graceful = signalled || atomic_load_explicit(&run->threshold_abort, memory_order_relaxed);
-        for (int i = 0; i < w->nexecutors; i++) ll_executor_tick(&w->executors[i], now, stop_now, graceful);
+        int ended = graceful || atomic_load_explicit(&run->scenarios_ended, memory_order_relaxed);
+        for (int i = 0; i < w->nexecutors; i++) ll_executor_tick(&w->executors[i], now, stop_now, ended);
         if (!w->single || !w->vus[0].alive) continue;
         /* setup/teardown: stopped by abort(), its timeout, or a Ctrl-C that
          * came while it ran; teardown still runs after a stop, for as long
@@ -335,6 +336,13 @@ const char *ll_worker_abort(ll_worker *w, const char *reason) {
 void ll_worker_mark_failed(ll_worker *w) {
     if (w->run) atomic_store(&w->run->marked_failed, 1);
 }
+
+int ll_worker_end_scenarios(ll_worker *w) {
+    int expected = 0;
+    return w->run && atomic_compare_exchange_strong(&w->run->scenarios_ended, &expected, 1);
+}
+
+const ll_segment_tuple *ll_worker_segment(const ll_worker *w) { return w->run ? w->run->tuple : NULL; }
 
 void ll_worker_number_iterations(ll_worker *w) {
     if (w->run) atomic_store_explicit(&w->run->number_iters, 1, memory_order_relaxed);

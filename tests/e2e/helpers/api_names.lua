@@ -28,6 +28,7 @@ local ws = require("luaload.ws")
 local grpc = require("luaload.grpc")
 local websockets = require("luaload.websockets")
 local sse = require("luaload.sse")
+local stream = require("luaload.data").stream(__ENV.FILE, { format = "csv" }) -- a reader (init code only)
 
 local counter = metrics.Counter("api_names_counter")
 local gauge = metrics.Gauge("api_names_gauge")
@@ -59,7 +60,7 @@ local SHAPES = {
   "luaload.http.Params", "luaload.http.ClientOptions", "luaload.http.TLSOptions", "luaload.http.BatchRequest",
   "luaload.http.CookieOptions", "luaload.http.FileStreamOptions", "luaload.http.FormParts",
   "luaload.http.BlobOptions", "luaload.http.RandomPNGOptions", "luaload.http.SubmitFormOptions",
-  "luaload.http.ClickLinkOptions", "luaload.data.CSVOptions", "luaload.jwt.GeneratorOptions",
+  "luaload.http.ClickLinkOptions", "luaload.data.CSVOptions", "luaload.data.StreamOptions", "luaload.jwt.GeneratorOptions",
   "luaload.jwt.SignOptions", "luaload.summary.TextOptions", "luaload.summary.JUnitOptions",
   "luaload.ws.Params", "luaload.grpc.TLSParams", "luaload.grpc.ConnectParams", "luaload.grpc.Params",
   "luaload.grpc.Error", "luaload.grpc.Response", "luaload.grpc.StreamParams", "luaload.grpc.Stream",
@@ -191,6 +192,7 @@ function default()
     ["luaload.sse.Client"] = sclient,
     ["luaload.sse.Event"] = sevent,
     ["luaload.sse.Error"] = serror,
+    ["luaload.data.Stream"] = stream,
   }
   for name, obj in pairs(objects) do class(name, obj) end
 
