@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const RESERVED[] = {"and",   "break", "do",  "else", "elseif", "end",    "false",
@@ -121,7 +122,15 @@ int ll_emit_has_null(const cJSON *v) {
 static void emit_number(ll_buf *b, double d) {
     if (isnan(d) || isinf(d)) ll_buf_puts(b, "0/0");
     else if (d == floor(d) && fabs(d) < 1e15) ll_buf_printf(b, "%.0f", d);
-    else ll_buf_printf(b, "%.17g", d);
+    else {
+        /* the shortest of 15, 16, 17 digits that reads back as d */
+        char num[32];
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(num, sizeof(num), "%.*g", prec, d);
+            if (strtod(num, NULL) == d) break;
+        }
+        ll_buf_puts(b, num);
+    }
 }
 
 /* Whether v is a scalar, or an array or object of at most 4 scalars: such
