@@ -12,7 +12,9 @@
 #include "convert.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,9 @@ typedef struct har_cand {
     int number;  /* a JSON number */
     int step;    /* the step whose response has it */
     int used;
+    size_t len;     /* of value */
+    int next;       /* the next candidate in its hash bucket, or -1 */
+    int first_sent; /* the first step whose request had the value, or INT_MAX */
 } har_cand;
 
 /* One request as the script sends it: an entry, and the entries of the
@@ -61,6 +66,11 @@ typedef struct har {
     int ncands, ccap;
     char base[512]; /* the origin the `base` variable stands for */
     int skipped_static, skipped_domain, skipped_other;
+    int *buckets; /* candidates by their value's hash: the first of each chain, or -1 */
+    size_t nbuckets;
+    unsigned char *has_len; /* [n]: some candidate is n bytes long */
+    size_t max_len;         /* the longest candidate */
+    int step_count;         /* candidates of the response being read */
     int *subs; /* the candidates the step being written sends back */
     int nsubs, subcap;
     ll_buf init;   /* init code: files read beside the script */
@@ -264,9 +274,18 @@ static int id_like(const char *k) {
            strcasestr(k, "uuid");
 }
 
+/* Whether a response's value may be one the server made for the session:
+ * a token or an id has a digit (words, MIME types, names have none), or
+ * under an id-like name is long and has no space. */
+static int generated_like(const char *v, size_t n, const char *name) {
+    if (strpbrk(v, "0123456789")) return 1;
+    return id_like(name) && n >= 16 && !memchr(v, ' ', n);
+}
+
 static void add_cand(har *h, int step, const char *value, size_t n, const char *how, const char *where,
                      const char *name, int html, int number) {
-    if (n == 0 || n > MAX_VALUE || h->ncands >= MAX_CANDS * (step + 1)) return;
+    if (n == 0 || n > MAX_VALUE || h->step_count >= MAX_CANDS || !generated_like(value, n, name)) return;
+    h->step_count++;
     ll_xgrow((void **)&h->cands, &h->ccap, h->ncands + 1, sizeof(har_cand));
     har_cand *c = &h->cands[h->ncands++];
     char ident[64];
@@ -278,6 +297,9 @@ static void add_cand(har *h, int step, const char *value, size_t n, const char *
     c->number = number;
     c->step = step;
     c->used = 0;
+    c->len = n;
+    c->next = -1;
+    c->first_sent = INT_MAX;
 }
 
 static int gjson_key_ok(const char *k) { return *k && !strpbrk(k, ".*?#|@\\\"") && strlen(k) < 100; }
@@ -389,6 +411,7 @@ static char *response_text(const cJSON *e, const char **mime) {
 
 static void step_cands(har *h, int step) {
     const char *mime = NULL;
+    h->step_count = 0;
     char *text = response_text(h->steps[step].last, &mime);
     if (!text) return;
     if (mime && strcasestr(mime, "html")) {
@@ -429,14 +452,6 @@ static int next_sub(const har *h, const char *s, size_t n, size_t from, size_t *
     return -1;
 }
 
-/* Whether s[0..n) holds the value c with boundaries around it. */
-static int holds(const char *s, size_t n, const char *v) {
-    size_t vl = strlen(v);
-    for (const char *p = s; n >= vl && (p = memmem(p, n - (size_t)(p - s), v, vl)) != NULL; p++)
-        if ((p == s || boundary(s, n, (size_t)(p - s) - 1)) && boundary(s, n, (size_t)(p - s) + vl)) return 1;
-    return 0;
-}
-
 /* Text of s[0..n) as a Lua expression with the step's values replaced by
  * their variables and the `base` origin by base when it starts s. A
  * number variable becomes text with tostring when it is the whole. */
@@ -474,21 +489,65 @@ static char *har_expr_dup(har *h, const char *s, size_t n, int allow_base) {
     return r;
 }
 
-/* Marks the values request j sends back and collects them in h->subs. */
+static uint64_t fnv_step(uint64_t hv, unsigned char c) { return (hv ^ c) * 0x100000001b3ull; }
+
+/* The hash index of the candidates' values, for step_subs. */
+static void index_cands(har *h) {
+    h->nbuckets = 64;
+    while (h->nbuckets < 2 * (size_t)h->ncands) h->nbuckets *= 2;
+    h->buckets = ll_xmalloc(h->nbuckets * sizeof(int));
+    for (size_t i = 0; i < h->nbuckets; i++) h->buckets[i] = -1;
+    h->has_len = ll_xcalloc(MAX_VALUE + 1, 1);
+    for (int k = 0; k < h->ncands; k++) {
+        har_cand *c = &h->cands[k];
+        uint64_t hv = 0xcbf29ce484222325ull;
+        for (size_t i = 0; i < c->len; i++) hv = fnv_step(hv, (unsigned char)c->value[i]);
+        size_t b = (size_t)hv & (h->nbuckets - 1);
+        c->next = h->buckets[b];
+        h->buckets[b] = k;
+        h->has_len[c->len] = 1;
+        if (c->len > h->max_len) h->max_len = c->len;
+    }
+}
+
+/* Marks the values request j sends back (whole: no letter or digit
+ * around them) and collects them in h->subs, each from the latest
+ * response before j that had it, unless a request sent it first (then
+ * the client knew it: typed, or its own). Every text position where a word starts
+ * is hashed forward to each word end a candidate's length away. */
 static void step_subs(har *h, int j, const char **texts, const size_t *lens, int ntexts) {
     h->nsubs = 0;
-    for (int k = h->ncands - 1; k >= 0; k--) {
-        har_cand *c = &h->cands[k];
-        if (c->step >= j) continue;
-        int newer = 0; /* the same value from a later response wins */
-        for (int q = 0; q < h->nsubs && !newer; q++) newer = strcmp(h->cands[h->subs[q]].value, c->value) == 0;
-        if (newer) continue;
-        int hit = 0;
-        for (int t = 0; t < ntexts && !hit; t++) hit = texts[t] && holds(texts[t], lens[t], c->value);
-        if (!hit) continue;
-        ll_xgrow((void **)&h->subs, &h->subcap, h->nsubs + 1, sizeof(int));
-        h->subs[h->nsubs++] = k;
-        c->used = 1;
+    for (int t = 0; t < ntexts; t++) {
+        const char *s = texts[t];
+        size_t n = lens[t];
+        for (size_t i = 0; s && i < n; i++) {
+            if (i > 0 && !boundary(s, n, i - 1)) continue;
+            uint64_t hv = 0xcbf29ce484222325ull;
+            for (size_t e = i; e < n && e - i < h->max_len; e++) {
+                hv = fnv_step(hv, (unsigned char)s[e]);
+                size_t len = e - i + 1;
+                if (!h->has_len[len] || !boundary(s, n, e + 1)) continue;
+                int best = -1, sent = INT_MAX;
+                int first = h->buckets[(size_t)hv & (h->nbuckets - 1)];
+                for (int k = first; k >= 0; k = h->cands[k].next) {
+                    har_cand *c = &h->cands[k];
+                    if (c->len != len || memcmp(c->value, s + i, len) != 0) continue;
+                    if (c->first_sent < sent) sent = c->first_sent;
+                    if (c->first_sent > j) c->first_sent = j;
+                    if (c->step < j && (best < 0 || c->step > h->cands[best].step)) best = k;
+                }
+                /* a long value the client sent before that response came from the
+                 * client (a short id may be anywhere: "1" in a header) */
+                if (best >= 0 && len >= MIN_VALUE && sent <= h->cands[best].step) best = -1;
+                int had = best < 0;
+                for (int q = 0; q < h->nsubs && !had; q++)
+                    had = strcmp(h->cands[h->subs[q]].value, h->cands[best].value) == 0;
+                if (had) continue;
+                ll_xgrow((void **)&h->subs, &h->subcap, h->nsubs + 1, sizeof(int));
+                h->subs[h->nsubs++] = best;
+                h->cands[best].used = 1;
+            }
+        }
     }
 }
 
@@ -1008,7 +1067,7 @@ static void har_write(har *h, const cJSON *doc) {
     for (int k = 0; k < h->ncands; k++) {
         har_cand *c = &h->cands[k];
         int dup = 0;
-        for (int q = 0; q < k && !dup; q++) dup = h->cands[q].used && strcmp(h->cands[q].name, c->name) == 0;
+        for (int q = 0; q < k && !dup && c->used; q++) dup = h->cands[q].used && strcmp(h->cands[q].name, c->name) == 0;
         if (!c->used || dup) continue;
         ll_buf_printf(b, declared++ ? ", %s" : "  local %s", c->name);
     }
@@ -1031,6 +1090,7 @@ int ll_convert_har(const cJSON *doc, const ll_convert_opts *o, ll_convert_out *o
     if (rc == 0) {
         url_split(jstr(jobj(h.steps[0].entry, "request"), "url"), h.base, sizeof(h.base));
         for (int j = 0; j < h.nsteps; j++) step_cands(&h, j);
+        index_cands(&h);
         har_write(&h, doc);
         name_vars(&h);
         /* names are known only now: write again with them */
@@ -1050,6 +1110,8 @@ int ll_convert_har(const cJSON *doc, const ll_convert_opts *o, ll_convert_out *o
     free(h.cands);
     free(h.steps);
     free(h.subs);
+    free(h.buckets);
+    free(h.has_len);
     ll_buf_free(&h.init);
     ll_buf_free(&h.code);
     return rc;
