@@ -134,6 +134,22 @@ expect_match "the client's own value, echoed by a response, stays as typed" "$OU
   '^  res = http\.get\(base \.\. "/me\?u=alice-the-user&k=k-1234567890x", \{$'
 expect_match "a common value a response happened to hold stays as it is" "$OUT" '^      Accept = "application/json",$'
 
+# ---- many values from responses: one table (a group's closure holds at most 60 upvalues) ----
+/usr/bin/python3 - "$T/many.har" <<'PY'
+import json, sys
+vals = {f"id{j}_id": f"v{j}x{j * 7919}" for j in range(70)}
+json.dump({"log": {"version": "1.2", "pages": [{"id": "p", "title": "many"}], "entries": [
+    {"pageref": "p", "request": {"method": "GET", "url": "http://127.0.0.1:1/a", "headers": []},
+     "response": {"status": 200, "content": {"mimeType": "application/json", "text": json.dumps(vals)}}},
+    {"pageref": "p", "request": {"method": "GET", "url": "http://127.0.0.1:1/b?" + "&".join(f"{k}={v}" for k, v in vals.items()),
+                                 "headers": []}, "response": {"status": 200}}]}}, open(sys.argv[1], "w"))
+PY
+run_ll convert "$T/many.har" -o "$T/many.lua"
+expect_match "70 values: fields of one table" "$T/many.lua" '^  local v = \{\} -- values from responses$'
+expect_match "... taken as fields" "$T/many.lua" '^    v\.id69_id = res:json\("id69_id"\)$'
+run_ll inspect "$T/many.lua"
+expect_eq "... and the script loads (no upvalue limit hit)" "$RC $(head -c 300 "$ERR")" "0 "
+
 # ---- a large recording converts in bounded time (no quadratic scans) ----
 /usr/bin/python3 - "$T/big.har" <<'PY'
 import json, random, string, sys

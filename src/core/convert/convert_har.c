@@ -32,6 +32,7 @@
 #define MAX_CANDS 4000    /* values taken from one response at most */
 #define INLINE_BODY 4096  /* a longer (or binary) body goes to a file beside the script */
 #define MIN_SLEEP 0.1     /* shorter recorded pauses are the browser's, not the user's */
+#define MAX_LOCALS 40     /* more values from responses go in a table, v */
 
 /* A value a response offered, which a later request may send back. */
 typedef struct har_cand {
@@ -76,6 +77,7 @@ typedef struct har {
     ll_buf init;   /* init code: files read beside the script */
     ll_buf code;   /* default()'s body */
     int need_json; /* a body uses json.encode */
+    int vars_table; /* the values from responses are fields of v */
     char *err;
     size_t errlen;
 } har;
@@ -946,7 +948,7 @@ static void har_step_emit(har *h, int j, int indent) {
         if (c->step != j || !c->used) continue;
         if (c->html && !html++) {
             ll_emit_indent(&h->code, indent);
-            ll_buf_puts(&h->code, "local doc = res:html()\n");
+            ll_buf_puts(&h->code, "doc = res:html()\n");
         }
         char line[512];
         snprintf(line, sizeof(line), "%s: %s, sent back below", c->name, c->where);
@@ -958,7 +960,9 @@ static void har_step_emit(har *h, int j, int indent) {
 
 /* Gives every used candidate a variable name of its own (one per value). */
 static void name_vars(har *h) {
-    static const char *const TAKEN[] = {"res", "doc", "base", "http", "ll", "json", "options", "default"};
+    static const char *const TAKEN[] = {"res",    "doc",      "base",     "http", "ll",    "json",  "options",
+                                        "default", "tostring", "tonumber", "string", "math", "table", "os",
+                                        "v",      "require",  "print",    "type",  "pairs", "ipairs"};
     for (int k = 0; k < h->ncands; k++) {
         har_cand *c = &h->cands[k];
         if (!c->used) continue;
@@ -974,6 +978,24 @@ static void name_vars(har *h) {
         }
         free(c->name);
         c->name = ll_xstrdup(name);
+    }
+    /* a closure (a group's function) holds at most 60 upvalues in LuaJIT:
+     * many values go in one table instead */
+    int distinct = 0;
+    for (int k = 0; k < h->ncands; k++) {
+        int dup = 0;
+        for (int q = 0; q < k && !dup && h->cands[k].used; q++)
+            dup = h->cands[q].used && strcmp(h->cands[q].name, h->cands[k].name) == 0;
+        distinct += h->cands[k].used && !dup;
+    }
+    if (distinct <= MAX_LOCALS) return;
+    h->vars_table = 1;
+    for (int k = 0; k < h->ncands; k++) {
+        if (!h->cands[k].used) continue;
+        char name[96];
+        snprintf(name, sizeof(name), "v.%s", h->cands[k].name);
+        free(h->cands[k].name);
+        h->cands[k].name = ll_xstrdup(name);
     }
 }
 
@@ -1062,13 +1084,16 @@ static void har_write(har *h, const cJSON *doc) {
         ll_buf_append(b, h->init.p, h->init.len);
         ll_buf_puts(b, "\n");
     }
-    ll_buf_puts(b, "function default()\n  local res\n");
+    int html = 0;
+    for (int k = 0; k < h->ncands && !html; k++) html = h->cands[k].used && h->cands[k].html;
+    ll_buf_puts(b, html ? "function default()\n  local res, doc\n" : "function default()\n  local res\n");
+    if (h->vars_table) ll_buf_puts(b, "  local v = {} -- values from responses\n");
     int declared = 0;
     for (int k = 0; k < h->ncands; k++) {
         har_cand *c = &h->cands[k];
         int dup = 0;
         for (int q = 0; q < k && !dup && c->used; q++) dup = h->cands[q].used && strcmp(h->cands[q].name, c->name) == 0;
-        if (!c->used || dup) continue;
+        if (!c->used || dup || h->vars_table) continue;
         ll_buf_printf(b, declared++ ? ", %s" : "  local %s", c->name);
     }
     if (declared) ll_buf_puts(b, " -- values from responses\n");
@@ -1096,7 +1121,6 @@ int ll_convert_har(const cJSON *doc, const ll_convert_opts *o, ll_convert_out *o
         /* names are known only now: write again with them */
         ll_buf_free(&h.code);
         ll_buf_free(&h.init);
-        ll_buf_free(&out->script);
         ll_convert_out_free(out);
         h.need_json = 0;
         har_write(&h, doc);
