@@ -29,7 +29,7 @@ const ll_flag_group ll_convert_cmd_flag_groups[1] = {
 static void usage(FILE *f) {
     fputs("usage: luaload convert FILE [-o SCRIPT.lua] [flags]\n"
           "writes a script from FILE: a HAR recording (HAR 1.2, as browsers export it), an OpenAPI 3.0/3.1\n"
-          "or Swagger 2.0 description (JSON or YAML), or a Postman collection (v2.1); the kind is found\n"
+          "or Swagger 2.0 description (JSON or YAML), or a Postman collection (v2.1, v2.0); the kind is found\n"
           "from the file's contents\n",
           f);
     ll_flag_usage(f, ll_convert_cmd_flag_groups, 1);

@@ -23,6 +23,10 @@ ll_convert_kind ll_convert_detect(const cJSON *doc) {
     if (cJSON_IsObject(info) && cJSON_GetObjectItemCaseSensitive(info, "schema") &&
         cJSON_GetObjectItemCaseSensitive(doc, "item"))
         return LL_CONVERT_POSTMAN;
+    /* Postman's v1 (a "requests" list, folders by "order"): refused by its converter by name */
+    if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "requests")) &&
+        (cJSON_GetObjectItemCaseSensitive(doc, "order") || cJSON_GetObjectItemCaseSensitive(doc, "folders")))
+        return LL_CONVERT_POSTMAN;
     return LL_CONVERT_UNKNOWN;
 }
 

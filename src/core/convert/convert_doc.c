@@ -29,12 +29,64 @@ static void line_col(const char *text, size_t off, int *line, int *col) {
     }
 }
 
+/* Whether text[start..len) stops inside a string or with brackets left
+ * open, none closed by the wrong one: JSON cut short (cJSON points its
+ * error at the value it was in, not at the end). */
+static int json_cut_short(const char *text, size_t len, size_t start) {
+    char open[MAX_DEPTH];
+    int depth = 0, in_string = 0;
+    for (size_t i = start; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == '{' || c == '[') {
+            if (depth == MAX_DEPTH) return 0;
+            open[depth++] = c;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0 || open[depth - 1] != (c == '}' ? '{' : '[')) return 0;
+            depth--;
+        }
+    }
+    return in_string || depth > 0;
+}
+
+/* The offset of the bracket that opens level MAX_DEPTH + 1 in
+ * text[start..len), or len when there is none. */
+static size_t json_too_deep(const char *text, size_t len, size_t start) {
+    int depth = 0, in_string = 0;
+    for (size_t i = start; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if ((c == '{' || c == '[') && ++depth > MAX_DEPTH) {
+            return i;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return len;
+}
+
 /* The JSON value at text + start. */
 static cJSON *parse_json(const char *name, const char *text, size_t len, size_t start, char *err, size_t errlen) {
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(text + start, len - start, &end, 0);
     if (doc) {
         while (end && (size_t)(end - text) < len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) end++;
+        size_t deep = json_too_deep(text, len, start);
+        if (deep < len) {
+            int line, col;
+            line_col(text, deep, &line, &col);
+            snprintf(err, errlen, "%s:%d:%d: nested deeper than %d levels", name, line, col, MAX_DEPTH);
+            cJSON_Delete(doc);
+            return NULL;
+        }
         if (!end || (size_t)(end - text) >= len || *end == 0) return doc;
         cJSON_Delete(doc);
     }
@@ -42,7 +94,9 @@ static cJSON *parse_json(const char *name, const char *text, size_t len, size_t 
     size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : len;
     int line, col;
     line_col(text, off, &line, &col);
-    if (off >= len) snprintf(err, errlen, "%s:%d:%d: the JSON ends too soon (truncated?)", name, line, col);
+    if (!doc && json_cut_short(text, len, start)) line_col(text, len, &line, &col);
+    if (off >= len || (!doc && json_cut_short(text, len, start)))
+        snprintf(err, errlen, "%s:%d:%d: the JSON ends too soon (truncated?)", name, line, col);
     else if (doc) snprintf(err, errlen, "%s:%d:%d: text after the JSON value", name, line, col);
     else snprintf(err, errlen, "%s:%d:%d: invalid JSON", name, line, col);
     return NULL;

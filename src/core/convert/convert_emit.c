@@ -123,13 +123,13 @@ static void emit_number(ll_buf *b, double d) {
     if (isnan(d) || isinf(d)) ll_buf_puts(b, "0/0");
     else if (d == floor(d) && fabs(d) < 1e15) ll_buf_printf(b, "%.0f", d);
     else {
-        /* the shortest form that reads back as d: 49.99, not 49.990000000000002 */
-        char t[32];
+        /* the shortest of 15, 16, 17 digits that reads back as d */
+        char num[32];
         for (int prec = 15; prec <= 17; prec++) {
-            snprintf(t, sizeof(t), "%.*g", prec, d);
-            if (strtod(t, NULL) == d) break;
+            snprintf(num, sizeof(num), "%.*g", prec, d);
+            if (strtod(num, NULL) == d) break;
         }
-        ll_buf_puts(b, t);
+        ll_buf_puts(b, num);
     }
 }
 
