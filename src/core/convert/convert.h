@@ -1,5 +1,5 @@
 /* convert.h -- `luaload convert`: a recording (HAR 1.2), an API description
- * (OpenAPI 3.0/3.1, Swagger 2.0) or a Postman collection (v2.1) turned into
+ * (OpenAPI 3.0/3.1, Swagger 2.0) or a Postman collection (v2.1, v2.0) turned into
  * a runnable, readable script. The input is read into one cJSON tree
  * whatever its syntax (JSON, or YAML for API descriptions: convert_doc.h),
  * its kind is found from its top-level keys (ll_convert_detect), and the
@@ -44,12 +44,13 @@ typedef enum ll_convert_kind {
 
 /* What doc is, from its top-level keys ("log" with "entries": HAR;
  * "openapi" or "swagger": OpenAPI; "info" with a Postman schema URL and
- * "item": Postman). */
+ * "item": Postman; "requests" with "order" or "folders": Postman v1, which
+ * its converter refuses by name). */
 ll_convert_kind ll_convert_detect(const cJSON *doc);
 
 /* Each writes the script for doc into out. 0, or -1 with a one-line
  * message in err ("FILE: log.entries[3].request: no url", "FILE: Postman
- * collection v1 is not supported (v2.1 is)"). */
+ * collection v1 is not supported (v2.1 and v2.0 are: ...)"). */
 int ll_convert_har(const cJSON *doc, const ll_convert_opts *o, ll_convert_out *out, char *err, size_t errlen);
 int ll_convert_openapi(const cJSON *doc, const ll_convert_opts *o, ll_convert_out *out, char *err, size_t errlen);
 int ll_convert_postman(const cJSON *doc, const ll_convert_opts *o, ll_convert_out *out, char *err, size_t errlen);
