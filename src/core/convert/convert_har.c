@@ -9,7 +9,7 @@
  *
  * Owns: reading HAR entries, following recorded redirects, the static
  * and domain filters, correlation, and the HAR script's layout. */
-#include "convert.h"
+#include "convert_har.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -26,71 +26,6 @@
 #include "convert_expr.h"
 #include "convert_req.h"
 #include "xmalloc.h"
-
-#define MIN_VALUE 8       /* a shorter response value is correlated only under an id-like name */
-#define MAX_VALUE 2048    /* nor a longer one */
-#define MAX_CANDS 4000    /* values taken from one response at most */
-#define INLINE_BODY 4096  /* a longer (or binary) body goes to a file beside the script */
-#define MIN_SLEEP 0.1     /* shorter recorded pauses are the browser's, not the user's */
-#define MAX_LOCALS 40     /* more values from responses go in a table, v */
-
-/* A value a response offered, which a later request may send back. */
-typedef struct har_cand {
-    char *value;
-    char *how;   /* the Lua code that takes it from `res` (or `doc` for HTML) */
-    char *where; /* "the JSON field token", for the comment */
-    char *name;  /* the variable's name, unique once used */
-    int html;    /* taken from res:html() */
-    int number;  /* a JSON number */
-    int step;    /* the step whose response has it */
-    int used;
-    size_t len;     /* of value */
-    int next;       /* the next candidate in its hash bucket, or -1 */
-    int first_sent; /* the first step whose request had the value, or INT_MAX */
-} har_cand;
-
-/* One request as the script sends it: an entry, and the entries of the
- * redirects the browser followed from it (the script follows them too). */
-typedef struct har_step {
-    const cJSON *entry, *last;
-    int index; /* the entry's index, for messages */
-    const char *pageref;
-    double start, end; /* seconds; 0 when the HAR has no time */
-} har_step;
-
-typedef struct har {
-    const ll_convert_opts *o;
-    ll_convert_out *out;
-    har_step *steps;
-    int nsteps, scap;
-    har_cand *cands;
-    int ncands, ccap;
-    char base[512]; /* the origin the `base` variable stands for */
-    int skipped_static, skipped_domain, skipped_other;
-    int *buckets; /* candidates by their value's hash: the first of each chain, or -1 */
-    size_t nbuckets;
-    unsigned char *has_len; /* [n]: some candidate is n bytes long */
-    size_t max_len;         /* the longest candidate */
-    int step_count;         /* candidates of the response being read */
-    int *subs; /* the candidates the step being written sends back */
-    int nsubs, subcap;
-    ll_buf init;   /* init code: files read beside the script */
-    ll_buf code;   /* default()'s body */
-    int need_json; /* a body uses json.encode */
-    int vars_table; /* the values from responses are fields of v */
-    char *err;
-    size_t errlen;
-} har;
-
-static const char *jstr(const cJSON *o, const char *k) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *jobj(const cJSON *o, const char *k) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsObject(v) ? v : NULL;
-}
 
 static int fail(har *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(har *h, const char *fmt, ...) {
@@ -146,11 +81,6 @@ static void url_host(const char *url, char *dst, size_t len) {
     if (at) p = at + 1;
     size_t n = *p == '[' ? strcspn(p, "]") + 1 : strcspn(p, ":");
     snprintf(dst, len, "%.*s", (int)n, p);
-}
-
-static int ends_with(const char *s, size_t n, const char *suffix) {
-    size_t k = strlen(suffix);
-    return n >= k && strncasecmp(s + n - k, suffix, k) == 0;
 }
 
 static int is_static(const cJSON *e, const char *url) {
@@ -266,293 +196,6 @@ static int har_read(har *h, const cJSON *entries) {
     return rc;
 }
 
-/* ---- correlation: what responses offered ---- */
-
-static int id_like(const char *k) {
-    size_t n = strlen(k);
-    if (strcasecmp(k, "id") == 0 || ends_with(k, n, "_id") || ends_with(k, n, "-id")) return 1;
-    if (n > 2 && k[n - 2] == 'I' && k[n - 1] == 'd' && islower((unsigned char)k[n - 3])) return 1;
-    return strcasestr(k, "token") || strcasestr(k, "csrf") || strcasestr(k, "nonce") || strcasestr(k, "session") ||
-           strcasestr(k, "uuid");
-}
-
-/* Whether a response's value may be one the server made for the session:
- * a token or an id has a digit (words, MIME types, names have none), or
- * under an id-like name is long and has no space. */
-static int generated_like(const char *v, size_t n, const char *name) {
-    if (strpbrk(v, "0123456789")) return 1;
-    return id_like(name) && n >= 16 && !memchr(v, ' ', n);
-}
-
-static void add_cand(har *h, int step, const char *value, size_t n, const char *how, const char *where,
-                     const char *name, int html, int number) {
-    if (n == 0 || n > MAX_VALUE || h->step_count >= MAX_CANDS || !generated_like(value, n, name)) return;
-    h->step_count++;
-    ll_xgrow((void **)&h->cands, &h->ccap, h->ncands + 1, sizeof(har_cand));
-    har_cand *c = &h->cands[h->ncands++];
-    char ident[64];
-    c->value = ll_xstrndup(value, n);
-    c->how = ll_xstrdup(how);
-    c->where = ll_xstrdup(where);
-    c->name = ll_xstrdup(ll_emit_ident(ident, sizeof(ident), name));
-    c->html = html;
-    c->number = number;
-    c->step = step;
-    c->used = 0;
-    c->len = n;
-    c->next = -1;
-    c->first_sent = INT_MAX;
-}
-
-static int gjson_key_ok(const char *k) { return *k && !strpbrk(k, ".*?#|@\\\"") && strlen(k) < 100; }
-
-static void json_cands(har *h, int step, const cJSON *v, char *path, size_t plen, const char *key, int depth) {
-    if (depth > 32) return;
-    if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
-        int i = 0;
-        for (const cJSON *c = v->child; c; c = c->next, i++) {
-            char sub[16];
-            const char *k = cJSON_IsObject(v) ? c->string : (snprintf(sub, sizeof(sub), "%d", i), sub);
-            if (!k || !gjson_key_ok(k)) continue;
-            size_t at = strlen(path);
-            if (at + strlen(k) + 2 >= plen) continue;
-            snprintf(path + at, plen - at, "%s%s", at ? "." : "", k);
-            json_cands(h, step, c, path, plen, cJSON_IsObject(v) ? k : key, depth + 1);
-            path[at] = 0;
-        }
-        return;
-    }
-    if (!key) key = "value";
-    char how[256], where[256];
-    snprintf(how, sizeof(how), "res:json(\"%s\")", path);
-    snprintf(where, sizeof(where), "the JSON field %s", path);
-    if (cJSON_IsString(v)) {
-        size_t n = strlen(v->valuestring);
-        if (n >= MIN_VALUE || id_like(key)) add_cand(h, step, v->valuestring, n, how, where, key, 0, 0);
-    } else if (cJSON_IsNumber(v) && id_like(key) && v->valuedouble == (double)(long long)v->valuedouble) {
-        char num[32];
-        snprintf(num, sizeof(num), "%lld", (long long)v->valuedouble);
-        add_cand(h, step, num, strlen(num), how, where, key, 0, 1);
-    }
-}
-
-/* The value of attribute name in the tag at [p, end), entities decoded,
- * into dst; 0 when it has none. */
-static int tag_attr(const char *p, const char *end, const char *name, char *dst, size_t len) {
-    size_t nl = strlen(name);
-    for (const char *q = p; q + nl < end; q++) {
-        if (strncasecmp(q, name, nl) != 0 || !isspace((unsigned char)q[-1])) continue;
-        const char *v = q + nl;
-        while (v < end && isspace((unsigned char)*v)) v++;
-        if (v >= end || *v != '=') continue;
-        for (v++; v < end && isspace((unsigned char)*v); v++) {}
-        char quote = v < end && (*v == '"' || *v == '\'') ? *v++ : 0;
-        const char *ve = v;
-        while (ve < end && (quote ? *ve != quote : !isspace((unsigned char)*ve) && *ve != '>')) ve++;
-        size_t o = 0;
-        static const char *const ENT[][2] = {{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}};
-        for (const char *c = v; c < ve && o + 1 < len;) {
-            size_t k = 0;
-            while (k < 5 && !(c + strlen(ENT[k][0]) <= ve && strncmp(c, ENT[k][0], strlen(ENT[k][0])) == 0)) k++;
-            if (k < 5) {
-                dst[o++] = ENT[k][1][0];
-                c += strlen(ENT[k][0]);
-            } else {
-                dst[o++] = *c++;
-            }
-        }
-        dst[o] = 0;
-        return 1;
-    }
-    return 0;
-}
-
-static int selector_value_ok(const char *s) { return *s && !strpbrk(s, "\"\\\n]"); }
-
-/* <input name value> and <meta name content> of an HTML page. */
-static void html_cands(har *h, int step, const char *text) {
-    for (const char *p = text; (p = strchr(p, '<')) != NULL; p++) {
-        int input = strncasecmp(p + 1, "input", 5) == 0 && isspace((unsigned char)p[6]);
-        int meta = strncasecmp(p + 1, "meta", 4) == 0 && isspace((unsigned char)p[5]);
-        if (!input && !meta) continue;
-        const char *end = strchr(p, '>');
-        if (!end) return;
-        char name[128], value[MAX_VALUE + 1], how[512], where[256];
-        if (!tag_attr(p, end, "name", name, sizeof(name)) || !selector_value_ok(name) ||
-            !tag_attr(p, end, input ? "value" : "content", value, sizeof(value)))
-            continue;
-        size_t n = strlen(value);
-        if (n < MIN_VALUE && !id_like(name)) continue;
-        snprintf(how, sizeof(how), "doc:find(\"%s[name=\\\"%s\\\"]\"):attr(\"%s\")", input ? "input" : "meta", name,
-                 input ? "value" : "content");
-        snprintf(where, sizeof(where), "the %s of <%s name=\"%s\"> in the page", input ? "value" : "content",
-                 input ? "input" : "meta", name);
-        add_cand(h, step, value, n, how, where, name, 1, 0);
-    }
-}
-
-/* The response body of e as text (base64 decoded), or NULL; the caller
- * frees it. */
-static char *response_text(const cJSON *e, const char **mime) {
-    const cJSON *content = jobj(jobj(e, "response"), "content");
-    const char *text = jstr(content, "text");
-    *mime = jstr(content, "mimeType");
-    if (!text) return NULL;
-    const char *enc = jstr(content, "encoding");
-    if (enc && strcmp(enc, "base64") == 0) {
-        size_t n;
-        char err[128];
-        uint8_t *raw = ll_base64_decode(text, strlen(text), &n, err, sizeof(err));
-        if (!raw) return NULL;
-        char *s = ll_xstrndup((const char *)raw, n);
-        free(raw);
-        return s;
-    }
-    return ll_xstrdup(text);
-}
-
-static void step_cands(har *h, int step) {
-    const char *mime = NULL;
-    h->step_count = 0;
-    char *text = response_text(h->steps[step].last, &mime);
-    if (!text) return;
-    if (mime && strcasestr(mime, "html")) {
-        html_cands(h, step, text);
-    } else if (mime && strcasestr(mime, "json")) {
-        cJSON *doc = cJSON_Parse(text);
-        char path[512] = "";
-        if (doc) json_cands(h, step, doc, path, sizeof(path), NULL, 0);
-        cJSON_Delete(doc);
-    }
-    free(text);
-}
-
-/* ---- correlation: what requests send back ---- */
-
-static int boundary(const char *s, size_t n, size_t at) { return at >= n || !isalnum((unsigned char)s[at]); }
-
-/* The first occurrence in s[0..n) from `from` of a value the step sends
- * back (longest first at one position), as an index into subs; -1. */
-static int next_sub(const har *h, const char *s, size_t n, size_t from, size_t *at) {
-    for (size_t i = from; i < n; i++) {
-        int best = -1;
-        size_t bestlen = 0;
-        for (int k = 0; k < h->nsubs; k++) {
-            const har_cand *c = &h->cands[h->subs[k]];
-            size_t vl = strlen(c->value);
-            if (vl > bestlen && i + vl <= n && memcmp(s + i, c->value, vl) == 0 && (i == 0 || boundary(s, n, i - 1)) &&
-                boundary(s, n, i + vl)) {
-                best = k;
-                bestlen = vl;
-            }
-        }
-        if (best >= 0) {
-            *at = i;
-            return best;
-        }
-    }
-    return -1;
-}
-
-/* Text of s[0..n) as a Lua expression with the step's values replaced by
- * their variables and the `base` origin by base when it starts s. A
- * number variable becomes text with tostring when it is the whole. */
-static void har_expr(har *h, ll_buf *b, const char *s, size_t n, int allow_base) {
-    ll_expr e;
-    ll_expr_begin(&e, b);
-    size_t i = 0, blen = strlen(h->base);
-    if (allow_base && blen && n >= blen && memcmp(s, h->base, blen) == 0 && (n == blen || strchr("/?#", s[blen]))) {
-        ll_expr_code(&e, "base");
-        i = blen;
-    }
-    size_t at;
-    int k;
-    while (i < n && (k = next_sub(h, s, n, i, &at)) >= 0) {
-        const har_cand *c = &h->cands[h->subs[k]];
-        ll_expr_lit(&e, s + i, at - i);
-        if (c->number && at == 0 && at + strlen(c->value) == n) {
-            char code[96];
-            snprintf(code, sizeof(code), "tostring(%s)", c->name);
-            ll_expr_code(&e, code);
-        } else {
-            ll_expr_code(&e, c->name);
-        }
-        i = at + strlen(c->value);
-    }
-    ll_expr_lit(&e, s + i, n - i);
-    ll_expr_end(&e);
-}
-
-static char *har_expr_dup(har *h, const char *s, size_t n, int allow_base) {
-    ll_buf b = {0};
-    har_expr(h, &b, s, n, allow_base);
-    char *r = ll_xstrdup(b.p ? b.p : "\"\"");
-    ll_buf_free(&b);
-    return r;
-}
-
-static uint64_t fnv_step(uint64_t hv, unsigned char c) { return (hv ^ c) * 0x100000001b3ull; }
-
-/* The hash index of the candidates' values, for step_subs. */
-static void index_cands(har *h) {
-    h->nbuckets = 64;
-    while (h->nbuckets < 2 * (size_t)h->ncands) h->nbuckets *= 2;
-    h->buckets = ll_xmalloc(h->nbuckets * sizeof(int));
-    for (size_t i = 0; i < h->nbuckets; i++) h->buckets[i] = -1;
-    h->has_len = ll_xcalloc(MAX_VALUE + 1, 1);
-    for (int k = 0; k < h->ncands; k++) {
-        har_cand *c = &h->cands[k];
-        uint64_t hv = 0xcbf29ce484222325ull;
-        for (size_t i = 0; i < c->len; i++) hv = fnv_step(hv, (unsigned char)c->value[i]);
-        size_t b = (size_t)hv & (h->nbuckets - 1);
-        c->next = h->buckets[b];
-        h->buckets[b] = k;
-        h->has_len[c->len] = 1;
-        if (c->len > h->max_len) h->max_len = c->len;
-    }
-}
-
-/* Marks the values request j sends back (whole: no letter or digit
- * around them) and collects them in h->subs, each from the latest
- * response before j that had it, unless a request sent it first (then
- * the client knew it: typed, or its own). Every text position where a word starts
- * is hashed forward to each word end a candidate's length away. */
-static void step_subs(har *h, int j, const char **texts, const size_t *lens, int ntexts) {
-    h->nsubs = 0;
-    for (int t = 0; t < ntexts; t++) {
-        const char *s = texts[t];
-        size_t n = lens[t];
-        for (size_t i = 0; s && i < n; i++) {
-            if (i > 0 && !boundary(s, n, i - 1)) continue;
-            uint64_t hv = 0xcbf29ce484222325ull;
-            for (size_t e = i; e < n && e - i < h->max_len; e++) {
-                hv = fnv_step(hv, (unsigned char)s[e]);
-                size_t len = e - i + 1;
-                if (!h->has_len[len] || !boundary(s, n, e + 1)) continue;
-                int best = -1, sent = INT_MAX;
-                int first = h->buckets[(size_t)hv & (h->nbuckets - 1)];
-                for (int k = first; k >= 0; k = h->cands[k].next) {
-                    har_cand *c = &h->cands[k];
-                    if (c->len != len || memcmp(c->value, s + i, len) != 0) continue;
-                    if (c->first_sent < sent) sent = c->first_sent;
-                    if (c->first_sent > j) c->first_sent = j;
-                    if (c->step < j && (best < 0 || c->step > h->cands[best].step)) best = k;
-                }
-                /* a long value the client sent before that response came from the
-                 * client (a short id may be anywhere: "1" in a header) */
-                if (best >= 0 && len >= MIN_VALUE && sent <= h->cands[best].step) best = -1;
-                int had = best < 0;
-                for (int q = 0; q < h->nsubs && !had; q++)
-                    had = strcmp(h->cands[h->subs[q]].value, h->cands[best].value) == 0;
-                if (had) continue;
-                ll_xgrow((void **)&h->subs, &h->subcap, h->nsubs + 1, sizeof(int));
-                h->subs[h->nsubs++] = best;
-                h->cands[best].used = 1;
-            }
-        }
-    }
-}
-
 /* ---- writing ---- */
 
 static int header_dropped(const char *name) {
@@ -647,7 +290,7 @@ static int json_tableable(const cJSON *v) {
 static int json_has_sub(har *h, const cJSON *v) {
     if (cJSON_IsString(v)) {
         size_t at;
-        return next_sub(h, v->valuestring, strlen(v->valuestring), 0, &at) >= 0;
+        return har_next_sub(h, v->valuestring, strlen(v->valuestring), 0, &at) >= 0;
     }
     if (cJSON_IsNumber(v)) {
         char num[32];
@@ -734,9 +377,9 @@ static int body_multipart(har *h, ll_buf *b, int step, int indent, const char *m
         char hdrs[1024], name[256] = "", filename[256] = "", ctype[256] = "";
         snprintf(hdrs, sizeof(hdrs), "%.*s", (int)(hend - p), p);
         const char *end = hdrs + strlen(hdrs);
-        int has_file = tag_attr(hdrs, end, "filename", filename, sizeof(filename));
+        int has_file = har_tag_attr(hdrs, end, "filename", filename, sizeof(filename));
         char *disp = strcasestr(hdrs, "content-disposition:");
-        if (disp) tag_attr(disp + 19, end, "name", name, sizeof(name));
+        if (disp) har_tag_attr(disp + 19, end, "name", name, sizeof(name));
         char *ct = strcasestr(hdrs, "content-type:");
         if (ct) snprintf(ctype, sizeof(ctype), "%.*s", (int)strcspn(ct + 13 + strspn(ct + 13, " "), "\r\n"), ct + 13 + strspn(ct + 13, " "));
         const char *data = hend + 4;
@@ -886,7 +529,7 @@ static void har_step_emit(har *h, int j, int indent) {
             lens[nt] = strlen(texts[nt]);
             nt++;
         }
-    step_subs(h, j, texts, lens, nt);
+    har_step_subs(h, j, texts, lens, nt);
     free(decoded);
 
     /* comments for the values sent back */
@@ -1114,8 +757,8 @@ int ll_convert_har(const cJSON *doc, const ll_convert_opts *o, ll_convert_out *o
     if (rc == 0 && h.nsteps == 0) rc = fail(&h, "log.entries: no HTTP request to convert (after the filters)");
     if (rc == 0) {
         url_split(jstr(jobj(h.steps[0].entry, "request"), "url"), h.base, sizeof(h.base));
-        for (int j = 0; j < h.nsteps; j++) step_cands(&h, j);
-        index_cands(&h);
+        for (int j = 0; j < h.nsteps; j++) har_step_cands(&h, j);
+        har_index_cands(&h);
         har_write(&h, doc);
         name_vars(&h);
         /* names are known only now: write again with them */
