@@ -144,7 +144,7 @@ static int is_short(const cJSON *v) {
     return 1;
 }
 
-static void emit_key(ll_buf *b, const char *k) {
+void ll_emit_key(ll_buf *b, const char *k) {
     if (ll_emit_is_ident(k)) {
         ll_buf_puts(b, k);
     } else {
@@ -152,6 +152,10 @@ static void emit_key(ll_buf *b, const char *k) {
         ll_emit_cstr(b, k);
         ll_buf_puts(b, "]");
     }
+}
+
+static void emit_key(ll_buf *b, const char *k) {
+    ll_emit_key(b, k);
     ll_buf_puts(b, " = ");
 }
 

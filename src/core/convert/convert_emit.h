@@ -31,6 +31,8 @@ void ll_emit_indent(ll_buf *b, int n);
  * prefixed with "_", Lua's reserved words suffixed with "_"; snake-case
  * is not forced. Returns dst. */
 char *ll_emit_ident(char *dst, size_t len, const char *s);
+/* k as a table key: the name when it is an identifier, else ["k"]. */
+void ll_emit_key(ll_buf *b, const char *k);
 /* Whether s is a Lua identifier usable as a table key (not reserved). */
 int ll_emit_is_ident(const char *s);
 /* "-- " and text, each of its lines a comment line at indent. */

@@ -135,15 +135,6 @@ static scheme *find(const ll_oas_auth *au, const char *name) {
     return NULL;
 }
 
-static void header_key(ll_buf *b, const char *k) {
-    if (ll_emit_is_ident(k)) {
-        ll_buf_puts(b, k);
-    } else {
-        ll_buf_puts(b, "[");
-        ll_emit_cstr(b, k);
-        ll_buf_puts(b, "]");
-    }
-}
 
 void ll_oas_auth_apply(const ll_oas_auth *au, const cJSON *op, ll_buf *hdr, ll_buf *query, ll_buf *cookie, int indent) {
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(op, "security");
@@ -162,7 +153,7 @@ void ll_oas_auth_apply(const ll_oas_auth *au, const cJSON *op, ll_buf *hdr, ll_b
             ll_buf_printf(cookie, " .. \"=\" .. enc(auth.%s), ", s->ident);
         } else {
             ll_emit_indent(hdr, indent);
-            header_key(hdr, s->kind == APIKEY ? s->key : "Authorization");
+            ll_emit_key(hdr, s->kind == APIKEY ? s->key : "Authorization");
             if (s->kind == BEARER) ll_buf_printf(hdr, " = \"Bearer \" .. auth.%s,\n", s->ident);
             else if (s->kind == BASIC) ll_buf_printf(hdr, " = \"Basic \" .. encoding.b64encode(auth.%s),\n", s->ident);
             else ll_buf_printf(hdr, " = auth.%s,\n", s->ident);

@@ -195,15 +195,6 @@ static int emit_param_local(op_ctx *c, const param *p) {
     return a->failed ? -1 : 0;
 }
 
-static void emit_key(ll_buf *b, const char *k) {
-    if (ll_emit_is_ident(k)) {
-        ll_buf_puts(b, k);
-    } else {
-        ll_buf_puts(b, "[");
-        ll_emit_cstr(b, k);
-        ll_buf_puts(b, "]");
-    }
-}
 
 /* The URL expression: base, the path's literal parts and enc(local) for
  * each {parameter}, then query(...) for the query parameters. */
@@ -301,7 +292,7 @@ static void emit_form(op_ctx *c, cJSON *v, int multipart, const cJSON *props) {
             ll_buf_puts(b, "    files = {\n");
             for (const cJSON *f = files->child; f; f = f->next) {
                 ll_buf_puts(b, "      ");
-                emit_key(b, f->string);
+                ll_emit_key(b, f->string);
                 ll_buf_puts(b, " = http.file(");
                 ll_emit_cstr(b, cJSON_IsString(f) ? f->valuestring : "example");
                 ll_buf_puts(b, ", ");
@@ -526,7 +517,7 @@ int ll_oas_op_emit(ll_oas_ops *ops, const char *path, const char *method, const 
         rc = emit_param_local(c, &c->ps[k]);
         if (rc == 0 && strcmp(in, "header") == 0) {
             ll_emit_indent(&c->hdr, 6);
-            emit_key(&c->hdr, c->ps[k].name);
+            ll_emit_key(&c->hdr, c->ps[k].name);
             ll_buf_printf(&c->hdr, " = tostring(%s),\n", c->ps[k].var);
         } else if (rc == 0 && strcmp(in, "cookie") == 0) {
             ll_emit_cstr(&c->cookie, c->ps[k].name);
