@@ -5,7 +5,8 @@
 # phases, Clients that never share connections, multiplexing, keep-alive off.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/servers.sh"
-make_certs && start_nginx || exit 1
+start_serve # behind nginx's /proxy/: its /delay/MS keeps requests in flight together
+make_certs && UPSTREAM_PORT=$PORT start_nginx || exit 1
 H=http://127.0.0.1:$NGINX_HTTP_PORT
 S=https://127.0.0.1:$NGINX_HTTPS_PORT
 C=http://127.0.0.1:$NGINX_H2C_PORT
@@ -72,13 +73,13 @@ expect_eq "isolation: 60 requests over HTTP/1.1" "$(m "http_reqs{proto:HTTP/1.1}
 expect_eq "isolation: 30 over HTTP/2 (never the other Client's h1 connection)" "$(m "http_reqs{proto:HTTP/2.0}" count)" 30
 
 # ---- connection models: per VU, multiplexed, no keep-alive ----
-conn_case() { # NAME CLIENT_OPTS VUS ITERATIONS WANT_CONNECTIONS
+conn_case() { # NAME CLIENT_OPTS VUS ITERATIONS WANT_CONNECTIONS [PATH]
   local f
   f=$(script "c_$1.lua" <<EOF
 local http = require("luaload.http")
 local c = http.Client{ tls = { ca = "$CA" }, $2 }
 function default()
-  local r = c:get("$S/")
+  local r = c:get("$S${6:-/}")
   if r.status ~= 200 then print("BAD", r.status, r.error) end
 end
 EOF
@@ -91,8 +92,11 @@ EOF
 }
 conn_case "per-VU h2 connections" "" 8 80 8
 conn_case "multiplexed, one connection" "multiplex = true, max_conns_per_host = 1" 8 80 1
-# one stream each: the VUs starting together need both connections whatever the load
-conn_case "multiplexed, two connections" "multiplex = true, max_conns_per_host = 2, max_streams = 1" 8 80 2
+# one stream each, and each request 50 ms long (luaload serve's /delay behind
+# nginx): the 8 VUs' requests overlap and need both connections whatever the
+# load (with instant responses a loaded machine could start them one by one,
+# and libcurl then keeps to one connection)
+conn_case "multiplexed, two connections" "multiplex = true, max_conns_per_host = 2, max_streams = 1" 8 40 2 /proxy/delay/50
 conn_case "keep-alive off" "disable_keep_alive = true, http_version = \"1.1\"" 2 20 20
 
 # ---- TLS: verification, mTLS, versions ----
