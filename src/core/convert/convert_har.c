@@ -326,7 +326,7 @@ static void json_lua(har *h, ll_buf *b, const cJSON *v, int indent) {
     for (const cJSON *c = v->child; c; c = c->next) {
         ll_emit_indent(b, indent + 2);
         if (cJSON_IsObject(v)) {
-            ll_req_key(b, c->string);
+            ll_emit_key(b, c->string);
             ll_buf_puts(b, " = ");
         }
         json_lua(h, b, c, indent + 2);

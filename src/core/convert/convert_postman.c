@@ -521,7 +521,7 @@ static int pm_items(pm *p, const cJSON *items, const char *path, const cJSON *au
 /* "  name = __ENV.name" of a vars entry. */
 static void env_read(ll_buf *b, const char *name) {
     ll_buf_puts(b, "  ");
-    ll_req_key(b, name);
+    ll_emit_key(b, name);
     if (ll_emit_is_ident(name)) {
         ll_buf_printf(b, " = __ENV.%s", name);
     } else {

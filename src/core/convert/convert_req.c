@@ -31,16 +31,6 @@ void ll_req_pairs_free(ll_req_pairs *p) {
     memset(p, 0, sizeof(*p));
 }
 
-void ll_req_key(ll_buf *b, const char *name) {
-    if (ll_emit_is_ident(name)) {
-        ll_buf_puts(b, name);
-    } else {
-        ll_buf_puts(b, "[");
-        ll_emit_cstr(b, name);
-        ll_buf_puts(b, "]");
-    }
-}
-
 void ll_req_form(ll_buf *b, int indent, const ll_req_pairs *f) {
     if (f->n == 0) {
         ll_buf_puts(b, "{}");
@@ -56,7 +46,7 @@ void ll_req_form(ll_buf *b, int indent, const ll_req_pairs *f) {
         }
         if (seen) continue;
         ll_emit_indent(b, indent + 2);
-        ll_req_key(b, f->v[i].name);
+        ll_emit_key(b, f->v[i].name);
         ll_buf_puts(b, count > 1 ? " = { " : " = ");
         for (int k = i, first = 1; k < f->n; k++) {
             if (strcmp(f->v[k].name, f->v[i].name) != 0) continue;
@@ -94,7 +84,7 @@ void ll_req_emit(ll_buf *b, int indent, const char *method, const char *url, con
         ll_buf_puts(b, "headers = {\n");
         for (int i = 0; i < headers->n; i++) {
             ll_emit_indent(b, indent + 4);
-            ll_req_key(b, headers->v[i].name);
+            ll_emit_key(b, headers->v[i].name);
             ll_buf_printf(b, " = %s,\n", headers->v[i].code);
         }
         ll_emit_indent(b, indent + 2);

@@ -35,7 +35,5 @@ void ll_req_emit(ll_buf *b, int indent, const char *method, const char *url, con
  * name becomes a list, in order of first appearance), its lines indented
  * for indent. */
 void ll_req_form(ll_buf *b, int indent, const ll_req_pairs *fields);
-/* A table key: the name, or ["name"]. */
-void ll_req_key(ll_buf *b, const char *name);
 
 #endif
